@@ -1,0 +1,56 @@
+// Kernel configurations and the Kconfig rules that decide which are legal on which CPU in which
+// release. Every view (CLI names, test matrix, fuzzer selector, proof jobs) comes from here
+// through arch/registry.hpp.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "arch/cpus.hpp"
+#include "arch/version.hpp"
+
+namespace kacct::arch {
+
+// The "CPU/Task time and stats accounting" choice in init/Kconfig.
+enum class Accounting : std::uint8_t { Tick, Native, Gen };
+
+struct Config {
+  KVersion version;
+  Accounting acct = Accounting::Tick;
+  bool irq_time = false;  // CONFIG_IRQ_TIME_ACCOUNTING
+  bool steal = false;     // CONFIG_PARAVIRT_TIME_ACCOUNTING, steal clock enabled
+  unsigned hz = 250;      // CONFIG_HZ
+  std::string name() const {
+    std::string n = version.str() + (acct == Accounting::Tick ? "-tick" : acct == Accounting::Native ? "-native" : "-gen");
+    if (irq_time) n += "-irqtime";
+    if (steal) n += "-steal";
+    return n + "-hz" + std::to_string(hz);
+  }
+  auto operator<=>(const Config&) const = default;
+};
+
+// Releases the tick model covers (cputime in nanoseconds: 4.11 on) and the HZ values offered.
+inline constexpr std::array tick_versions = {v(4, 11), v(4, 14), v(4, 19), v(5, 4), v(5, 10), v(6, 1), v(6, 6), v(6, 12)};
+inline constexpr std::array hz_values = {100u, 250u, 300u, 1000u};
+
+// TICK_NSEC = (NSEC_PER_SEC + HZ/2) / HZ (include/linux/jiffies.h; the rounding matters at HZ=300).
+constexpr std::uint64_t tick_nsec(unsigned hz) { return (1'000'000'000ull + hz / 2) / hz; }
+
+// HAVE_IRQ_TIME_ACCOUNTING: x86 and powerpc both select it (4.19 .. 6.12, unconditionally);
+// IRQ_TIME_ACCOUNTING then depends on !VIRT_CPU_ACCOUNTING_NATIVE (init/Kconfig).
+constexpr bool have_irq_time_accounting(const CpuFacts& c) { return true; }
+// PARAVIRT_TIME_ACCOUNTING: x86 (PARAVIRT); on powerpc only pseries PPC_SPLPAR selects it, and
+// only "if VIRT_CPU_ACCOUNTING_GEN" (6.1 arch/powerpc/platforms/pseries/Kconfig).
+constexpr bool have_paravirt_steal(const CpuFacts& c, Accounting acct) {
+  return c.isa == Isa::X86_64 || (c.platform == Platform::PPC_BOOK3S_64 && acct == Accounting::Gen);
+}
+
+// Is `cfg` a configuration the kernel's Kconfig allows for this CPU?
+constexpr bool legal(const CpuFacts& c, const Config& cfg) {
+  if (cfg.acct != Accounting::Tick) return false;  // native and gen: later models
+  if (cfg.irq_time && !have_irq_time_accounting(c)) return false;
+  if (cfg.steal && !have_paravirt_steal(c, cfg.acct)) return false;
+  return true;
+}
+
+}  // namespace kacct::arch

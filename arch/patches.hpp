@@ -1,0 +1,56 @@
+// Kernel patches as data: the one place where a commit, its release and the claims to check
+// about it are written. Models ask `applied(id, version)` instead of hard-coding versions.
+// Ids and releases were checked against the kernel history (see docs/models/*.md for sources).
+#pragma once
+#include <array>
+#include <optional>
+#include <string_view>
+
+#include "arch/version.hpp"
+
+namespace kacct::arch {
+
+enum class Mechanism { Tick, CputimeAdjust, NativeVtime, GenVtime, LazyTlb, PsiIrq };
+
+struct Patch {
+  std::string_view id;     // 12-hex abbreviated commit id
+  std::string_view title;  // subject line
+  KVersion before;         // last release without it
+  KVersion after;          // first release with it
+  Mechanism mechanism;
+  std::array<std::string_view, 4> claims;  // names resolved by proofs/validate.cpp; "" = unused
+  std::string_view why;    // one line: what the patch changed in the model
+};
+
+inline constexpr std::array patches = {
+    Patch{"9d7fb0427648", "sched/cputime: Guarantee stime + utime == rtime", v(4, 2), v(4, 3),
+          Mechanism::CputimeAdjust,
+          {"cputime_adjust.sum_is_rtime", "cputime_adjust.monotonic", "cputime_adjust.stime_le_rtime", ""},
+          "per-field max clamps replaced by clamps that keep utime + stime == rtime"},
+    Patch{"173be9a14f7b", "sched/cputime: Fix NO_HZ_FULL getrusage() monotonicity regression",
+          v(4, 7), v(4, 8), Mechanism::CputimeAdjust,
+          {"cputime_adjust.monotonic", "cputime_adjust.sum_is_rtime", "", ""},
+          "the utime == 0 / stime == 0 shortcuts now run through the monotonicity clamps"},
+    Patch{"3dc167ba5729", "sched/cputime: Improve cputime_adjust()", v(5, 8), v(5, 9),
+          Mechanism::CputimeAdjust,
+          {"cputime_adjust.stime_le_rtime", "cputime_adjust.exact_ratio", "cputime_adjust.monotonic", ""},
+          "scale_stime()'s 32-bit balancing loop replaced by mul_u64_u64_div_u64()"},
+    Patch{"77baa5bafcbe", "sched/cputime: Fix mul_u64_u64_div_u64() precision for cputime",
+          v(6, 10), v(6, 11), Mechanism::CputimeAdjust,
+          {"cputime_adjust.stime_le_rtime", "cputime_adjust.monotonic", "cputime_adjust.sum_is_rtime", ""},
+          "stime clamped to rtime after the division"},
+};
+
+constexpr std::optional<Patch> find_patch(std::string_view id) {
+  for (const auto& p : patches)
+    if (p.id.substr(0, id.size()) == id && id.size() >= 7) return p;
+  return std::nullopt;
+}
+// Is the patch in this release? (An unknown id is a programming error: it throws.)
+constexpr bool applied(std::string_view id, KVersion ver) {
+  for (const auto& p : patches)
+    if (p.id == id) return ver >= p.after;
+  throw "kacct: unknown patch id";
+}
+
+}  // namespace kacct::arch

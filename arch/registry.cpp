@@ -1,0 +1,48 @@
+#include "arch/registry.hpp"
+
+namespace kacct::arch {
+namespace hana = boost::hana;
+
+const std::vector<CpuFacts>& cpus() {
+  static const std::vector<CpuFacts> list = hana::unpack(all_cpus, [](auto... t) {
+    return std::vector<CpuFacts>{decltype(t)::type::facts...};
+  });
+  return list;
+}
+
+std::optional<CpuFacts> find_cpu(std::string_view name) {
+  for (const auto& c : cpus())
+    if (c.name == name) return c;
+  return std::nullopt;
+}
+
+const std::vector<Config>& configs() {
+  static const std::vector<Config> list = [] {
+    std::vector<Config> out;
+    for (auto ver : tick_versions)
+      for (bool irq : {false, true})
+        for (bool steal : {false, true})
+          for (unsigned hz : hz_values) out.push_back(Config{ver, Accounting::Tick, irq, steal, hz});
+    return out;
+  }();
+  return list;
+}
+
+std::optional<Config> find_config(std::string_view name) {
+  for (const auto& c : configs())
+    if (c.name() == name) return c;
+  return std::nullopt;
+}
+
+const std::vector<Combo>& combos() {
+  static const std::vector<Combo> list = [] {
+    std::vector<Combo> out;
+    for (const auto& c : cpus())
+      for (const auto& k : configs())
+        if (legal(c, k)) out.push_back({c, k});
+    return out;
+  }();
+  return list;
+}
+
+}  // namespace kacct::arch

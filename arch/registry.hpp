@@ -1,0 +1,42 @@
+// Runtime views of the one table (arch/cpus.hpp, arch/config.hpp, arch/patches.hpp), generated
+// with Boost.Hana: CPU names, legal CPU x config combinations, a stable index for fuzzers.
+#pragma once
+#include <boost/hana.hpp>
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "arch/config.hpp"
+#include "arch/cpus.hpp"
+#include "arch/patches.hpp"
+
+namespace kacct::arch {
+
+// Every CPU's facts, in table order.
+const std::vector<CpuFacts>& cpus();
+std::optional<CpuFacts> find_cpu(std::string_view name);
+// Every configuration of the modelled mechanisms (legal on at least one CPU or not).
+const std::vector<Config>& configs();
+std::optional<Config> find_config(std::string_view name);
+struct Combo {
+  CpuFacts cpu;
+  Config cfg;
+};
+// Every legal CPU x config combination, in a stable order.
+const std::vector<Combo>& combos();
+
+// Call f(hana::type_c<Cpu>) for the CPU type named `name`; false if there is none.
+template <class F> bool with_cpu_type(std::string_view name, F&& f) {
+  bool found = false;
+  boost::hana::for_each(all_cpus, [&](auto t) {
+    using Cpu = typename decltype(t)::type;
+    if (!found && Cpu::facts.name == name) {
+      found = true;
+      f(t);
+    }
+  });
+  return found;
+}
+
+}  // namespace kacct::arch

@@ -1,0 +1,204 @@
+// cputime_adjust() and scale_stime(), kernel/sched/cputime.c, in every era with a semantic
+// change. One template over the value domain D serves the concrete run and the Z3 proofs.
+#pragma once
+#include <string_view>
+
+#include "arch/patches.hpp"
+#include "model/domain/reflect.hpp"
+
+namespace kacct::model {
+
+// Which cputime_adjust() body a release builds (selected from arch/patches.hpp).
+enum class AdjustEra : std::uint8_t {
+  PerFieldMax,    // <= 4.2: prev fields advanced independently with max()
+  GotoUpdate,     // 9d7fb0427648 (4.3-4.7): sum == rtime, but the shortcuts skip the clamps
+  ClampAlways,    // 173be9a14f7b (4.8+): every path goes through the clamps
+  ClampToRtime,   // 77baa5bafcbe (6.11+): stime clamped to rtime after the division
+};
+// How stime * rtime / total is computed.
+enum class ScaleDiv : std::uint8_t {
+  Loop32,       // scale_stime(): the 32-bit balancing loop (3.10 .. 5.8)
+  Exact128,     // mul_u64_u64_div_u64() exact: x86-64 mulq/divq
+  Generic2020,  // mul_u64_u64_div_u64() generic C (lib/math/div64.c, 5.9 on): approximate
+  Abstract,     // proofs only: a fresh value constrained by facts of exact division
+};
+
+struct AdjustCfg {
+  AdjustEra era = AdjustEra::ClampToRtime;
+  ScaleDiv div = ScaleDiv::Exact128;
+};
+
+inline AdjustCfg adjust_cfg(arch::KVersion ver, bool exact_mul_div_arch) {
+  AdjustCfg c;
+  if (arch::applied("77baa5bafcbe", ver)) c.era = AdjustEra::ClampToRtime;
+  else if (arch::applied("173be9a14f7b", ver)) c.era = AdjustEra::ClampAlways;
+  else if (arch::applied("9d7fb0427648", ver)) c.era = AdjustEra::GotoUpdate;
+  else c.era = AdjustEra::PerFieldMax;
+  if (!arch::applied("3dc167ba5729", ver)) c.div = ScaleDiv::Loop32;
+  else c.div = exact_mul_div_arch ? ScaleDiv::Exact128 : ScaleDiv::Generic2020;
+  return c;
+}
+
+template <class D> struct PrevCputime {  // struct prev_cputime (lock modelled by the caller)
+  BOOST_HANA_DEFINE_STRUCT(PrevCputime, (u64<D>, utime), (u64<D>, stime));
+};
+template <class D> struct TaskCputime {  // the (utime, stime, sum_exec_runtime) read of a task or group
+  BOOST_HANA_DEFINE_STRUCT(TaskCputime, (u64<D>, utime), (u64<D>, stime), (u64<D>, sum_exec_runtime));
+};
+
+// floor(log2(x)) as the kernel's ilog2() on a non-constant: fls64(x) - 1, so -1 for 0.
+// Written as a balanced search over the domain so that it has no loop.
+template <class D> u64<D> ilog2_u64(D& d, u64<D> x) {
+  u64<D> r = d.template lit<64>(0);
+  for (unsigned s : {32u, 16u, 8u, 4u, 2u, 1u}) {
+    auto big = d.ule(d.template lit<64>(std::uint64_t{1} << s), x);
+    x = d.select(big, d.lshr(x, d.template lit<64>(s), "ilog2.shift"), x);
+    r = d.select(big, d.add(r, d.template lit<64>(s)), r);
+  }
+  // x is now 0 or 1: ilog2(0) = -1 (all ones as u64), ilog2(1) = r
+  return d.select(d.eq(x, d.template lit<64>(0)), d.template lit<64>(~std::uint64_t{0}), r);
+}
+
+// scale_stime(), 3.10 .. 5.8 (from 55eaa7c1f511): shrink the operands until total fits in
+// 32 bits and stime * rtime is a 32x32 product, then one 64/32 division.
+template <class D> u64<D> scale_stime_loop32(D& d, u64<D> stime, u64<D> rtime, u64<D> total) {
+  auto lit = [&](std::uint64_t x) { return d.template lit<64>(x); };
+  struct S {
+    BOOST_HANA_DEFINE_STRUCT(S, (u64<D>, stime), (u64<D>, rtime), (u64<D>, total), (boolean<D>, done));
+  } s{stime, rtime, total, d.lit_bool(false)};
+  // Each round halves total or rtime, or moves a bit from rtime to stime; 192 rounds bound it.
+  for (int round = 0; round < 192; ++round) {
+    when(d, d.bnot(s.done), s, [&](S& st) {
+      auto swap = d.ult(st.rtime, st.stime);
+      auto r = d.select(swap, st.stime, st.rtime);
+      st.stime = d.select(swap, st.rtime, st.stime);
+      st.rtime = r;
+      auto total_wide = d.ne(d.lshr(st.total, lit(32), "scale_stime.shift"), lit(0));
+      auto rtime_wide = d.ne(d.lshr(st.rtime, lit(32), "scale_stime.shift"), lit(0));
+      auto stime_big = d.ne(d.lshr(st.stime, lit(31), "scale_stime.shift"), lit(0));
+      auto drop = d.bor(total_wide, d.band(rtime_wide, stime_big));
+      auto balance = d.band(d.bnot(total_wide), d.band(rtime_wide, d.bnot(stime_big)));
+      st.done = d.band(d.bnot(total_wide), d.bnot(rtime_wide));
+      st.rtime = d.select(drop, d.lshr(st.rtime, lit(1), "scale_stime.shift"),
+                          d.select(balance, d.lshr(st.rtime, lit(1), "scale_stime.shift"), st.rtime));
+      st.total = d.select(drop, d.lshr(st.total, lit(1), "scale_stime.shift"), st.total);
+      st.stime = d.select(balance, d.shl(st.stime, lit(1), "scale_stime.shift"), st.stime);
+    });
+  }
+  d.require(s.done, "scale_stime.terminates");
+  auto lo32 = [&](u64<D> x) { return d.template zext<64>(d.template trunc<32>(x)); };
+  // div_u64(): a 64-bit dividend by a 32-bit divisor
+  return d.udiv(d.mul(lo32(s.stime), lo32(s.rtime)), lo32(s.total), "scale_stime.div_nonzero");
+}
+
+// mul_u64_u64_div_u64(), generic C version of lib/math/div64.c (3dc167ba5729's prerequisite,
+// 5.9): exact when ilog2(a) + ilog2(b) <= 62, otherwise splits b by c and drops low bits.
+template <class D> u64<D> mul_u64_u64_div_u64_generic(D& d, u64<D> a, u64<D> b, u64<D> c) {
+  auto lit = [&](std::uint64_t x) { return d.template lit<64>(x); };
+  // ilog2 values are small signed ints; +1 offsets keep them unsigned (ilog2(0) = -1 -> 0).
+  auto la = d.add(ilog2_u64(d, a), lit(1)), lb = d.add(ilog2_u64(d, b), lit(1));
+  struct S {
+    BOOST_HANA_DEFINE_STRUCT(S, (u64<D>, a), (u64<D>, b), (u64<D>, c), (u64<D>, res), (boolean<D>, early));
+  } s{a, b, c, lit(0), d.lit_bool(false)};
+  when(d, d.ult(lit(64), d.add(la, lb)), s, [&](S& st) {  // ilog2(a) + ilog2(b) > 62
+    auto sw = d.ult(st.b, st.a);  // make b the larger: the split loses less
+    auto na = d.select(sw, st.b, st.a);
+    st.b = d.select(sw, st.a, st.b);
+    st.a = na;
+    auto div = d.udiv(st.b, st.c, "mul_u64_u64_div_u64.div_nonzero");
+    auto rem = d.urem(st.b, st.c, "mul_u64_u64_div_u64.div_nonzero");
+    st.res = d.mul(div, st.a);
+    st.b = rem;
+    auto la2 = d.add(ilog2_u64(d, st.a), lit(1)), lb2 = d.add(ilog2_u64(d, st.b), lit(1));
+    // shift = ilog2(a) + ilog2(b) - 62, applied when positive
+    when(d, d.ult(lit(64), d.add(la2, lb2)), st, [&](S& t) {
+      auto shift = d.sub(d.add(la2, lb2), lit(64));
+      t.b = d.lshr(t.b, shift, "mul_u64_u64_div_u64.shift");
+      t.c = d.lshr(t.c, shift, "mul_u64_u64_div_u64.shift");
+      t.early = d.eq(t.c, lit(0));
+    });
+  });
+  branch(d, s.early, s, [](S&) {}, [&](S& st) {
+    st.res = d.add(st.res, d.udiv(d.mul(st.a, st.b), st.c, "mul_u64_u64_div_u64.div_nonzero"));
+  });
+  return s.res;
+}
+
+// stime * rtime / total by the era's routine. ScaleDiv::Abstract is the proofs' abstraction;
+// the symbolic domain implements it (see proofs/abstraction.hpp); concretely it is exact.
+template <class D> u64<D> scale(D& d, ScaleDiv how, u64<D> stime, u64<D> rtime, u64<D> total) {
+  switch (how) {
+    case ScaleDiv::Loop32: return scale_stime_loop32(d, stime, rtime, total);
+    case ScaleDiv::Generic2020: return mul_u64_u64_div_u64_generic(d, stime, rtime, total);
+    case ScaleDiv::Abstract:
+      if constexpr (D::is_symbolic) return d.abstract_mul_div(stime, rtime, total, "cputime_adjust.scale");
+      [[fallthrough]];
+    case ScaleDiv::Exact128: break;
+  }
+  return d.mul_u64_u64_div_u64(stime, rtime, total, "cputime_adjust.div_nonzero");
+}
+
+// cputime_adjust(curr, prev, &ut, &st): returns the (utime, stime) pair userspace sees and
+// updates prev. Follows kernel/sched/cputime.c in each AdjustEra (see docs/models/cputime-adjust.md).
+template <class D>
+PrevCputime<D> cputime_adjust(D& d, const AdjustCfg& cfg, const TaskCputime<D>& curr,
+                              PrevCputime<D>& prev) {
+  auto zero = d.template lit<64>(0);
+  const u64<D> rtime = curr.sum_exec_runtime;
+  struct S {
+    BOOST_HANA_DEFINE_STRUCT(S, (u64<D>, stime), (u64<D>, utime), (PrevCputime<D>, prev));
+  } s{curr.stime, curr.utime, prev};
+
+  // "if (prev->stime + prev->utime >= rtime) goto out": nothing new to hand out.
+  auto stale = d.ule(rtime, d.add(prev.stime, prev.utime));
+  when(d, d.bnot(stale), s, [&](S& st) {
+    if (cfg.era == AdjustEra::PerFieldMax) {
+      // <= 4.2: utime == 0 -> all stime; stime == 0 -> all utime; else scale; then each prev
+      // field advances to max(prev, new) on its own.
+      branch(d, d.eq(st.utime, zero), st,
+             [&](S& t) { t.stime = rtime; },
+             [&](S& t) {
+               branch(d, d.eq(t.stime, zero), t, [&](S& u) { u.utime = rtime; },
+                      [&](S& u) {
+                        u.stime = scale(d, cfg.div, u.stime, rtime, d.add(u.stime, u.utime));
+                        u.utime = d.sub(rtime, u.stime);
+                      });
+             });
+      st.prev.stime = d.max(st.prev.stime, st.stime);
+      st.prev.utime = d.max(st.prev.utime, st.utime);
+      return;
+    }
+    auto clamp = [&](S& t) {  // "make sure stime doesn't go backwards; stime + utime == rtime"
+      t.stime = d.max(t.stime, t.prev.stime);
+      t.utime = d.sub(rtime, t.stime);
+      auto back = d.ult(t.utime, t.prev.utime);
+      t.utime = d.select(back, t.prev.utime, t.utime);
+      t.stime = d.select(back, d.sub(rtime, t.prev.utime), t.stime);
+    };
+    auto scaled = [&](S& t) {
+      t.stime = scale(d, cfg.div, t.stime, rtime, d.add(t.stime, t.utime));
+      if (cfg.era == AdjustEra::ClampToRtime) t.stime = d.min(t.stime, rtime);
+    };
+    if (cfg.era == AdjustEra::GotoUpdate) {
+      // 4.3 .. 4.7: the two shortcuts jump straight to "update", past the clamps.
+      branch(d, d.eq(st.utime, zero), st, [&](S& t) { t.stime = rtime; },
+             [&](S& t) {
+               branch(d, d.eq(t.stime, zero), t, [&](S& u) { u.utime = rtime; },
+                      [&](S& u) { scaled(u); clamp(u); });
+             });
+    } else {
+      // 4.8+: stime == 0 (or both 0) -> all utime; utime == 0 -> all stime; every path clamps.
+      branch(d, d.eq(st.stime, zero), st, [&](S& t) { t.utime = rtime; },
+             [&](S& t) {
+               branch(d, d.eq(t.utime, zero), t, [&](S& u) { u.stime = rtime; }, scaled);
+             });
+      clamp(st);
+    }
+    st.prev.stime = st.stime;
+    st.prev.utime = st.utime;
+  });
+  prev = s.prev;
+  return prev;
+}
+
+}  // namespace kacct::model

@@ -1,0 +1,162 @@
+// Symbolic domain: project-owned wrappers over Z3 bit-vectors. The wrappers have no operators,
+// no implicit bool and no integer constructors (z3::expr has all three, with signed meanings);
+// every operation is a named, unsigned one. Division by zero and over-wide shifts, which SMT-LIB
+// defines, are recorded as obligations under the current path condition.
+#pragma once
+#include <z3++.h>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/domain/domain.hpp"
+
+namespace kacct {
+
+// Default-constructible (state structs need it); reading an unset value is a tool error.
+class SymValue {
+ public:
+  SymValue() = default;
+  explicit SymValue(z3::expr x) : x_(std::move(x)) {}
+  const z3::expr& e() const {
+    if (!x_) throw std::logic_error("kacct: read of an uninitialised symbolic value");
+    return *x_;
+  }
+ private:
+  std::optional<z3::expr> x_;
+};
+template <unsigned W> struct SymBV : SymValue {
+  static constexpr unsigned width = W;
+  SymBV() = default;
+  explicit SymBV(z3::expr x) : SymValue(std::move(x)) {}
+};
+struct SymBool : SymValue {
+  SymBool() = default;
+  explicit SymBool(z3::expr x) : SymValue(std::move(x)) {}
+};
+
+template <class T> struct is_symbv : std::false_type {};
+template <unsigned W> struct is_symbv<SymBV<W>> : std::true_type {};
+template <class T>
+concept SymUInt = is_symbv<T>::value;
+
+struct Obligation {
+  std::string site;
+  z3::expr violated;  // path condition and not(requirement): sat means it can fail
+};
+
+class Symbolic {
+ public:
+  using Bool = SymBool;
+  template <unsigned W> using U = SymBV<W>;
+  static constexpr bool is_symbolic = true;
+
+  explicit Symbolic(z3::context& c) : ctx_(c), path_(c.bool_val(true)) {}
+  z3::context& ctx() const { return ctx_; }
+
+  // Obligations collected so far (each under the path condition at the time).
+  std::vector<Obligation> obligations;
+
+  void require(const SymBool& c, std::string_view site) {
+    obligations.push_back({std::string(site), path_ && !c.e()});
+  }
+  const z3::expr& path() const { return path_; }
+  // Run f under an extra path condition (used by branch()).
+  template <class F> void under(const SymBool& c, F&& f) {
+    z3::expr saved = path_;
+    path_ = path_ && c.e();
+    f();
+    path_ = saved;
+  }
+
+  template <unsigned W> SymBV<W> lit(std::uint64_t v) const {
+    if constexpr (W <= 64) {
+      return SymBV<W>(ctx_.bv_val(static_cast<std::uint64_t>(v), W));
+    } else {
+      return SymBV<W>(z3::zext(ctx_.bv_val(static_cast<std::uint64_t>(v), 64), W - 64));
+    }
+  }
+  SymBool lit_bool(bool b) const { return SymBool(ctx_.bool_val(b)); }
+  template <unsigned W> SymBV<W> fresh(const std::string& name) const {
+    return SymBV<W>(ctx_.bv_const(name.c_str(), W));
+  }
+  SymBool fresh_bool(const std::string& name) const {
+    return SymBool(ctx_.bool_const(name.c_str()));
+  }
+
+  template <SymUInt T> T add(const T& a, const T& b) const { return T(a.e() + b.e()); }
+  template <SymUInt T> T sub(const T& a, const T& b) const { return T(a.e() - b.e()); }
+  template <SymUInt T> T mul(const T& a, const T& b) const { return T(a.e() * b.e()); }
+  template <SymUInt T> T udiv(const T& a, const T& b, std::string_view site) {
+    require(ne(b, lit<T::width>(0)), site);
+    return T(z3::udiv(a.e(), b.e()));
+  }
+  template <SymUInt T> T urem(const T& a, const T& b, std::string_view site) {
+    require(ne(b, lit<T::width>(0)), site);
+    return T(z3::urem(a.e(), b.e()));
+  }
+  template <SymUInt T> T shl(const T& a, const T& n, std::string_view site) {
+    require(ult(n, lit<T::width>(T::width)), site);
+    return T(z3::shl(a.e(), n.e()));
+  }
+  template <SymUInt T> T lshr(const T& a, const T& n, std::string_view site) {
+    require(ult(n, lit<T::width>(T::width)), site);
+    return T(z3::lshr(a.e(), n.e()));
+  }
+  template <SymUInt T> T band_bits(const T& a, const T& b) const { return T(a.e() & b.e()); }
+  template <SymUInt T> T bor_bits(const T& a, const T& b) const { return T(a.e() | b.e()); }
+  template <SymUInt T> SymBool ult(const T& a, const T& b) const { return SymBool(z3::ult(a.e(), b.e())); }
+  template <SymUInt T> SymBool ule(const T& a, const T& b) const { return SymBool(z3::ule(a.e(), b.e())); }
+  template <SymUInt T> SymBool ugt(const T& a, const T& b) const { return SymBool(z3::ugt(a.e(), b.e())); }
+  template <SymUInt T> SymBool uge(const T& a, const T& b) const { return SymBool(z3::uge(a.e(), b.e())); }
+  template <SymUInt T> SymBool eq(const T& a, const T& b) const { return SymBool(a.e() == b.e()); }
+  template <SymUInt T> SymBool ne(const T& a, const T& b) const { return SymBool(a.e() != b.e()); }
+  SymBool eq(const SymBool& a, const SymBool& b) const { return SymBool(a.e() == b.e()); }
+  template <SymUInt T> T min(const T& a, const T& b) const { return T(z3::ite(z3::ult(a.e(), b.e()), a.e(), b.e())); }
+  template <SymUInt T> T max(const T& a, const T& b) const { return T(z3::ite(z3::ult(a.e(), b.e()), b.e(), a.e())); }
+  template <class T> T select(const SymBool& c, const T& a, const T& b) const {
+    return T(z3::ite(c.e(), a.e(), b.e()));
+  }
+  SymBool band(const SymBool& a, const SymBool& b) const { return SymBool(a.e() && b.e()); }
+  SymBool bor(const SymBool& a, const SymBool& b) const { return SymBool(a.e() || b.e()); }
+  SymBool bnot(const SymBool& a) const { return SymBool(!a.e()); }
+  SymBool implies(const SymBool& a, const SymBool& b) const { return SymBool(z3::implies(a.e(), b.e())); }
+  template <SymUInt T> SymBool add_overflows(const T& a, const T& b) const {
+    return SymBool(!z3::bvadd_no_overflow(a.e(), b.e(), false));
+  }
+  template <SymUInt T> SymBool mul_overflows(const T& a, const T& b) const {
+    return SymBool(!z3::bvmul_no_overflow(a.e(), b.e(), false));
+  }
+
+  template <unsigned W, unsigned V> SymBV<W> zext(const SymBV<V>& a) const {
+    static_assert(W >= V, "zext narrows");
+    if constexpr (W == V) return a;
+    else return SymBV<W>(z3::zext(a.e(), W - V));
+  }
+  template <unsigned W, unsigned V> SymBV<W> trunc(const SymBV<V>& a) const {
+    static_assert(W <= V, "trunc widens");
+    if constexpr (W == V) return a;
+    else return SymBV<W>(a.e().extract(W - 1, 0));
+  }
+
+  // Exact a*b/c through a 128-bit intermediate, with the same two obligations as Concrete.
+  SymBV<64> mul_u64_u64_div_u64(const SymBV<64>& a, const SymBV<64>& b, const SymBV<64>& c,
+                                std::string_view site) {
+    require(ne(c, lit<64>(0)), site);
+    z3::expr q = z3::udiv(z3::zext(a.e(), 64) * z3::zext(b.e(), 64), z3::zext(c.e(), 64));
+    require(SymBool(q.extract(127, 64) == ctx_.bv_val(std::uint64_t{0}, 64)),
+            "mul_u64_u64_div_u64.quotient_fits");
+    return SymBV<64>(q.extract(63, 0));
+  }
+
+ private:
+  z3::context& ctx_;
+  z3::expr path_;
+};
+
+static_assert(Domain<Symbolic>);
+
+}  // namespace kacct

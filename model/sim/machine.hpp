@@ -1,0 +1,98 @@
+// Trace-driven machine: turns trace events into the kernel's accounting calls on each CPU,
+// in the order the kernel makes them, for one CPU model and one configuration. The trace is
+// validated and compiled once (dense task indices, 16-byte events) so that replay is fast.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arch/config.hpp"
+#include "model/tick/tick.hpp"
+#include "model/trace/ledger.hpp"
+#include "model/trace/trace.hpp"
+
+namespace kacct::sim {
+
+using model::CpuAcct;
+using model::TaskAcct;
+
+struct CEvent {  // compiled event
+  std::uint64_t ts;
+  std::uint32_t arg;   // dense task index, steal ns index, read index... by kind
+  std::uint16_t cpu;
+  trace::Kind kind;
+  std::uint8_t flags;  // Switch: bit0 prev dead, bit1 iowait
+};
+static_assert(sizeof(CEvent) == 16);
+
+struct TaskInfo {
+  std::uint64_t tid = 0, pid = 0;
+  std::string comm;
+  bool kthread = false, ksoftirqd = false;
+  int nice = 0;
+  std::uint32_t group = 0;  // dense thread-group index
+};
+struct ReadInfo {
+  trace::ReadKind kind;
+  std::uint32_t target;  // dense task index
+  std::uint64_t id;
+  std::uint32_t line;
+};
+
+struct Program {
+  trace::Header header;
+  std::vector<CEvent> events;
+  std::vector<std::uint32_t> lines;   // source line per event
+  std::vector<std::uint64_t> wide;    // Steal ns and Syscall numbers that need 64 bits
+  std::vector<TaskInfo> tasks;        // index 0..ncpus-1: the idle tasks
+  std::vector<ReadInfo> reads;
+  std::uint32_t ngroups = 0;
+};
+
+// Validate and compile. Errors carry the trace line.
+trace::Result<Program> compile(const trace::Trace&);
+
+struct ReadResult {
+  std::uint64_t id = 0;
+  trace::ReadKind kind{};
+  std::uint64_t tid = 0, ts = 0;
+  std::uint32_t line = 0;
+  std::uint64_t utime = 0, stime = 0;  // ns, after cputime_adjust (0 for the clock reads)
+  std::uint64_t rtime = 0;             // ns of sum_exec_runtime seen by the read
+};
+struct Violation {
+  std::size_t event = 0;
+  std::uint32_t line = 0;
+  std::string invariant;
+  std::string detail;
+};
+struct GroupAcct {
+  TaskAcct<Concrete> dead;  // signal_struct sums of exited threads
+  model::PrevCputime<Concrete> prev;
+};
+struct RunResult {
+  std::vector<CpuAcct<Concrete>> cpus;
+  std::vector<TaskAcct<Concrete>> tasks;  // same indices as Program::tasks
+  std::vector<GroupAcct> groups;
+  std::vector<ReadResult> reads;
+  std::optional<Violation> violation;  // first one, when checking
+  std::vector<std::string> obligations_failed;  // domain obligations (division by zero...)
+  std::uint64_t events = 0;
+};
+
+struct RunOptions {
+  bool check = false;  // evaluate every spec invariant after every event
+  bool stop_at_violation = true;
+};
+
+// The model settings a configuration selects on a CPU.
+struct ModelCfg {
+  model::TickCfg tick;
+  model::AdjustCfg adjust;
+};
+ModelCfg model_cfg(const arch::CpuFacts&, const arch::Config&);
+
+RunResult run(const Program&, const ModelCfg&, const RunOptions& = {});
+
+}  // namespace kacct::sim
