@@ -1,6 +1,7 @@
 // Kernel patches as data: the one place where a commit, its release and the claims to check
 // about it are written. Models ask `applied(id, version)` instead of hard-coding versions.
-// Ids and releases were checked against the kernel history (see docs/models/*.md for sources).
+// Ids and releases were checked against the kernel history (docs/models/cputime-adjust.md lists the
+// sources; 173be9a14f7b's release, 4.7, is inferred from its sched/urgent merge, not read from a tag).
 #pragma once
 #include <array>
 #include <optional>
@@ -28,7 +29,7 @@ inline constexpr std::array patches = {
           {"cputime_adjust.sum_is_rtime", "cputime_adjust.monotonic", "cputime_adjust.stime_le_rtime", ""},
           "per-field max clamps replaced by clamps that keep utime + stime == rtime"},
     Patch{"173be9a14f7b", "sched/cputime: Fix NO_HZ_FULL getrusage() monotonicity regression",
-          v(4, 7), v(4, 8), Mechanism::CputimeAdjust,
+          v(4, 6), v(4, 7), Mechanism::CputimeAdjust,
           {"cputime_adjust.monotonic", "cputime_adjust.sum_is_rtime", "", ""},
           "the utime == 0 / stime == 0 shortcuts now run through the monotonicity clamps"},
     Patch{"3dc167ba5729", "sched/cputime: Improve cputime_adjust()", v(5, 8), v(5, 9),
@@ -39,6 +40,10 @@ inline constexpr std::array patches = {
           v(6, 10), v(6, 11), Mechanism::CputimeAdjust,
           {"cputime_adjust.stime_le_rtime", "cputime_adjust.monotonic", "cputime_adjust.sum_is_rtime", ""},
           "stime clamped to rtime after the division"},
+    Patch{"b29a62d87cc0", "mul_u64_u64_div_u64: make it precise always", v(6, 11), v(6, 12),
+          Mechanism::CputimeAdjust,
+          {"cputime_adjust.stime_le_rtime", "cputime_adjust.exact_ratio", "", ""},
+          "the generic C mul_u64_u64_div_u64 computes the exact 128-bit quotient on every arch"},
 };
 
 constexpr std::optional<Patch> find_patch(std::string_view id) {

@@ -18,8 +18,8 @@ enum class AdjustEra : std::uint8_t {
 // How stime * rtime / total is computed.
 enum class ScaleDiv : std::uint8_t {
   Loop32,       // scale_stime(): the 32-bit balancing loop (3.10 .. 5.8)
-  Exact128,     // mul_u64_u64_div_u64() exact: x86-64 mulq/divq
-  Generic2020,  // mul_u64_u64_div_u64() generic C (lib/math/div64.c, 5.9 on): approximate
+  Exact128,     // mul_u64_u64_div_u64() exact: x86-64 mulq/divq (5.9+), generic C from 6.12
+  Generic2020,  // mul_u64_u64_div_u64() generic C (lib/math/div64.c, 5.9 .. 6.11): approximate
   Abstract,     // proofs only: a fresh value constrained by facts of exact division
 };
 
@@ -35,7 +35,8 @@ inline AdjustCfg adjust_cfg(arch::KVersion ver, bool exact_mul_div_arch) {
   else if (arch::applied("9d7fb0427648", ver)) c.era = AdjustEra::GotoUpdate;
   else c.era = AdjustEra::PerFieldMax;
   if (!arch::applied("3dc167ba5729", ver)) c.div = ScaleDiv::Loop32;
-  else c.div = exact_mul_div_arch ? ScaleDiv::Exact128 : ScaleDiv::Generic2020;
+  else if (exact_mul_div_arch || arch::applied("b29a62d87cc0", ver)) c.div = ScaleDiv::Exact128;
+  else c.div = ScaleDiv::Generic2020;
   return c;
 }
 
@@ -91,8 +92,9 @@ template <class D> u64<D> scale_stime_loop32(D& d, u64<D> stime, u64<D> rtime, u
   return d.udiv(d.mul(lo32(s.stime), lo32(s.rtime)), lo32(s.total), "scale_stime.div_nonzero");
 }
 
-// mul_u64_u64_div_u64(), generic C version of lib/math/div64.c (3dc167ba5729's prerequisite,
-// 5.9): exact when ilog2(a) + ilog2(b) <= 62, otherwise splits b by c and drops low bits.
+// mul_u64_u64_div_u64(), generic C version of lib/math/div64.c as added by 3dc167ba5729 (5.9,
+// until b29a62d87cc0 in 6.12): exact when ilog2(a) + ilog2(b) <= 62, otherwise splits b by c and
+// drops low bits of b and c alike, which can overshoot the exact quotient.
 template <class D> u64<D> mul_u64_u64_div_u64_generic(D& d, u64<D> a, u64<D> b, u64<D> c) {
   auto lit = [&](std::uint64_t x) { return d.template lit<64>(x); };
   // ilog2 values are small signed ints; +1 offsets keep them unsigned (ilog2(0) = -1 -> 0).

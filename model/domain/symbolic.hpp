@@ -59,6 +59,41 @@ class Symbolic {
 
   // Obligations collected so far (each under the path condition at the time).
   std::vector<Obligation> obligations;
+  // Facts assumed by abstractions, and the names of the abstractions used (they go into every
+  // verdict that depends on them).
+  std::vector<z3::expr> assumptions;
+  std::vector<std::string> approximations;
+
+  // a*b/c replaced by a fresh value. With `facts`, it is constrained by properties of exact
+  // floor division that the proofs need (proved separately at reduced width:
+  // proofs/jobs_cputime.cpp "division.exact_facts"); without, it is any value (havoc).
+  bool abstract_facts = true;
+  SymBV<64> abstract_mul_div(const SymBV<64>& a, const SymBV<64>& b, const SymBV<64>& c, std::string_view site) {
+    require(ne(c, lit<64>(0)), site);
+    SymBV<64> q(ctx_.bv_const(("q!" + std::to_string(nfresh_++)).c_str(), 64));
+    if (abstract_facts) {
+      assumptions.push_back(exact_div_facts(a.e(), b.e(), c.e(), q.e()));
+      note("a*b/c abstracted by facts of exact floor division (c != 0): a <= c -> q <= b; b <= c -> q <= a; "
+           "a == 0 or b == 0 -> q == 0; a == c -> q == b");
+    } else {
+      note("a*b/c abstracted as an arbitrary value (havoc)");
+    }
+    return q;
+  }
+  // The facts, at any width (the lemma jobs check them against exact division).
+  static z3::expr exact_div_facts(const z3::expr& a, const z3::expr& b, const z3::expr& c, const z3::expr& q) {
+    z3::context& x = a.ctx();
+    z3::expr zero = x.bv_val(std::uint64_t{0}, a.get_sort().bv_size());
+    return z3::implies(c != zero,
+                       z3::implies(z3::ule(a, c), z3::ule(q, b)) && z3::implies(z3::ule(b, c), z3::ule(q, a)) &&
+                           z3::implies(a == zero || b == zero, q == zero) && z3::implies(a == c, q == b) &&
+                           z3::implies(b == c, q == a));
+  }
+  void note(const std::string& approximation) {
+    for (const auto& a : approximations)
+      if (a == approximation) return;
+    approximations.push_back(approximation);
+  }
 
   void require(const SymBool& c, std::string_view site) {
     obligations.push_back({std::string(site), path_ && !c.e()});
@@ -155,6 +190,7 @@ class Symbolic {
  private:
   z3::context& ctx_;
   z3::expr path_;
+  unsigned nfresh_ = 0;
 };
 
 static_assert(Domain<Symbolic>);

@@ -1,0 +1,140 @@
+// kacct trace format v1: data model, parser and canonical writer.
+// Spec: docs/trace-format.md.  Semantic checks live in tracker.hpp,
+// exact ground-truth accounting in ledger.hpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace kacct::trace {
+
+enum class Kind : uint8_t {
+  SyscallEnter, SyscallExit, ExcEnter, ExcExit, IrqEnter, IrqExit,
+  SoftirqEnter, SoftirqExit, GuestEnter, GuestExit, Switch, Wakeup,
+  IdleEnter, IdleExit, Tick, Steal, Fork, Exit, MmExit, Read,
+};
+inline constexpr size_t kKindCount = size_t(Kind::Read) + 1;
+
+enum class PrevState : uint8_t { Runnable, Sleeping, DiskSleep, Dead };  // R S D X
+enum class ExcKind : uint8_t { Other, PageFault };                       // other pf
+enum class ReadKind : uint8_t {
+  ProcStat, TaskStat, RusageSelf, RusageThread, ThreadCputime, ProcessCputime,
+};
+
+// Trace spellings ("syscall_enter", "R", "pf", "proc_stat", ...).
+std::string_view name(Kind);
+std::string_view name(PrevState);
+std::string_view name(ExcKind);
+std::string_view name(ReadKind);
+
+struct HwCounters {
+  std::optional<uint64_t> tb, purr, spurr;
+  bool operator==(const HwCounters&) const = default;
+};
+
+// One trace event.  Fields a/b are kind-specific:
+//   SyscallEnter a=nr | IrqEnter/SoftirqEnter a=vec | Steal a=ns
+//   Switch a=prev b=next | Fork a=parent b=child | Wakeup a=tid
+//   Read a=tid (0 = the current task) | MmExit a=mm
+// Fields that do not belong to the event's kind must stay at their defaults,
+// otherwise write() drops them and the round trip is not exact.
+struct Event {
+  uint64_t ts = 0;
+  uint32_t cpu = 0;
+  Kind kind = Kind::Tick;
+  uint32_t line = 0;  // source line, 0 if built in code; ignored by ==
+  uint64_t a = 0, b = 0;
+  PrevState prev_state = PrevState::Runnable;  // Switch
+  bool iowait = false;                         // Switch
+  ExcKind exc_kind = ExcKind::Other;           // ExcEnter
+  ReadKind read_kind = ReadKind::ProcStat;     // Read
+  uint64_t read_id = 0;                        // Read
+  std::optional<uint64_t> fork_pid, fork_mm;   // Fork
+  bool fork_kthread = false;                   // Fork
+  std::string fork_comm;                       // Fork ("" = inherit)
+  HwCounters hw;                               // any kind
+
+  friend bool operator==(const Event& x, const Event& y) {
+    auto key = [](const Event& e) {
+      return std::tie(e.ts, e.cpu, e.kind, e.a, e.b, e.prev_state, e.iowait, e.exc_kind,
+                      e.read_kind, e.read_id, e.fork_pid, e.fork_mm, e.fork_kthread,
+                      e.fork_comm, e.hw);
+    };
+    return key(x) == key(y);
+  }
+};
+
+struct TaskDecl {
+  uint64_t tid = 0;
+  uint64_t pid = 0;  // thread-group id
+  bool kthread = false;
+  std::string comm;
+  int nice = 0;
+  std::optional<uint64_t> mm;  // required for user tasks, absent for kthreads
+  bool operator==(const TaskDecl&) const = default;
+};
+
+struct Header {
+  uint32_t version = 1;
+  std::string cpu_model;
+  uint32_t ncpus = 1;
+  std::vector<TaskDecl> tasks;
+  bool operator==(const Header&) const = default;
+};
+
+struct Trace {
+  Header header;
+  std::vector<Event> events;
+  bool operator==(const Trace&) const = default;
+};
+
+struct Error {
+  uint32_t line = 0;    // 1-based; 0 = not from text
+  uint32_t column = 0;  // 1-based byte column; 0 = unknown
+  std::string message;
+  std::string field;  // semantic errors: "ts", "cpu", "event" (the kind), a key, "header"
+  std::string to_string() const;  // "line 12, column 7: expected ..."
+  bool operator==(const Error&) const = default;
+};
+
+// Minimal expected-like result.
+template <class T>
+class Result {
+ public:
+  Result(T v) : v_(std::move(v)) {}
+  Result(Error e) : v_(std::move(e)) {}
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() & { return std::get<0>(v_); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  const Error& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+// Syntax, header and per-line checks (including cpu < ncpus, duplicate
+// declared tids).  Never throws on bad input.
+Result<Trace> parse(std::string_view text);
+
+// Canonical text.  parse(write(t)) == t for every t that parse can produce.
+std::string write(const Trace&);
+
+// Header consistency checks for traces built in code (parse guarantees them).
+std::optional<Error> check_header(const Header&);
+
+// Semantic checks (event order, contexts, tasks) via Tracker.  Error.column
+// is 0 because there is no text; use load() to get columns.
+std::optional<Error> validate(const Trace&);
+
+// parse + validate; semantic errors get the column of the offending field.
+Result<Trace> load(std::string_view text);
+
+}  // namespace kacct::trace

@@ -1,0 +1,310 @@
+// Context tracker: which event is legal in which CPU/task state, and how it
+// changes that state.  check() never mutates; update() assumes check() passed.
+#include "model/trace/tracker.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace kacct::trace {
+namespace {
+
+std::optional<Error> fail(const Event& e, std::string field, std::string msg) {
+  return Error{e.line, 0, std::move(msg), std::move(field)};
+}
+
+std::string_view mode_name(Mode m) {
+  return m == Mode::User ? "user mode" : m == Mode::Guest ? "guest mode" : "kernel mode";
+}
+
+}  // namespace
+
+std::optional<Error> check_header(const Header& h) {
+  auto bad = [](std::string msg) { return Error{0, 0, std::move(msg), "header"}; };
+  if (h.version != 1) return bad(fmt::format("unsupported version {}; expected 1", h.version));
+  if (h.ncpus < 1 || h.ncpus > 4096)
+    return bad(fmt::format("ncpus {} out of range; expected 1..4096", h.ncpus));
+  if (h.cpu_model.empty()) return bad("empty cpu model; expected a name");
+  std::set<uint64_t> tids;
+  for (const TaskDecl& d : h.tasks) {
+    if (d.tid == 0) return bad("task tid 0 is the idle task; expected a non-zero tid");
+    if (!tids.insert(d.tid).second) return bad(fmt::format("duplicate tid {}", d.tid));
+    if (d.comm.empty() || d.comm.size() > 15)
+      return bad(fmt::format("task {}: expected comm of 1..15 characters", d.tid));
+    if (d.nice < -20 || d.nice > 19)
+      return bad(fmt::format("task {}: nice {} out of range; expected -20..19", d.tid, d.nice));
+    if (d.kthread == d.mm.has_value())
+      return bad(fmt::format("task {}: expected mm= exactly for user tasks", d.tid));
+  }
+  return std::nullopt;
+}
+
+Tracker::Tracker(const Header& h) : header_error_(check_header(h)) {
+  if (header_error_) return;
+  cpus_.resize(h.ncpus);
+  for (uint32_t c = 0; c < h.ncpus; ++c) {
+    TaskState idle;
+    idle.kthread = true;
+    idle.running = true;
+    idle.on_cpu = int32_t(c);
+    idle.comm = fmt::format("swapper/{}", c);
+    idle_.push_back(std::move(idle));
+  }
+  for (const TaskDecl& d : h.tasks) {
+    TaskState t;
+    t.tid = d.tid;
+    t.pid = d.pid;
+    t.kthread = d.kthread;
+    t.nice = d.nice;
+    t.mm = d.mm;
+    t.comm = d.comm;
+    tasks_.emplace(d.tid, std::move(t));
+  }
+}
+
+const TaskState* Tracker::task(uint64_t tid) const {
+  auto it = tasks_.find(tid);
+  return it == tasks_.end() ? nullptr : &it->second;
+}
+
+TaskState* Tracker::find(uint64_t tid) {
+  auto it = tasks_.find(tid);
+  return it == tasks_.end() ? nullptr : &it->second;
+}
+
+const TaskState& Tracker::current(uint32_t c) const {
+  const CpuContext& ctx = cpus_.at(c);
+  return ctx.current == 0 ? idle_.at(c) : tasks_.at(ctx.current);
+}
+
+std::optional<Error> Tracker::apply(const Event& e) {
+  if (auto err = check(e)) return err;
+  update(e);
+  return std::nullopt;
+}
+
+std::optional<Error> Tracker::check(const Event& e) const {
+  if (header_error_) return header_error_;
+  if (e.cpu >= cpus_.size())
+    return fail(e, "cpu", fmt::format("cpu {} out of range; expected 0..{}", e.cpu, cpus_.size() - 1));
+  if (e.ts < now_)
+    return fail(e, "ts", fmt::format("time goes backwards: ts {} is before the previous event's ts {};"
+                                     " expected non-decreasing timestamps",
+                                     e.ts, now_));
+  const CpuContext& c = cpus_[e.cpu];
+  const struct { const char* key; const std::optional<uint64_t>& now; const std::optional<uint64_t>& prev; }
+      counters[] = {{"tb", e.hw.tb, c.hw.tb}, {"purr", e.hw.purr, c.hw.purr}, {"spurr", e.hw.spurr, c.hw.spurr}};
+  for (const auto& k : counters)
+    if (k.now && k.prev && *k.now < *k.prev)
+      return fail(e, k.key, fmt::format("{} decreased on cpu {}: {} < previous {}; expected non-decreasing",
+                                        k.key, e.cpu, *k.now, *k.prev));
+
+  const TaskState& cur = current(e.cpu);
+  const std::string_view kind = name(e.kind);
+  auto need_process = [&]() -> std::optional<Error> {  // no irq/softirq active
+    if (c.irq_depth > 0)
+      return fail(e, "event", fmt::format("{} inside irq (depth {}); expected process context", kind, c.irq_depth));
+    if (c.in_softirq) return fail(e, "event", fmt::format("{} inside softirq; expected process context", kind));
+    return std::nullopt;
+  };
+  auto need_task = [&](Mode m) -> std::optional<Error> {  // a live non-idle task in mode m
+    if (auto err = need_process()) return err;
+    if (c.current == 0) return fail(e, "event", fmt::format("{} by the idle task; expected a task", kind));
+    if (cur.exiting)
+      return fail(e, "event", fmt::format("{} by exiting task {}; expected only switch prev_state=X", kind, cur.tid));
+    if (c.mode != m)
+      return fail(e, "event", fmt::format("{} in {}; expected {}", kind, mode_name(c.mode), mode_name(m)));
+    return std::nullopt;
+  };
+
+  switch (e.kind) {
+    case Kind::SyscallEnter:
+    case Kind::ExcEnter:
+      return need_task(Mode::User);
+    case Kind::SyscallExit:
+    case Kind::ExcExit:
+      if (auto err = need_task(Mode::Kernel)) return err;
+      if (cur.kthread) return fail(e, "event", fmt::format("{} by kthread {}; kthreads never enter user mode", kind, cur.tid));
+      return std::nullopt;
+    case Kind::IrqEnter:
+      if (c.irq_depth >= kMaxIrqDepth)
+        return fail(e, "event", fmt::format("irq nesting deeper than {}; expected irq_exit", kMaxIrqDepth));
+      return std::nullopt;
+    case Kind::IrqExit:
+      if (c.irq_depth == 0) return fail(e, "event", "irq_exit without irq_enter; expected an active irq");
+      return std::nullopt;
+    case Kind::SoftirqEnter:
+      if (c.irq_depth > 0) return fail(e, "event", "softirq_enter inside irq; expected irq_exit first");
+      if (c.in_softirq) return fail(e, "event", "softirq_enter inside softirq; softirqs do not nest");
+      return std::nullopt;
+    case Kind::SoftirqExit:
+      if (!c.in_softirq) return fail(e, "event", "softirq_exit without softirq_enter; expected an active softirq");
+      if (c.irq_depth > 0) return fail(e, "event", "softirq_exit inside irq; expected irq_exit first");
+      return std::nullopt;
+    case Kind::GuestEnter:
+      if (auto err = need_task(Mode::Kernel)) return err;
+      if (cur.kthread) return fail(e, "event", fmt::format("guest_enter by kthread {}; expected a vcpu user task", cur.tid));
+      return std::nullopt;
+    case Kind::GuestExit:
+      return need_task(Mode::Guest);
+    case Kind::Switch: {
+      if (auto err = need_process()) return err;
+      if (c.mode == Mode::Guest) return fail(e, "event", "switch in guest mode; expected guest_exit first");
+      if (e.a != c.current)
+        return fail(e, "prev", fmt::format("prev={} is not the current task on cpu {} (current is {})", e.a, e.cpu, c.current));
+      bool dead = e.prev_state == PrevState::Dead;
+      if (c.current == 0 && e.prev_state != PrevState::Runnable)
+        return fail(e, "prev_state", "the idle task cannot sleep or exit; expected prev_state=R");
+      if (c.current == 0 && c.nohz_idle) return fail(e, "event", "switch from nohz idle; expected idle_exit first");
+      if (cur.exiting && !dead) return fail(e, "prev_state", fmt::format("task {} has exited; expected prev_state=X", e.a));
+      if (dead && !cur.exiting)
+        return fail(e, "prev_state", fmt::format("prev_state=X but task {} did not exit; expected an exit event first", e.a));
+      if (e.iowait && e.prev_state != PrevState::Sleeping && e.prev_state != PrevState::DiskSleep)
+        return fail(e, "iowait", "iowait=1 needs a blocking prev_state; expected prev_state=S or D");
+      if (e.b == e.a) return fail(e, "next", fmt::format("next={} is already current; expected another task", e.b));
+      if (e.b == 0) return std::nullopt;  // this CPU's idle task, not current here
+      const TaskState* n = task(e.b);
+      if (!n) return fail(e, "next", fmt::format("next={} is an unknown task; expected a declared or forked tid", e.b));
+      if (n->exited) return fail(e, "next", fmt::format("next={} has exited; expected a runnable task", e.b));
+      if (n->running)
+        return fail(e, "next", fmt::format("next={} is already running on cpu {}; expected a runnable task", e.b, n->on_cpu));
+      if (n->sleeping) return fail(e, "next", fmt::format("next={} is sleeping; expected a wakeup first", e.b));
+      return std::nullopt;
+    }
+    case Kind::Wakeup: {
+      if (e.a == 0) return fail(e, "tid", "the idle task is never woken; expected a task tid");
+      const TaskState* t = task(e.a);
+      if (!t) return fail(e, "tid", fmt::format("tid={} is an unknown task; expected a declared or forked tid", e.a));
+      if (t->exited) return fail(e, "tid", fmt::format("tid={} has exited; expected a live task", e.a));
+      return std::nullopt;
+    }
+    case Kind::IdleEnter:
+    case Kind::IdleExit:
+      if (auto err = need_process()) return err;
+      if (c.current != 0)
+        return fail(e, "event", fmt::format("{} while task {} is current; expected the idle task", kind, c.current));
+      if (c.nohz_idle == (e.kind == Kind::IdleEnter))
+        return fail(e, "event", c.nohz_idle ? "idle_enter while already in nohz idle; expected idle_exit"
+                                           : "idle_exit without idle_enter; expected nohz idle");
+      return std::nullopt;
+    case Kind::Tick:
+      if (c.nohz_idle) return fail(e, "event", "tick in nohz idle (ticks are stopped); expected idle_exit first");
+      return std::nullopt;
+    case Kind::Steal:
+      if (e.a > e.ts - c.last_ts)
+        return fail(e, "ns", fmt::format("steal ns={} exceeds the interval {} since cpu {}'s previous event",
+                                         e.a, e.ts - c.last_ts, e.cpu));
+      return std::nullopt;
+    case Kind::Fork: {
+      if (auto err = need_process()) return err;
+      if (e.a != c.current)
+        return fail(e, "parent", fmt::format("parent={} is not the current task on cpu {} (current is {})", e.a, e.cpu, c.current));
+      if (cur.exiting) return fail(e, "event", fmt::format("fork by exiting task {}", cur.tid));
+      if (c.mode != Mode::Kernel) return fail(e, "event", fmt::format("fork in {}; expected kernel mode", mode_name(c.mode)));
+      if (e.b == 0 || task(e.b)) return fail(e, "child", fmt::format("child={} already exists; expected a new tid", e.b));
+      uint64_t pid = e.fork_pid.value_or(e.b);
+      if (pid != e.b && (pid != cur.pid || c.current == 0 || e.fork_kthread))
+        return fail(e, "pid", fmt::format("pid={} must be the child's tid or, for a user thread, the parent's thread group {}",
+                                          pid, cur.pid));
+      if (e.fork_kthread && e.fork_mm) return fail(e, "mm", "kthreads have no mm; expected no mm=");
+      if (e.fork_comm.size() > 15) return fail(e, "comm", "expected comm of at most 15 characters");
+      if (!e.fork_kthread && pid != e.b) {  // a thread shares its parent's mm
+        if (!cur.mm) return fail(e, "pid", fmt::format("parent {} has no mm to share with a thread", cur.tid));
+        if (e.fork_mm && e.fork_mm != cur.mm)
+          return fail(e, "mm", fmt::format("a thread shares its parent's mm; expected mm={}", *cur.mm));
+      }
+      if (!e.fork_kthread && pid == e.b && !e.fork_mm)
+        return fail(e, "mm", "missing mm= for a new user process; expected mm=<id> or kthread");
+      return std::nullopt;
+    }
+    case Kind::Exit:
+      return need_task(Mode::Kernel);
+    case Kind::MmExit:
+      return std::nullopt;
+    case Kind::Read: {
+      if (auto err = need_task(Mode::Kernel)) return err;
+      if (e.a == 0) return std::nullopt;
+      if (e.read_kind == ReadKind::ProcStat) return fail(e, "tid", "proc_stat is system-wide; expected no tid=");
+      if ((e.read_kind == ReadKind::RusageSelf || e.read_kind == ReadKind::RusageThread) && e.a != c.current)
+        return fail(e, "tid", fmt::format("{} reads the current task; expected no tid= or tid={}", name(e.read_kind), c.current));
+      if (!task(e.a)) return fail(e, "tid", fmt::format("tid={} is an unknown task; expected a declared or forked tid", e.a));
+      return std::nullopt;
+    }
+  }
+  return fail(e, "event", "unknown event kind");
+}
+
+void Tracker::update(const Event& e) {
+  CpuContext& c = cpus_[e.cpu];
+  now_ = c.last_ts = e.ts;
+  if (e.hw.tb) c.hw.tb = e.hw.tb;
+  if (e.hw.purr) c.hw.purr = e.hw.purr;
+  if (e.hw.spurr) c.hw.spurr = e.hw.spurr;
+  TaskState& cur = c.current == 0 ? idle_[e.cpu] : tasks_.at(c.current);
+  switch (e.kind) {
+    case Kind::SyscallEnter:
+    case Kind::ExcEnter:
+    case Kind::GuestExit: c.mode = Mode::Kernel; break;
+    case Kind::SyscallExit:
+    case Kind::ExcExit: c.mode = Mode::User; break;
+    case Kind::GuestEnter: c.mode = Mode::Guest; break;
+    case Kind::IrqEnter: ++c.irq_depth; break;
+    case Kind::IrqExit: --c.irq_depth; break;
+    case Kind::SoftirqEnter: c.in_softirq = true; break;
+    case Kind::SoftirqExit: c.in_softirq = false; break;
+    case Kind::IdleEnter: c.nohz_idle = true; break;
+    case Kind::IdleExit: c.nohz_idle = false; break;
+    case Kind::Exit: cur.exiting = true; break;
+    case Kind::Switch: {
+      cur.saved_mode = c.mode;
+      cur.running = false;
+      if (e.prev_state == PrevState::Dead) {
+        cur.exited = true;
+        cur.exiting = false;
+      } else if (e.prev_state != PrevState::Runnable) {
+        cur.sleeping = true;
+      }
+      if (e.iowait) {
+        cur.iowait_blocked = true;
+        ++c.nr_iowait;
+      }
+      TaskState& next = e.b == 0 ? idle_[e.cpu] : tasks_.at(e.b);
+      next.running = true;
+      next.on_cpu = int32_t(e.cpu);
+      c.current = e.b;
+      c.mode = next.saved_mode;
+      break;
+    }
+    case Kind::Wakeup: {
+      TaskState& t = tasks_.at(e.a);
+      t.sleeping = false;
+      if (t.iowait_blocked) {  // the kernel decrements the rq the task slept on
+        t.iowait_blocked = false;
+        --cpus_.at(size_t(t.on_cpu)).nr_iowait;
+      }
+      break;
+    }
+    case Kind::Fork: {
+      TaskState t;
+      t.tid = e.b;
+      t.pid = e.fork_pid.value_or(e.b);
+      t.kthread = e.fork_kthread;
+      t.nice = cur.nice;  // inherited
+      t.mm = e.fork_kthread ? std::nullopt : e.fork_mm ? e.fork_mm : cur.mm;
+      t.comm = e.fork_comm.empty() ? cur.comm : e.fork_comm;
+      tasks_.emplace(t.tid, std::move(t));
+      break;
+    }
+    default: break;
+  }
+}
+
+std::optional<Error> validate(const Trace& t) {
+  Tracker tr(t.header);
+  if (auto err = check_header(t.header)) return err;
+  for (const Event& e : t.events)
+    if (auto err = tr.apply(e)) return err;
+  return std::nullopt;
+}
+
+}  // namespace kacct::trace

@@ -1,0 +1,72 @@
+// Per-CPU / per-task context tracker: the single definition of which event
+// is legal in which state.  Shared by validate(), the ground-truth ledger and
+// the model drivers.
+#pragma once
+
+#include <map>
+
+#include "model/trace/trace.hpp"
+
+namespace kacct::trace {
+
+enum class Mode : uint8_t { User, Kernel, Guest };
+
+struct CpuContext {
+  uint64_t current = 0;  // tid; 0 = this CPU's idle task
+  Mode mode = Mode::Kernel;
+  uint32_t irq_depth = 0;
+  bool in_softirq = false;
+  bool nohz_idle = false;
+  uint32_t nr_iowait = 0;  // tasks that blocked in iowait here and are not woken yet
+  uint64_t last_ts = 0;    // ts of this CPU's previous event (0 at start)
+  HwCounters hw;           // last counter values seen on this CPU
+};
+
+struct TaskState {
+  uint64_t tid = 0, pid = 0;
+  bool kthread = false;
+  int nice = 0;
+  std::optional<uint64_t> mm;
+  Mode saved_mode = Mode::Kernel;  // mode restored when switched in
+  bool running = false;
+  int32_t on_cpu = -1;  // CPU it runs on or last ran on (-1: never ran)
+  bool exited = false;  // switched out with prev_state=X
+  bool exiting = false; // `exit` seen, not switched out yet
+  bool sleeping = false;  // switched out with S/D, needs a wakeup to run
+  bool iowait_blocked = false;  // counted in cpu(on_cpu).nr_iowait
+  std::string comm;
+};
+
+// Deepest hardirq nesting accepted (the kernel's HARDIRQ_BITS = 4).
+inline constexpr uint32_t kMaxIrqDepth = 15;
+
+class Tracker {
+ public:
+  explicit Tracker(const Header&);
+  // Checks the event against the current state; on success applies it.
+  // On error the state is unchanged.
+  std::optional<Error> apply(const Event&);
+
+  uint32_t ncpus() const { return uint32_t(cpus_.size()); }
+  const CpuContext& cpu(uint32_t c) const { return cpus_.at(c); }
+  // Declared or forked task; nullptr for tid 0 (use idle()) and unknown tids.
+  const TaskState* task(uint64_t tid) const;
+  const TaskState& idle(uint32_t c) const { return idle_.at(c); }
+  // The task currently running on CPU c (its idle task if current == 0).
+  const TaskState& current(uint32_t c) const;
+  const std::map<uint64_t, TaskState>& tasks() const { return tasks_; }
+  uint64_t now() const { return now_; }  // ts of the last applied event
+
+ private:
+  TaskState* find(uint64_t tid);
+  std::optional<Error> check(const Event&) const;
+  void update(const Event&);
+
+  std::optional<Error> header_error_;
+  std::vector<CpuContext> cpus_;
+  std::vector<TaskState> idle_;
+  std::map<uint64_t, TaskState> tasks_;
+  uint64_t now_ = 0;
+};
+
+}  // namespace kacct::trace

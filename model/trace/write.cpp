@@ -1,0 +1,94 @@
+// Canonical writer and the name tables shared with the parser.
+#include <fmt/format.h>
+
+#include <iterator>
+
+#include "model/trace/trace.hpp"
+
+namespace kacct::trace {
+
+std::string_view name(Kind k) {
+  static constexpr std::string_view names[] = {
+      "syscall_enter", "syscall_exit", "exc_enter", "exc_exit", "irq_enter",
+      "irq_exit",      "softirq_enter", "softirq_exit", "guest_enter", "guest_exit",
+      "switch",        "wakeup",     "idle_enter", "idle_exit", "tick",
+      "steal",         "fork",       "exit",      "mm_exit",  "read"};
+  static_assert(std::size(names) == kKindCount);
+  return size_t(k) < kKindCount ? names[size_t(k)] : "?";
+}
+
+std::string_view name(PrevState s) {
+  static constexpr std::string_view names[] = {"R", "S", "D", "X"};
+  return size_t(s) < std::size(names) ? names[size_t(s)] : "?";
+}
+
+std::string_view name(ExcKind k) { return k == ExcKind::PageFault ? "pf" : "other"; }
+
+std::string_view name(ReadKind k) {
+  static constexpr std::string_view names[] = {"proc_stat",     "task_stat",
+                                               "rusage_self",   "rusage_thread",
+                                               "thread_cputime", "process_cputime"};
+  return size_t(k) < std::size(names) ? names[size_t(k)] : "?";
+}
+
+std::string Error::to_string() const {
+  if (line == 0) return message;
+  if (column == 0) return fmt::format("line {}: {}", line, message);
+  return fmt::format("line {}, column {}: {}", line, column, message);
+}
+
+std::string write(const Trace& t) {
+  fmt::memory_buffer buf;
+  auto out = std::back_inserter(buf);
+  const Header& h = t.header;
+  fmt::format_to(out, "kacct-trace {}\ncpu {}\nncpus {}\nclock ns\n", h.version, h.cpu_model, h.ncpus);
+  for (const TaskDecl& d : h.tasks) {
+    fmt::format_to(out, "task {} pid={}{} comm={} nice={}", d.tid, d.pid,
+                   d.kthread ? " kthread" : "", d.comm, d.nice);
+    if (d.mm) fmt::format_to(out, " mm={}", *d.mm);
+    buf.push_back('\n');
+  }
+  fmt::format_to(out, "events\n");
+  // Optional keys are written only when they differ from the parser's default.
+  for (const Event& e : t.events) {
+    fmt::format_to(out, "{} {} {}", e.ts, e.cpu, name(e.kind));
+    switch (e.kind) {
+      case Kind::SyscallEnter: fmt::format_to(out, " nr={}", e.a); break;
+      case Kind::ExcEnter:
+        if (e.exc_kind != ExcKind::Other) fmt::format_to(out, " kind={}", name(e.exc_kind));
+        break;
+      case Kind::IrqEnter:
+        if (e.a != 0) fmt::format_to(out, " vec={}", e.a);
+        break;
+      case Kind::SoftirqEnter: fmt::format_to(out, " vec={}", e.a); break;
+      case Kind::Switch:
+        fmt::format_to(out, " prev={} next={}", e.a, e.b);
+        if (e.prev_state != PrevState::Runnable) fmt::format_to(out, " prev_state={}", name(e.prev_state));
+        if (e.iowait) fmt::format_to(out, " iowait=1");
+        break;
+      case Kind::Wakeup: fmt::format_to(out, " tid={}", e.a); break;
+      case Kind::Steal: fmt::format_to(out, " ns={}", e.a); break;
+      case Kind::Fork:
+        fmt::format_to(out, " parent={} child={}", e.a, e.b);
+        if (e.fork_pid) fmt::format_to(out, " pid={}", *e.fork_pid);
+        if (e.fork_kthread) fmt::format_to(out, " kthread");
+        if (!e.fork_comm.empty()) fmt::format_to(out, " comm={}", e.fork_comm);
+        if (e.fork_mm) fmt::format_to(out, " mm={}", *e.fork_mm);
+        break;
+      case Kind::MmExit: fmt::format_to(out, " mm={}", e.a); break;
+      case Kind::Read:
+        fmt::format_to(out, " kind={}", name(e.read_kind));
+        if (e.a != 0) fmt::format_to(out, " tid={}", e.a);
+        if (e.read_id != 0) fmt::format_to(out, " id={}", e.read_id);
+        break;
+      default: break;
+    }
+    if (e.hw.tb) fmt::format_to(out, " tb={}", *e.hw.tb);
+    if (e.hw.purr) fmt::format_to(out, " purr={}", *e.hw.purr);
+    if (e.hw.spurr) fmt::format_to(out, " spurr={}", *e.hw.spurr);
+    buf.push_back('\n');
+  }
+  return fmt::to_string(buf);
+}
+
+}  // namespace kacct::trace

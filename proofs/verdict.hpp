@@ -1,0 +1,58 @@
+// Verdicts, honest by construction: holds / violated (with a counterexample that replays
+// concretely) / unknown (solver timeout or unsupported) / error (tool failure).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kacct::proofs {
+
+enum class Verdict { Holds, Violated, Unknown, Error };
+inline const char* name(Verdict v) {
+  switch (v) {
+    case Verdict::Holds: return "holds";
+    case Verdict::Violated: return "violated";
+    case Verdict::Unknown: return "unknown";
+    case Verdict::Error: return "error";
+  }
+  return "error";
+}
+// Exit status of a run: the worst verdict (0 holds, 1 violated, 2 unknown, 3 error).
+inline int exit_code(Verdict v) { return int(v); }
+inline Verdict worst(Verdict a, Verdict b) { return int(a) > int(b) ? a : b; }
+
+struct Result {
+  std::string name;                         // obligation or claim name
+  Verdict verdict = Verdict::Error;
+  std::string detail;                       // one or two sentences
+  std::vector<std::string> approximations;  // abstractions, bounds, reduced widths used
+  std::optional<std::string> counterexample;  // kacct trace text (replays concretely)
+  nlohmann::ordered_json inputs;            // the counterexample's raw values, when any
+  double seconds = 0;
+  nlohmann::ordered_json json() const;
+};
+
+struct ProveOptions {
+  std::string model;          // "" = all; else "tick", "cputime_adjust", "division"
+  unsigned timeout_ms = 30000;
+};
+// Every proof job generated from the table (arch/) for the selected model.
+std::vector<Result> prove(const ProveOptions&);
+std::vector<std::string> proof_models();
+
+struct PatchReport {
+  std::string patch, title, before, after;
+  std::vector<Result> claims;
+  Verdict worst() const;
+  nlohmann::ordered_json json() const;
+};
+struct ValidateOptions {
+  std::vector<std::string> patches;  // "" = all in arch/patches.hpp; prefixes of >= 7 hex digits
+  unsigned timeout_ms = 30000;
+};
+// Throws std::invalid_argument for an unknown patch id.
+std::vector<PatchReport> validate(const ValidateOptions&);
+
+}  // namespace kacct::proofs
