@@ -103,10 +103,6 @@ template <class D> u64<D> mul_u64_u64_div_u64_generic(D& d, u64<D> a, u64<D> b, 
     BOOST_HANA_DEFINE_STRUCT(S, (u64<D>, a), (u64<D>, b), (u64<D>, c), (u64<D>, res), (boolean<D>, early));
   } s{a, b, c, lit(0), d.lit_bool(false)};
   when(d, d.ult(lit(64), d.add(la, lb)), s, [&](S& st) {  // ilog2(a) + ilog2(b) > 62
-    auto sw = d.ult(st.b, st.a);  // make b the larger: the split loses less
-    auto na = d.select(sw, st.b, st.a);
-    st.b = d.select(sw, st.a, st.b);
-    st.a = na;
     auto div = d.udiv(st.b, st.c, "mul_u64_u64_div_u64.div_nonzero");
     auto rem = d.urem(st.b, st.c, "mul_u64_u64_div_u64.div_nonzero");
     st.res = d.mul(div, st.a);
