@@ -53,6 +53,18 @@ void when(D& d, const boolean<D>& c, State& s, Then&& then_fn) {
   branch(d, c, s, std::forward<Then>(then_fn), [](State&) {});
 }
 
+// when over several states at once: concretely the body runs in place on the states (no
+// copies: this is the hot path); symbolically it runs on copies under the condition and each
+// state is merged back.
+template <class Fn, class... States> void when_each(Concrete&, bool c, Fn&& fn, States&... s) {
+  if (c) fn(s...);
+}
+template <class Fn, class... States> void when_each(Symbolic& d, const SymBool& c, Fn&& fn, States&... s) {
+  auto copies = std::make_tuple(s...);
+  d.under(c, [&] { std::apply(fn, copies); });
+  std::apply([&](auto&... t) { ((s = merge(d, c, t, s)), ...); }, copies);
+}
+
 // ---- walk two instances of the same template (e.g. S<Concrete> and S<Symbolic>) in step.
 template <class A, class B, class F> void zip_fields(A& a, B& b, F&& f) {
   hana::for_each(hana::zip(hana::accessors<std::remove_const_t<A>>(),

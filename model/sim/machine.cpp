@@ -114,9 +114,13 @@ class Machine {
 
   void run() {
     const auto n = p_.events.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      step(i, p_.events[i]);
-      if (o_.check && r_.violation && o_.stop_at_violation) break;
+    if (o_.check) {
+      for (std::size_t i = 0; i < n; ++i) {
+        step<true>(i, p_.events[i]);
+        if (r_.violation && o_.stop_at_violation) break;
+      }
+    } else {
+      for (std::size_t i = 0; i < n; ++i) step<false>(i, p_.events[i]);  // the hot loop: no snapshots
     }
     r_.events = n;
   }
@@ -153,13 +157,13 @@ class Machine {
     if (!r_.violation) r_.violation = Violation{i, p_.lines[i], inv, std::move(detail)};
   }
 
-  void step(std::size_t i, const CEvent& e) {
+  template <bool Check> void step(std::size_t i, const CEvent& e) {
     auto& x = ctx_[e.cpu];
     auto& c = r_.cpus[e.cpu];
     const std::uint32_t cur = x.cur;
-    CpuAcct<C> before_c{};
-    TaskAcct<C> before_t{};
-    if (o_.check) {
+    CpuAcct<C> before_c;
+    TaskAcct<C> before_t;
+    if constexpr (Check) {
       before_c = c;
       before_t = r_.tasks[cur];
     }
@@ -253,7 +257,12 @@ class Machine {
       case Kind::MmExit: break;
     }
 
-    if (!o_.check) return;
+    if constexpr (Check) check_step(i, cur, c, before_c, before_t, was_tick, was_boundary, credit, tick_x);
+  }
+
+  void check_step(std::size_t i, std::uint32_t cur, const CpuAcct<C>& c, const CpuAcct<C>& before_c,
+                  const TaskAcct<C>& before_t, bool was_tick, bool was_boundary, std::uint64_t credit,
+                  const model::TickCtx& tick_x) {
     const auto& t = r_.tasks[cur];
     if (!spec::steal_accounted(d_, c)) violate(i, "steal_accounted", "steal lost or double counted");
     if (!spec::rq_clock_split(d_, c)) violate(i, "rq_clock_split", "rq clock != clock_task + irq + steal");

@@ -100,17 +100,14 @@ void irqtime_account_process_tick(D& d, const TickCfg& cfg, CpuAcct<D>& c, TaskA
                                   const TickCtx& x, u64<D> ticks) {
   auto cputime = d.mul(d.template lit<64>(cfg.tick_nsec), ticks);
   auto other = account_other_time(d, cfg, c, d.template lit<64>(~std::uint64_t{0}));
-  struct S { BOOST_HANA_DEFINE_STRUCT(S, (CpuAcct<D>, c), (TaskAcct<D>, p)); } s{c, p};
-  when(d, d.ult(other, cputime), s, [&](S& st) {
+  when_each(d, d.ult(other, cputime), [&](CpuAcct<D>& sc, TaskAcct<D>& sp) {
     auto t = d.sub(cputime, other);
-    if (x.is_ksoftirqd) account_system_index_time(d, st.c, st.p, t, SOFTIRQ);
-    else if (x.user_tick) account_user_time(d, st.c, st.p, x, t);
-    else if (x.is_idle) account_idle_time(d, st.c, x, t);
-    else if (x.pf_vcpu) account_guest_time(d, st.c, st.p, x, t);
-    else account_system_index_time(d, st.c, st.p, t, SYSTEM);
-  });
-  c = s.c;
-  p = s.p;
+    if (x.is_ksoftirqd) account_system_index_time(d, sc, sp, t, SOFTIRQ);
+    else if (x.user_tick) account_user_time(d, sc, sp, x, t);
+    else if (x.is_idle) account_idle_time(d, sc, x, t);
+    else if (x.pf_vcpu) account_guest_time(d, sc, sp, x, t);
+    else account_system_index_time(d, sc, sp, t, SYSTEM);
+  }, c, p);
 }
 
 // account_process_tick(p, user_tick) (4.11+): one TICK_NSEC, minus pending steal.
@@ -119,17 +116,13 @@ void account_process_tick(D& d, const TickCfg& cfg, CpuAcct<D>& c, TaskAcct<D>& 
   if (cfg.irq_time) return irqtime_account_process_tick(d, cfg, c, p, x, d.template lit<64>(1));
   auto cputime = d.template lit<64>(cfg.tick_nsec);
   auto steal = steal_account_process_time(d, cfg, c, d.template lit<64>(~std::uint64_t{0}));
-  struct S { BOOST_HANA_DEFINE_STRUCT(S, (CpuAcct<D>, c), (TaskAcct<D>, p)); } s{c, p};
-  when(d, d.ult(steal, cputime), s, [&](S& st) {
+  when_each(d, d.ult(steal, cputime), [&](CpuAcct<D>& sc, TaskAcct<D>& sp) {
     auto t = d.sub(cputime, steal);
     const std::uint32_t irq_count = x.preempt_count & (HARDIRQ_MASK | SOFTIRQ_MASK);
-    if (x.user_tick) account_user_time(d, st.c, st.p, x, t);
-    else if (!x.is_idle || irq_count != HARDIRQ_OFFSET)
-      account_system_time(d, st.c, st.p, x, HARDIRQ_OFFSET, t);
-    else account_idle_time(d, st.c, x, t);
-  });
-  c = s.c;
-  p = s.p;
+    if (x.user_tick) account_user_time(d, sc, sp, x, t);
+    else if (!x.is_idle || irq_count != HARDIRQ_OFFSET) account_system_time(d, sc, sp, x, HARDIRQ_OFFSET, t);
+    else account_idle_time(d, sc, x, t);
+  }, c, p);
 }
 
 // account_idle_ticks(ticks) (4.11+): idle ticks credited on exit from nohz idle.
@@ -138,7 +131,7 @@ void account_idle_ticks(D& d, const TickCfg& cfg, CpuAcct<D>& c, TaskAcct<D>& id
   if (cfg.irq_time) return irqtime_account_process_tick(d, cfg, c, idle, x, ticks);
   auto cputime = d.mul(d.template lit<64>(cfg.tick_nsec), ticks);
   auto steal = steal_account_process_time(d, cfg, c, d.template lit<64>(~std::uint64_t{0}));
-  when(d, d.ult(steal, cputime), c, [&](CpuAcct<D>& st) { account_idle_time(d, st, x, d.sub(cputime, steal)); });
+  when_each(d, d.ult(steal, cputime), [&](CpuAcct<D>& st) { account_idle_time(d, st, x, d.sub(cputime, steal)); }, c);
 }
 
 // Which side of an irq boundary the elapsed time belongs to (irqtime_account_irq's pc test).
@@ -162,7 +155,7 @@ template <class D> void irqtime_account_irq(D& d, const TickCfg& cfg, CpuAcct<D>
 template <class D> void update_rq_clock(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> now) {
   auto delta = d.sub(now, c.rq.clock);
   // "(s64)delta < 0: return" -- the clock never goes backwards.
-  when(d, d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63)), c, [&](CpuAcct<D>& s) {
+  when_each(d, d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63)), [&](CpuAcct<D>& s) {
     s.rq.clock = d.add(s.rq.clock, delta);
     auto left = delta;
     if (cfg.irq_time) {
@@ -176,16 +169,16 @@ template <class D> void update_rq_clock(D& d, const TickCfg& cfg, CpuAcct<D>& c,
       left = d.sub(left, st);
     }
     s.rq.clock_task = d.add(s.rq.clock_task, left);
-  });
+  }, c);
 }
 // update_curr() (fair.c): the running task's rtime advances by clock_task - exec_start.
 template <class D> void update_curr(D& d, const CpuAcct<D>& c, TaskAcct<D>& p) {
   auto delta = d.sub(c.rq.clock_task, p.exec_start);
-  when(d, d.band(d.ult(d.template lit<64>(0), delta), d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63))), p,
-       [&](TaskAcct<D>& t) {
-         t.exec_start = c.rq.clock_task;
-         t.sum_exec_runtime = d.add(t.sum_exec_runtime, delta);
-       });
+  when_each(d, d.band(d.ult(d.template lit<64>(0), delta), d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63))),
+            [&](TaskAcct<D>& t) {
+              t.exec_start = c.rq.clock_task;
+              t.sum_exec_runtime = d.add(t.sum_exec_runtime, delta);
+            }, p);
 }
 
 }  // namespace kacct::model
