@@ -1,0 +1,32 @@
+// Proof jobs, generated from the arch/ table. Each job is named "<model>.<invariant>[<case>]".
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "model/cputime/cputime_adjust.hpp"
+#include "model/tick/tick.hpp"
+#include "proofs/verdict.hpp"
+
+namespace kacct::proofs {
+
+// Test hook: corrupt the symbolic state after the step (a deliberately broken model variant);
+// the jobs must then come out violated.
+using CpuMutation = std::function<void(Symbolic&, model::CpuAcct<Symbolic>&)>;
+using AdjustMutation = std::function<void(Symbolic&, model::PrevCputime<Symbolic>&)>;
+
+std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate = {});
+std::vector<Result> cputime_jobs(unsigned timeout_ms, const AdjustMutation& mutate = {});
+std::vector<Result> division_jobs(unsigned timeout_ms);
+
+// One cputime_adjust claim for one era and division routine: Z3 over one call from any prev
+// state (with the division abstracted), then bounded model checking from prev = 0 for a
+// reachable counterexample, replayed concretely with the era's real division routine.
+Result adjust_claim(const std::string& claim, const model::AdjustCfg& cfg, unsigned timeout_ms,
+                    const AdjustMutation& mutate = {});
+
+// Deterministic concrete search for inputs where the routine's quotient exceeds rtime
+// (stime > 0, utime > 0). Returns (stime, utime, rtime) or nothing.
+struct AdjustInput { std::uint64_t stime, utime, rtime; };
+std::optional<AdjustInput> search_scale_overshoot(model::ScaleDiv how);
+
+}  // namespace kacct::proofs

@@ -1,0 +1,26 @@
+// Z3 driver: one query = "assumptions and not(goal)" under a timeout. Unknown is never holds.
+#pragma once
+#include <z3++.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proofs/verdict.hpp"
+
+namespace kacct::proofs {
+
+struct Solved {
+  Verdict verdict = Verdict::Error;   // Holds: unsat; Violated: sat (model set); Unknown: timeout
+  std::optional<z3::model> model;
+  std::string reason;
+  double seconds = 0;
+};
+
+// Is `violated` satisfiable together with `assumptions`? The assumptions themselves are checked
+// first for satisfiability: a vacuous query (assumptions always false) is an error, not a proof.
+Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z3::expr& violated,
+             unsigned timeout_ms);
+
+}  // namespace kacct::proofs

@@ -1,0 +1,136 @@
+// `kacct prove` and `kacct validate`: proof jobs and per-patch claims, all generated from the
+// arch/ table. A claim is judged on the release after the patch, on each CPU class whose code
+// differs (exact or generic 64-bit division), with the release before given for contrast.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+#include <stdexcept>
+
+#include "arch/registry.hpp"
+#include "proofs/jobs.hpp"
+
+namespace kacct::proofs {
+using namespace kacct::model;
+
+Verdict PatchReport::worst() const {
+  Verdict w = Verdict::Holds;
+  for (const auto& c : claims) w = proofs::worst(w, c.verdict);
+  return w;
+}
+nlohmann::ordered_json PatchReport::json() const {
+  nlohmann::ordered_json j;
+  j["patch"] = patch;
+  j["title"] = title;
+  j["before"] = before;
+  j["after"] = after;
+  j["claims"] = nlohmann::ordered_json::array();
+  for (const auto& c : claims) j["claims"].push_back(c.json());
+  return j;
+}
+
+std::vector<std::string> proof_models() { return {"tick", "cputime_adjust", "division"}; }
+
+std::vector<Result> prove(const ProveOptions& o) {
+  std::vector<Result> out;
+  auto want = [&](const char* m) { return o.model.empty() || o.model == m; };
+  bool known = o.model.empty();
+  for (const auto& m : proof_models()) known = known || m == o.model;
+  if (!known) throw std::invalid_argument("unknown model '" + o.model + "' (tick, cputime_adjust, division)");
+  if (want("division")) for (auto& r : division_jobs(o.timeout_ms)) out.push_back(std::move(r));
+  if (want("cputime_adjust")) for (auto& r : cputime_jobs(o.timeout_ms)) out.push_back(std::move(r));
+  if (want("tick")) for (auto& r : tick_jobs(o.timeout_ms)) out.push_back(std::move(r));
+  return out;
+}
+
+namespace {
+
+// exact_ratio: the routine returns floor(stime * rtime / total) for every input.
+Result exact_ratio(ScaleDiv how) {
+  Result r;
+  r.name = "cputime_adjust.exact_ratio";
+  if (how == ScaleDiv::Exact128) {
+    r.verdict = Verdict::Holds;
+    r.detail = "128-bit multiply and divide (x86-64 mulq/divq; generic C from 6.12) is floor(a*b/c) by construction";
+    return r;
+  }
+  Concrete k;
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 100000; ++i) {
+    std::uint64_t s = rng() >> (rng() % 40), u = (rng() >> (rng() % 60)) | 1, rt = rng() >> (rng() % 40);
+    if (s == 0 || s + u < s) continue;
+    auto got = scale(k, how, s, rt, s + u);
+    auto want = static_cast<std::uint64_t>((unsigned __int128)s * rt / (s + u));
+    if (got != want) {
+      r.verdict = Verdict::Violated;
+      r.inputs = {{"stime", s}, {"utime", u}, {"rtime", rt}, {"got", got}, {"exact", want}};
+      r.detail = fmt::format("returns {} where floor(stime*rtime/(stime+utime)) = {} (concrete search)", got, want);
+      return r;
+    }
+  }
+  r.verdict = Verdict::Unknown;
+  r.detail = "no difference from exact division found by a 100000-input search";
+  return r;
+}
+
+Result judge(const std::string& claim, const AdjustCfg& cfg, unsigned timeout_ms) {
+  if (claim == "cputime_adjust.exact_ratio") return exact_ratio(cfg.div);
+  return adjust_claim(claim, cfg, timeout_ms);
+}
+
+}  // namespace
+
+std::vector<PatchReport> validate(const ValidateOptions& o) {
+  std::vector<arch::Patch> chosen;
+  if (o.patches.empty()) chosen.assign(arch::patches.begin(), arch::patches.end());
+  for (const auto& id : o.patches) {
+    auto p = arch::find_patch(id);
+    if (!p) {
+      std::string known;
+      for (const auto& q : arch::patches) known += " " + std::string(q.id);
+      throw std::invalid_argument("unknown patch '" + id + "'; known:" + known);
+    }
+    chosen.push_back(*p);
+  }
+  // The CPU classes whose cputime_adjust code differs: exact division in asm, or generic C.
+  std::vector<arch::CpuFacts> classes;
+  for (const auto& c : arch::cpus())
+    if (classes.empty() || classes.back().exact_mul_u64_u64_div_u64 != c.exact_mul_u64_u64_div_u64) {
+      bool seen = false;
+      for (const auto& k : classes) seen = seen || k.exact_mul_u64_u64_div_u64 == c.exact_mul_u64_u64_div_u64;
+      if (!seen) classes.push_back(c);
+    }
+  std::vector<PatchReport> out;
+  for (const auto& p : chosen) {
+    PatchReport rep{std::string(p.id), std::string(p.title), p.before.str(), p.after.str(), {}};
+    for (auto claim : p.claims) {
+      if (claim.empty()) continue;
+      Result agg;
+      agg.name = std::string(claim);
+      agg.verdict = Verdict::Holds;
+      std::vector<std::string> parts;
+      for (const auto& cpu : classes) {
+        auto after = judge(agg.name, adjust_cfg(p.after, cpu.exact_mul_u64_u64_div_u64), o.timeout_ms);
+        auto before = judge(agg.name, adjust_cfg(p.before, cpu.exact_mul_u64_u64_div_u64), o.timeout_ms);
+        parts.push_back(fmt::format("{} ({}): {} after [{}], {} before", cpu.name,
+                                    cpu.exact_mul_u64_u64_div_u64 ? "exact division" : "generic division",
+                                    name(after.verdict), after.detail, name(before.verdict)));
+        agg.seconds += after.seconds + before.seconds;
+        for (const auto& a : after.approximations)
+          if (std::find(agg.approximations.begin(), agg.approximations.end(), a) == agg.approximations.end())
+            agg.approximations.push_back(a);
+        if (int(after.verdict) > int(agg.verdict) || (after.verdict == agg.verdict && !agg.counterexample && after.counterexample)) {
+          agg.verdict = after.verdict;
+          agg.counterexample = after.counterexample;
+          agg.inputs = after.inputs;
+        }
+      }
+      agg.detail = fmt::format("{}", fmt::join(parts, "; "));
+      rep.claims.push_back(std::move(agg));
+    }
+    out.push_back(std::move(rep));
+  }
+  return out;
+}
+
+}  // namespace kacct::proofs

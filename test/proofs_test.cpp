@@ -1,0 +1,79 @@
+// The prover's verdicts on the models, and on deliberately broken variants that it must catch.
+#include <gtest/gtest.h>
+
+#include "proofs/jobs.hpp"
+
+namespace kacct::proofs {
+namespace {
+using namespace kacct::model;
+
+Result claim(const char* c, AdjustEra e, ScaleDiv d) { return adjust_claim(c, {e, d}, 30000); }
+
+TEST(ProofsCputime, ClampedEraHoldsForEveryDivision) {
+  for (ScaleDiv d : {ScaleDiv::Loop32, ScaleDiv::Exact128, ScaleDiv::Generic2020})
+    for (const char* c : {"cputime_adjust.monotonic", "cputime_adjust.sum_is_rtime", "cputime_adjust.stime_le_rtime"}) {
+      auto r = claim(c, AdjustEra::ClampToRtime, d);
+      EXPECT_EQ(r.verdict, Verdict::Holds) << c << ": " << r.detail;
+    }
+}
+TEST(ProofsCputime, GotoUpdateEraLosesMonotonicityWithAReplayableTrace) {
+  auto r = claim("cputime_adjust.monotonic", AdjustEra::GotoUpdate, ScaleDiv::Loop32);
+  ASSERT_EQ(r.verdict, Verdict::Violated) << r.detail;
+  ASSERT_TRUE(r.counterexample.has_value());
+  EXPECT_NE(r.detail.find("trips the same check"), std::string::npos) << r.detail;
+}
+TEST(ProofsCputime, PerFieldMaxEraBreaksTheSum) {
+  auto r = claim("cputime_adjust.sum_is_rtime", AdjustEra::PerFieldMax, ScaleDiv::Loop32);
+  ASSERT_EQ(r.verdict, Verdict::Violated) << r.detail;
+  EXPECT_TRUE(r.counterexample.has_value());
+}
+TEST(ProofsCputime, GenericDivisionBeforeTheClampOvershoots) {
+  auto r = claim("cputime_adjust.stime_le_rtime", AdjustEra::ClampAlways, ScaleDiv::Generic2020);
+  ASSERT_EQ(r.verdict, Verdict::Violated) << r.detail;
+  auto e = claim("cputime_adjust.stime_le_rtime", AdjustEra::ClampAlways, ScaleDiv::Exact128);
+  EXPECT_EQ(e.verdict, Verdict::Holds) << e.detail;
+}
+TEST(ProofsCputime, BrokenVariantIsCaught) {
+  // A cputime_adjust that hands out one nanosecond less stime than it stored.
+  auto mut = [](Symbolic& d, PrevCputime<Symbolic>& out) { out.stime = d.sub(out.stime, d.lit<64>(1)); };
+  auto r = adjust_claim("cputime_adjust.monotonic", {AdjustEra::ClampToRtime, ScaleDiv::Exact128}, 30000, mut);
+  EXPECT_EQ(r.verdict, Verdict::Violated) << r.detail;
+}
+TEST(ProofsDivision, FactsAndOvershoots) {
+  auto rs = division_jobs(20000);
+  auto find = [&](const std::string& n) {
+    for (const auto& r : rs)
+      if (r.name == n) return r;
+    ADD_FAILURE() << "no job " << n;
+    return Result{};
+  };
+  EXPECT_EQ(find("division.exact_facts[8-bit]").verdict, Verdict::Holds);
+  EXPECT_EQ(find("division.exact_facts[16-bit]").verdict, Verdict::Holds);
+  EXPECT_NE(find("division.exact_facts[64-bit]").verdict, Verdict::Violated);
+  EXPECT_EQ(find("division.quotient_le_rtime[generic mul_u64_u64_div_u64 (5.9-6.11)]").verdict, Verdict::Violated);
+  EXPECT_EQ(find("division.quotient_le_rtime[exact 128-bit mul_u64_u64_div_u64]").verdict, Verdict::Holds);
+}
+TEST(ProofsTick, EveryStepInvariantHolds) {
+  for (const auto& r : tick_jobs(30000)) EXPECT_EQ(r.verdict, Verdict::Holds) << r.name << ": " << r.detail;
+}
+TEST(ProofsTick, BrokenVariantsAreCaught) {
+  // A tick that also charges one ns to USER on top of the right bucket.
+  auto twice = [](Symbolic& d, CpuAcct<Symbolic>& c) { c.cpustat[USER] = d.add(c.cpustat[USER], d.lit<64>(1)); };
+  // Steal taken from prev_steal_time without reaching cpustat[STEAL].
+  auto lost = [](Symbolic& d, CpuAcct<Symbolic>& c) { c.prev_steal_time = d.add(c.prev_steal_time, d.lit<64>(1)); };
+  bool conserves = false, attributed = false, steal = false;
+  for (const auto& r : tick_jobs(30000, twice))
+    if (r.name.rfind("tick.account_process_tick", 0) == 0 && r.verdict == Verdict::Violated) {
+      conserves |= r.detail.find("tick_conserves") != std::string::npos;
+      attributed |= r.detail.find("tick_attributed") != std::string::npos;
+    }
+  for (const auto& r : tick_jobs(30000, lost))
+    if (r.name.rfind("tick.account_process_tick", 0) == 0 && r.verdict == Verdict::Violated)
+      steal |= r.detail.find("steal_accounted") != std::string::npos;
+  EXPECT_TRUE(conserves);
+  EXPECT_TRUE(attributed);
+  EXPECT_TRUE(steal);
+}
+
+}  // namespace
+}  // namespace kacct::proofs
