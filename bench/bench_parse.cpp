@@ -1,0 +1,69 @@
+// Trace text throughput: parse (syntax + per-line checks) and load (parse + validate), in
+// bytes_per_second of canonical text, plus compile() of the parsed trace.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+
+#include "bench_traces.hpp"
+#include "model/sim/machine.hpp"
+#include "model/trace/builder.hpp"
+
+namespace {
+using namespace kacct;
+
+const std::string& text(int which) {
+  static std::string tick, mix;
+  auto& s = which == 0 ? tick : mix;
+  if (s.empty()) {
+    if (which == 0) {
+      s = trace::write(bench::tick_heavy_trace(4, 1'000'000));
+    } else {
+      trace::BuildSpec spec;
+      spec.ncpus = 4;
+      s = trace::write(trace::random_trace(7, spec, 1'000'000));
+    }
+  }
+  return s;
+}
+
+void BM_Parse(benchmark::State& state) {
+  const auto& s = text(int(state.range(0)));
+  std::size_t events = 0;
+  for (auto _ : state) {
+    auto r = trace::parse(s);
+    if (!r) state.SkipWithError(r.error().to_string().c_str());
+    events = r.value().events.size();
+    benchmark::DoNotOptimize(events);
+  }
+  state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(s.size()));
+  state.SetItemsProcessed(std::int64_t(state.iterations()) * std::int64_t(events));
+  state.SetLabel(state.range(0) == 0 ? "tick-heavy" : "builder-mix");
+}
+BENCHMARK(BM_Parse)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+void BM_Load(benchmark::State& state) {
+  const auto& s = text(int(state.range(0)));
+  for (auto _ : state) {
+    auto r = trace::load(s);
+    if (!r) state.SkipWithError(r.error().to_string().c_str());
+    benchmark::DoNotOptimize(r.ok());
+  }
+  state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(s.size()));
+  state.SetLabel(state.range(0) == 0 ? "tick-heavy" : "builder-mix");
+}
+BENCHMARK(BM_Load)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+void BM_Compile(benchmark::State& state) {
+  const auto t = trace::parse(text(int(state.range(0)))).value();
+  for (auto _ : state) {
+    auto p = sim::compile(t);
+    benchmark::DoNotOptimize(p.ok());
+  }
+  state.SetItemsProcessed(std::int64_t(state.iterations()) * std::int64_t(t.events.size()));
+  state.SetLabel(state.range(0) == 0 ? "tick-heavy" : "builder-mix");
+}
+BENCHMARK(BM_Compile)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,75 @@
+// kacct gen: a random valid trace from model/trace/builder.hpp, in canonical text.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "common.hpp"
+#include "model/trace/builder.hpp"
+
+namespace kacct::cli {
+namespace {
+
+constexpr std::size_t kMaxEvents = 20'000'000;  // the builder keeps the whole Trace in memory
+
+void gen_cmd(std::uint64_t seed, const std::string& cpu, std::uint32_t ncpus, std::size_t events,
+             const std::string& out) {
+  resolve_cpu(cpu);  // only CPUs of the table: the trace must be runnable by `kacct run`
+  trace::BuildSpec spec;
+  spec.cpu_model = cpu;
+  spec.ncpus = ncpus;
+  // The builder takes actions, not events: most actions give one event, some none or a few.
+  // Draw actions until the trace has at least `events` events, then cut it there (every
+  // prefix of a valid trace is valid).
+  trace::Trace t = trace::random_trace(seed, spec, events);
+  for (std::size_t n = events; t.events.size() < events && n < 8 * events + 64;) {
+    n = n * 2 + 16;
+    t = trace::random_trace(seed, spec, n);
+  }
+  if (t.events.size() > events) t.events.resize(events);
+  if (auto e = trace::validate(t)) throw Failure("internal error: generated trace is invalid: " + e->to_string());
+  const std::string text = trace::write(t);
+  if (out.empty() || out == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return;
+  }
+  std::ofstream f(out, std::ios::binary | std::ios::trunc);
+  if (!f) throw Failure(fmt::format("{}: cannot open for writing", out));
+  f.write(text.data(), std::streamsize(text.size()));
+  f.close();
+  if (!f) throw Failure(fmt::format("{}: write error", out));
+  fmt::print(stderr, "kacct: wrote {} ({} events, {} CPUs, seed {})\n", out, t.events.size(), t.header.ncpus, seed);
+}
+
+}  // namespace
+
+void add_gen(CLI::App& app) {
+  struct Opts {
+    std::uint64_t seed = 0;
+    std::string cpu = "POWER9", out;
+    std::uint32_t ncpus = 2;
+    std::size_t events = 1000;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* gen = app.add_subcommand("gen", "Generate a random valid trace (canonical text)");
+  // Parsed here: CLI11 2.1 wraps "-1" and saturates overlong numbers for unsigned options.
+  gen->add_option("--seed", o->seed, "random seed, 0..2^64-1")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            if (s.empty() || s.size() > 20 || s.find_first_not_of("0123456789") != std::string::npos)
+              return "expected a decimal number 0..18446744073709551615, got '" + s + "'";
+            if (s.size() == 20 && s > "18446744073709551615") return "value exceeds 2^64-1";
+            return {};
+          },
+          "UINT64"));
+  gen->add_option("--cpu", o->cpu, "CPU model for the header (default POWER9)");
+  gen->add_option("--ncpus", o->ncpus, "number of CPUs, 1..4")->check(CLI::Range(1u, 4u));
+  gen->add_option("--events", o->events, "number of events (at most 20000000)")
+      ->check(CLI::Range(std::size_t{0}, kMaxEvents));
+  gen->add_option("-o,--output", o->out, "output file (default: stdout)");
+  gen->callback([o] { gen_cmd(o->seed, o->cpu, o->ncpus, o->events, o->out); });
+}
+
+}  // namespace kacct::cli

@@ -1,0 +1,122 @@
+// kacct list cpus|configs|patches|combos [--json]: views of the one table (arch/).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "common.hpp"
+
+namespace kacct::cli {
+namespace {
+using json = nlohmann::ordered_json;
+
+json cpu_json(const arch::CpuFacts& c) {
+  return json{{"name", c.name},
+              {"isa", isa_name(c.isa)},
+              {"word_bits", c.word_bits},
+              {"platform", platform_name(c.platform)},
+              {"purr", c.purr},
+              {"spurr", c.spurr},
+              {"tb_hz", c.tb_hz},
+              {"smt", c.smt},
+              {"exact_mul_u64_u64_div_u64", c.exact_mul_u64_u64_div_u64},
+              {"kconfig", c.kconfig},
+              {"source", c.source}};
+}
+json config_json(const arch::Config& k) {
+  json legal = json::object(), why = json::object();
+  for (const auto& c : arch::cpus()) {
+    legal[std::string(c.name)] = arch::legal(c, k);
+    if (auto r = illegal_reason(c, k); !r.empty()) why[std::string(c.name)] = r;
+  }
+  return json{{"name", k.name()},   {"version", k.version.str()}, {"accounting", accounting_name(k.acct)},
+              {"irq_time", k.irq_time}, {"steal", k.steal},        {"hz", k.hz},
+              {"legal", legal},     {"illegal_reasons", why}};
+}
+json patch_json(const arch::Patch& p) {
+  json claims = json::array();
+  for (auto c : p.claims)
+    if (!c.empty()) claims.push_back(c);
+  return json{{"id", p.id},
+              {"title", p.title},
+              {"before", p.before.str()},
+              {"after", p.after.str()},
+              {"mechanism", mechanism_name(p.mechanism)},
+              {"claims", claims},
+              {"why", p.why}};
+}
+std::string yn(bool b) { return b ? "yes" : "no"; }
+
+void list(const std::string& what, bool as_json) {
+  if (what == "cpus") {
+    if (as_json) {
+      json a = json::array();
+      for (const auto& c : arch::cpus()) a.push_back(cpu_json(c));
+      return print_json(a);
+    }
+    Table t({"cpu", "isa", "bits", "platform", "purr", "spurr", "tb_hz", "smt", "exact_muldiv", "kconfig"},
+            {false, false, true, false, false, false, true, true, false, false});
+    for (const auto& c : arch::cpus())
+      t.row({std::string(c.name), std::string(isa_name(c.isa)), std::to_string(c.word_bits),
+             std::string(platform_name(c.platform)), yn(c.purr), yn(c.spurr), std::to_string(c.tb_hz),
+             std::to_string(c.smt), yn(c.exact_mul_u64_u64_div_u64), std::string(c.kconfig)});
+    fmt::print("{}\nsources:\n", t.str());
+    for (const auto& c : arch::cpus()) fmt::print("  {}: {}\n", c.name, c.source);
+  } else if (what == "configs") {
+    if (as_json) {
+      json a = json::array();
+      for (const auto& k : arch::configs()) a.push_back(config_json(k));
+      return print_json(a);
+    }
+    const auto n = arch::cpus().size();
+    Table t({"config", "legal on"});
+    for (const auto& k : arch::configs()) {
+      std::string on;
+      std::size_t count = 0;
+      for (const auto& c : arch::cpus())
+        if (arch::legal(c, k)) ++count, on += (on.empty() ? "" : ",") + std::string(c.name);
+      t.row({k.name(), count == n ? "all CPUs" : count == 0 ? "none" : on});
+    }
+    fmt::print("{}", t.str());
+  } else if (what == "patches") {
+    if (as_json) {
+      json a = json::array();
+      for (const auto& p : arch::patches) a.push_back(patch_json(p));
+      return print_json(a);
+    }
+    for (const auto& p : arch::patches) {
+      fmt::print("{}  {}\n  {} -> {}  mechanism: {}\n  {}\n  claims:", p.id, p.title, p.before.str(),
+                 p.after.str(), mechanism_name(p.mechanism), p.why);
+      for (auto c : p.claims)
+        if (!c.empty()) fmt::print(" {}", c);
+      fmt::print("\n\n");
+    }
+  } else {  // combos
+    if (as_json) {
+      json a = json::array();
+      for (const auto& c : arch::combos()) a.push_back(json{{"cpu", c.cpu.name}, {"config", c.cfg.name()}});
+      return print_json(a);
+    }
+    Table t({"cpu", "config"});
+    for (const auto& c : arch::combos()) t.row({std::string(c.cpu.name), c.cfg.name()});
+    fmt::print("{}{} combinations\n", t.str(), arch::combos().size());
+  }
+}
+
+}  // namespace
+
+void add_list(CLI::App& app) {
+  struct Opts {
+    std::string what;
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand("list", "List CPUs, configurations, patches or legal CPU x config combinations");
+  sub->add_option("what", o->what, "cpus | configs | patches | combos")
+      ->required()
+      ->check(CLI::IsMember({"cpus", "configs", "patches", "combos"}));
+  sub->add_flag("--json", o->json, "JSON output");
+  sub->callback([o] { list(o->what, o->json); });
+}
+
+}  // namespace kacct::cli

@@ -1,0 +1,138 @@
+// kacct prove / kacct validate: front ends of proofs::prove() and proofs::validate().
+#include <fmt/format.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "common.hpp"
+#include "proofs/verdict.hpp"
+
+namespace kacct::cli {
+namespace {
+using json = nlohmann::ordered_json;
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : std::string(sep)) + x;
+  return s;
+}
+
+std::string known_patches() {
+  std::string s;
+  for (const auto& p : arch::patches) s += fmt::format("\n  {}  {}", p.id, p.title);
+  return s;
+}
+
+// A counterexample trace, indented; long ones (tens of thousands of ticks) are cut in the
+// middle: the full text is in --json.
+void print_trace(const std::string& ce, std::string_view indent) {
+  std::vector<std::string_view> lines;
+  std::string_view v(ce);
+  while (!v.empty()) {
+    auto end = v.find('\n');
+    lines.push_back(v.substr(0, end));
+    if (end == std::string_view::npos) break;
+    v.remove_prefix(end + 1);
+  }
+  constexpr std::size_t kHead = 40, kTail = 10;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines.size() > kHead + kTail + 1 && i == kHead) {
+      fmt::print("{}... {} lines omitted (--json has the full trace)\n", indent, lines.size() - kHead - kTail);
+      i = lines.size() - kTail - 1;
+      continue;
+    }
+    fmt::print("{}{}\n", indent, lines[i]);
+  }
+}
+
+void prove_cmd(const std::string& model, unsigned timeout, bool as_json) {
+  if (!model.empty()) {
+    auto models = proofs::proof_models();
+    if (std::find(models.begin(), models.end(), model) == models.end())
+      throw Failure(fmt::format("unknown proof model '{}'; known: {}", model, join(models, ", ")));
+  }
+  const auto results = proofs::prove({model, timeout});
+  proofs::Verdict w = proofs::Verdict::Holds;
+  for (const auto& r : results) w = proofs::worst(w, r.verdict);
+  if (as_json) {
+    json a = json::array();
+    for (const auto& r : results) a.push_back(r.json());
+    print_json(a);
+  } else {
+    Table t({"name", "verdict", "seconds", "approximations"}, {false, false, true, false});
+    for (const auto& r : results)
+      t.row({r.name, proofs::name(r.verdict), fmt::format("{:.2f}", r.seconds), join(r.approximations, "; ")});
+    fmt::print("{}", t.str());
+    for (const auto& r : results)
+      if (r.verdict != proofs::Verdict::Holds) {
+        fmt::print("\n{}: {}: {}\n", r.name, proofs::name(r.verdict), r.detail);
+        if (r.counterexample) {
+          fmt::print("  counterexample:\n");
+          print_trace(*r.counterexample, "    ");
+        }
+      }
+    fmt::print("\n{} obligations, worst verdict: {}\n", results.size(), proofs::name(w));
+  }
+  if (w != proofs::Verdict::Holds) throw Exit{proofs::exit_code(w)};
+}
+
+void validate_cmd(const std::vector<std::string>& ids, unsigned timeout, bool as_json) {
+  for (const auto& id : ids)
+    if (!arch::find_patch(id))
+      throw Failure(fmt::format("unknown patch id '{}' (give >= 7 hex digits); known patches:{}", id, known_patches()));
+  std::vector<proofs::PatchReport> reports;
+  try {
+    reports = proofs::validate({ids, timeout});
+  } catch (const std::invalid_argument& e) {
+    throw Failure(fmt::format("{}; known patches:{}", e.what(), known_patches()));
+  }
+  proofs::Verdict w = proofs::Verdict::Holds;
+  for (const auto& r : reports) w = proofs::worst(w, r.worst());
+  if (as_json) {
+    json a = json::array();
+    for (const auto& r : reports) a.push_back(r.json());
+    print_json(a);
+  } else {
+    for (const auto& r : reports) {
+      fmt::print("{}  {}\n  {} -> {}: {}\n", r.patch, r.title, r.before, r.after, proofs::name(r.worst()));
+      for (const auto& c : r.claims) {
+        fmt::print("  - {}: {} ({:.2f} s)\n", c.name, proofs::name(c.verdict), c.seconds);
+        if (!c.detail.empty()) fmt::print("      {}\n", c.detail);
+        for (const auto& a : c.approximations) fmt::print("      approximation: {}\n", a);
+        if (c.verdict == proofs::Verdict::Violated && c.counterexample) {
+          fmt::print("      counterexample:\n");
+          print_trace(*c.counterexample, "        ");
+        }
+      }
+      fmt::print("\n");
+    }
+    fmt::print("{} patches, worst verdict: {}\n", reports.size(), proofs::name(w));
+  }
+  if (w != proofs::Verdict::Holds) throw Exit{proofs::exit_code(w)};
+}
+
+}  // namespace
+
+void add_proofs(CLI::App& app) {
+  struct Opts {
+    std::string model;
+    unsigned timeout = 30000;
+    bool json = false;
+    std::vector<std::string> patches;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* prove = app.add_subcommand("prove", "Prove the spec invariants of the models (Z3); exit = worst verdict");
+  prove->add_option("--model", o->model, "tick | cputime_adjust | division (default: all)");
+  prove->add_option("--timeout-ms", o->timeout, "solver timeout per obligation")->check(CLI::Range(1u, 86'400'000u));
+  prove->add_flag("--json", o->json, "JSON output: a list of Result::json()");
+  prove->callback([o] { prove_cmd(o->model, o->timeout, o->json); });
+
+  auto p = std::make_shared<Opts>();
+  auto* val = app.add_subcommand("validate", "Check the claims of kernel patches (arch/patches.hpp)");
+  val->add_option("PATCH", p->patches, "patch ids (>= 7 hex digits; default: all)");
+  val->add_option("--timeout-ms", p->timeout, "solver timeout per claim")->check(CLI::Range(1u, 86'400'000u));
+  val->add_flag("--json", p->json, "JSON output: a list of PatchReport::json()");
+  val->callback([p] { validate_cmd(p->patches, p->timeout, p->json); });
+}
+
+}  // namespace kacct::cli

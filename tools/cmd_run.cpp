@@ -1,0 +1,320 @@
+// kacct run / kacct check: replay a trace on one CPU model and configuration, compare with the
+// ground truth, or evaluate every spec invariant after every event.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "common.hpp"
+#include "model/domain/reflect.hpp"
+#include "model/sim/machine.hpp"
+#include "model/trace/ledger.hpp"
+
+namespace kacct::cli {
+namespace {
+using json = nlohmann::ordered_json;
+using trace::Bucket;
+using trace::ReadKind;
+
+constexpr std::uint64_t kNsPerUserTick = 10'000'000;  // NSEC_PER_SEC / USER_HZ (100)
+
+std::int64_t diff(std::uint64_t model, std::uint64_t truth) {
+  // Signed model - truth; saturates instead of overflowing on absurd traces.
+  if (model >= truth) {
+    const std::uint64_t d = model - truth;
+    return d > std::uint64_t(INT64_MAX) ? INT64_MAX : std::int64_t(d);
+  }
+  const std::uint64_t d = truth - model;
+  return d > std::uint64_t(INT64_MAX) ? INT64_MIN : -std::int64_t(d);
+}
+std::string sdiff(std::int64_t d) { return d > 0 ? fmt::format("+{}", d) : fmt::format("{}", d); }
+
+// The kernel's user/nice columns include guest/guest_nice; the ledger keeps them apart
+// (docs/trace-format.md section 5). Truth in the kernel's view, per bucket:
+std::uint64_t truth_kernel_view(const std::array<std::uint64_t, trace::kBuckets>& t, unsigned b) {
+  if (b == model::USER) return t[size_t(Bucket::User)] + t[size_t(Bucket::Guest)];
+  if (b == model::NICE) return t[size_t(Bucket::Nice)] + t[size_t(Bucket::GuestNice)];
+  return t[b];  // same order as enum cpu_usage_stat
+}
+
+struct ReadUnit {
+  const char* unit;
+  std::uint64_t div;
+};
+ReadUnit read_unit(ReadKind k) {
+  switch (k) {
+    case ReadKind::ProcStat:
+    case ReadKind::TaskStat: return {"clock_ticks", kNsPerUserTick};
+    case ReadKind::RusageSelf:
+    case ReadKind::RusageThread: return {"us", 1000};
+    case ReadKind::ThreadCputime:
+    case ReadKind::ProcessCputime: return {"ns", 1};
+  }
+  return {"ns", 1};
+}
+bool clock_read(ReadKind k) { return k == ReadKind::ThreadCputime || k == ReadKind::ProcessCputime; }
+
+// Task truth mapped onto the task's counters: what the task itself did.
+struct TaskTruthView {
+  std::uint64_t utime, stime, gtime, rtime;
+};
+TaskTruthView task_truth(const trace::TaskTruth& t) {
+  return {t.user + t.guest, t.system, t.guest, t.user + t.system + t.guest};
+}
+
+struct RunInput {
+  arch::CpuFacts cpu;
+  arch::Config cfg;
+  Loaded trace;
+  sim::Program prog;
+};
+
+sim::Program compile_or_exit(const Loaded& l) {
+  auto p = sim::compile(l.trace);
+  if (!p) {
+    const auto& e = p.error();
+    fmt::print(stderr, "{}:{}: {}\n", l.name, e.line, e.message);
+    throw Exit{kExitUsage};
+  }
+  return std::move(p).value();
+}
+
+arch::CpuFacts pick_cpu(const std::string& opt, const Loaded& l) {
+  if (!opt.empty()) {
+    auto c = resolve_cpu(opt);
+    if (l.trace.header.cpu_model != c.name)
+      fmt::print(stderr, "kacct: note: {} was recorded on '{}'; modelling it as {}\n", l.name,
+                 l.trace.header.cpu_model, c.name);
+    return c;
+  }
+  if (auto c = arch::find_cpu(l.trace.header.cpu_model)) return *c;
+  throw Failure(fmt::format("the trace's CPU '{}' is not in the table; pass --cpu (see `kacct list cpus`)",
+                            l.trace.header.cpu_model));
+}
+
+void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::string& path, bool as_json) {
+  Loaded l = load_trace(path);
+  const auto cpu = pick_cpu(cpu_opt, l);
+  const auto cfg = resolve_config(cfg_opt);
+  require_legal(cpu, cfg);
+  const auto prog = compile_or_exit(l);
+  const auto r = sim::run(prog, sim::model_cfg(cpu, cfg), {.check = false});
+  auto truth_r = trace::ground_truth(l.trace);
+  if (!truth_r) throw Failure(fmt::format("{}: ground truth: {}", l.name, truth_r.error().to_string()));
+  const auto& truth = truth_r.value();
+  const auto ncpus = prog.header.ncpus;
+  const auto& names = model::usage_names;
+
+  if (as_json) {
+    json j;
+    j["cpu"] = cpu.name;
+    j["config"] = cfg.name();
+    j["trace"] = l.name;
+    j["events"] = r.events;
+    j["end_ts"] = truth.end_ts;
+    json cpus = json::array();
+    for (std::uint32_t c = 0; c < ncpus; ++c) {
+      json ns = json::object(), ticks = json::object();
+      for (unsigned b = 0; b < model::NR_STATS; ++b) {
+        ns[names[b]] = r.cpus[c].cpustat[b];
+        ticks[names[b]] = r.cpus[c].cpustat[b] / kNsPerUserTick;
+      }
+      cpus.push_back(json{{"cpu", c}, {"cpustat_ns", ns}, {"cpustat_ticks", ticks}, {"state", to_json(r.cpus[c])}});
+    }
+    j["cpus"] = cpus;
+    json tasks = json::array();
+    for (std::size_t i = 0; i < prog.tasks.size(); ++i) {
+      const auto& ti = prog.tasks[i];
+      const auto& t = r.tasks[i];
+      tasks.push_back(json{{"tid", ti.tid}, {"pid", ti.pid}, {"comm", ti.comm}, {"idle", i < ncpus},
+                           {"kthread", ti.kthread}, {"nice", ti.nice}, {"utime", t.utime}, {"stime", t.stime},
+                           {"gtime", t.gtime}, {"rtime", t.sum_exec_runtime}, {"state", to_json(t)}});
+    }
+    j["tasks"] = tasks;
+    json reads = json::array();
+    for (const auto& rd : r.reads) {
+      const auto u = read_unit(rd.kind);
+      json x{{"id", rd.id}, {"kind", trace::name(rd.kind)}, {"tid", rd.tid}, {"ts", rd.ts}, {"line", rd.line},
+             {"utime_ns", rd.utime}, {"stime_ns", rd.stime}, {"rtime_ns", rd.rtime}, {"unit", u.unit}};
+      if (clock_read(rd.kind)) x["value"] = rd.rtime;
+      else x["utime"] = rd.utime / u.div, x["stime"] = rd.stime / u.div;
+      reads.push_back(x);
+    }
+    j["reads"] = reads;
+    json tc = json::array(), tt = json::array();
+    for (std::uint32_t c = 0; c < ncpus; ++c) {
+      json b = json{{"cpu", c}};
+      for (size_t k = 0; k < trace::kBuckets; ++k) b[std::string(trace::name(Bucket(k)))] = truth.cpu[c][k];
+      tc.push_back(b);
+    }
+    for (const auto& [tid, t] : truth.task)
+      tt.push_back(json{{"tid", tid}, {"user", t.user}, {"system", t.system}, {"guest", t.guest}, {"irq", t.irq},
+                        {"softirq", t.softirq}, {"steal", t.steal}});
+    j["truth"] = json{{"end_ts", truth.end_ts}, {"cpus", tc}, {"tasks", tt}};
+    json ec = json::array(), et = json::array();
+    for (std::uint32_t c = 0; c < ncpus; ++c) {
+      json b = json{{"cpu", c}};
+      for (unsigned k = 0; k < model::NR_STATS; ++k)
+        b[names[k]] = diff(r.cpus[c].cpustat[k], truth_kernel_view(truth.cpu[c], k));
+      ec.push_back(b);
+    }
+    for (std::size_t i = ncpus; i < prog.tasks.size(); ++i) {
+      auto it = truth.task.find(prog.tasks[i].tid);
+      if (it == truth.task.end()) continue;
+      const auto v = task_truth(it->second);
+      const auto& t = r.tasks[i];
+      et.push_back(json{{"tid", prog.tasks[i].tid}, {"utime", diff(t.utime, v.utime)},
+                        {"stime", diff(t.stime, v.stime)}, {"gtime", diff(t.gtime, v.gtime)},
+                        {"rtime", diff(t.sum_exec_runtime, v.rtime)}});
+    }
+    j["error"] = json{{"cpus", ec}, {"tasks", et}};
+    j["obligations_failed"] = r.obligations_failed;
+    print_json(j);
+    return;
+  }
+
+  fmt::print("{}: {} events, {} CPUs, end_ts {} ns\nmodel: {} {}\n\n", l.name, r.events, ncpus, truth.end_ts,
+             cpu.name, cfg.name());
+  // Per-CPU kcpustat: model ns, USER_HZ ticks, truth (kernel view), error.
+  {
+    std::vector<std::string> h{"cpu", "bucket", "model ns", "ticks", "truth ns", "error ns"};
+    Table t(h, {true, false, true, true, true, true});
+    for (std::uint32_t c = 0; c < ncpus; ++c)
+      for (unsigned k = 0; k < model::NR_STATS; ++k) {
+        const auto m = r.cpus[c].cpustat[k];
+        const auto tv = truth_kernel_view(truth.cpu[c], k);
+        t.row({k == 0 ? std::to_string(c) : "", names[k], std::to_string(m), std::to_string(m / kNsPerUserTick),
+               std::to_string(tv), sdiff(diff(m, tv))});
+      }
+    fmt::print("kcpustat (ticks at USER_HZ=100; truth user/nice include guest/guest_nice as the kernel does)\n{}\n",
+               t.str("  "));
+  }
+  {
+    Table t({"tid", "pid", "comm", "utime", "stime", "gtime", "rtime", "err utime", "err stime", "err gtime",
+             "err rtime"},
+            {true, true, false, true, true, true, true, true, true, true, true});
+    for (std::size_t i = 0; i < prog.tasks.size(); ++i) {
+      const auto& ti = prog.tasks[i];
+      const auto& m = r.tasks[i];
+      std::vector<std::string> row{std::to_string(ti.tid), std::to_string(ti.pid), ti.comm,
+                                   std::to_string(m.utime), std::to_string(m.stime), std::to_string(m.gtime),
+                                   std::to_string(m.sum_exec_runtime)};
+      auto it = i < ncpus ? truth.task.end() : truth.task.find(ti.tid);
+      if (it != truth.task.end()) {
+        const auto v = task_truth(it->second);
+        row.push_back(sdiff(diff(m.utime, v.utime)));
+        row.push_back(sdiff(diff(m.stime, v.stime)));
+        row.push_back(sdiff(diff(m.gtime, v.gtime)));
+        row.push_back(sdiff(diff(m.sum_exec_runtime, v.rtime)));
+      } else {
+        row.insert(row.end(), 4, "-");
+      }
+      t.row(std::move(row));
+    }
+    fmt::print("tasks (ns; error = model - truth, truth utime = user+guest, stime = system, rtime = user+system+guest)\n{}\n",
+               t.str("  "));
+  }
+  {
+    Table t({"tid", "user", "system", "guest", "irq", "softirq", "steal"}, {true, true, true, true, true, true, true});
+    for (const auto& [tid, v] : truth.task)
+      t.row({std::to_string(tid), std::to_string(v.user), std::to_string(v.system), std::to_string(v.guest),
+             std::to_string(v.irq), std::to_string(v.softirq), std::to_string(v.steal)});
+    fmt::print("ground truth per task (ns, time the task was current)\n{}\n", t.str("  "));
+  }
+  if (!r.reads.empty()) {
+    Table t({"id", "line", "ts", "kind", "tid", "utime ns", "stime ns", "rtime ns", "result"},
+            {true, true, true, false, true, true, true, true, false});
+    for (const auto& rd : r.reads) {
+      const auto u = read_unit(rd.kind);
+      std::string res = clock_read(rd.kind)
+                            ? fmt::format("{} ns", rd.rtime)
+                            : fmt::format("utime={} stime={} {}", rd.utime / u.div, rd.stime / u.div, u.unit);
+      t.row({std::to_string(rd.id), std::to_string(rd.line), std::to_string(rd.ts), std::string(trace::name(rd.kind)),
+             std::to_string(rd.tid), std::to_string(rd.utime), std::to_string(rd.stime), std::to_string(rd.rtime),
+             res});
+    }
+    fmt::print("reads\n{}\n", t.str("  "));
+  }
+  for (const auto& o : r.obligations_failed) fmt::print("warning: obligation failed: {}\n", o);
+}
+
+// One check; returns the message (empty if clean).
+std::string check_one(const Loaded& l, const sim::Program& prog, const arch::CpuFacts& cpu, const arch::Config& cfg,
+                      bool quote) {
+  const auto r = sim::run(prog, sim::model_cfg(cpu, cfg), {.check = true, .stop_at_violation = true});
+  if (r.violation) {
+    const auto& v = *r.violation;
+    std::string s = fmt::format("{}:{}: invariant {} violated: {}", l.name, v.line, v.invariant, v.detail);
+    if (quote)
+      if (auto src = l.line(v.line); !src.empty()) s += fmt::format("\n  {}", src);
+    return s;
+  }
+  if (!r.obligations_failed.empty()) {
+    std::string s = fmt::format("{}: obligation failed:", l.name);
+    for (const auto& o : r.obligations_failed) s += " " + o;
+    return s;
+  }
+  return {};
+}
+
+void check_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::string& path, bool all) {
+  Loaded l = load_trace(path);
+  const auto prog = compile_or_exit(l);
+  if (!all) {
+    if (cfg_opt.empty()) throw Failure("check: --config is required unless --all-configs is given");
+    const auto cpu = pick_cpu(cpu_opt, l);
+    const auto cfg = resolve_config(cfg_opt);
+    require_legal(cpu, cfg);
+    auto msg = check_one(l, prog, cpu, cfg, true);
+    if (msg.empty()) {
+      fmt::print("{}: ok ({} {}, {} events, every invariant holds after every event)\n", l.name, cpu.name,
+                 cfg.name(), prog.events.size());
+      return;
+    }
+    fmt::print("{}\n", msg);
+    throw Exit{kExitViolation};
+  }
+  if (!cfg_opt.empty()) throw Failure("check: --config and --all-configs are exclusive");
+  std::vector<arch::Combo> todo;
+  if (!cpu_opt.empty()) {
+    const auto cpu = resolve_cpu(cpu_opt);
+    for (const auto& k : arch::configs())
+      if (arch::legal(cpu, k)) todo.push_back({cpu, k});
+  } else {
+    todo = arch::combos();
+  }
+  std::size_t bad = 0;
+  for (const auto& c : todo) {
+    auto msg = check_one(l, prog, c.cpu, c.cfg, false);
+    if (!msg.empty()) ++bad;
+    fmt::print("{} {}: {}\n", c.cpu.name, c.cfg.name(), msg.empty() ? "ok" : msg);
+  }
+  fmt::print("{} of {} combinations violated\n", bad, todo.size());
+  if (bad) throw Exit{kExitViolation};
+}
+
+}  // namespace
+
+void add_run(CLI::App& app) {
+  struct Opts {
+    std::string cpu, config, trace;
+    bool json = false, all = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* run = app.add_subcommand("run", "Replay a trace on one CPU and config; print buckets, reads, truth and error");
+  run->add_option("--cpu", o->cpu, "CPU model (default: the trace's cpu line; see `kacct list cpus`)");
+  run->add_option("--config", o->config, "configuration, e.g. 6.6-tick-irqtime-hz250 (`kacct list configs`)")
+      ->required();
+  run->add_option("TRACE", o->trace, "trace file, or - for stdin")->required();
+  run->add_flag("--json", o->json, "JSON output (schema: docs/cli.md)");
+  run->callback([o] { run_cmd(o->cpu, o->config, o->trace, o->json); });
+
+  auto p = std::make_shared<Opts>();
+  auto* check = app.add_subcommand("check", "Replay a trace checking every invariant after every event");
+  check->add_option("--cpu", p->cpu, "CPU model (default: the trace's cpu line; with --all-configs: every CPU)");
+  check->add_option("--config", p->config, "configuration (`kacct list configs`)");
+  check->add_option("TRACE", p->trace, "trace file, or - for stdin")->required();
+  check->add_flag("--all-configs", p->all, "check every legal config of --cpu, or every legal combination");
+  check->callback([p] { check_cmd(p->cpu, p->config, p->trace, p->all); });
+}
+
+}  // namespace kacct::cli

@@ -1,0 +1,76 @@
+// Shared helpers of the kacct subcommands: exit codes, trace loading, CPU/config resolution,
+// aligned text tables.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arch/registry.hpp"
+#include "model/trace/trace.hpp"
+
+namespace kacct::cli {
+
+// Exit codes: 0 ok / holds, 1 violation, 2 unknown (proofs), 3 usage or input error.
+inline constexpr int kExitOk = 0, kExitViolation = 1, kExitUnknown = 2, kExitUsage = 3;
+
+// Thrown by subcommands for a user-facing error; main prints "kacct: <msg>" and exits `code`.
+struct Failure : std::runtime_error {
+  int code;
+  explicit Failure(std::string msg, int c = kExitUsage) : std::runtime_error(std::move(msg)), code(c) {}
+};
+// Thrown when the message was already printed (e.g. trace errors with their own format).
+struct Exit {
+  int code;
+};
+
+// A trace as read from a path or "-" (stdin): the text (kept for quoting lines) and its name.
+struct Loaded {
+  std::string name;  // path, or "<stdin>"
+  std::string text;
+  trace::Trace trace;
+  std::string line(std::uint32_t n) const;  // source line n (1-based), without "\n"; "" if none
+};
+// Reads and loads (parse + validate) the trace. On error prints "NAME:LINE:COL: message" to
+// stderr and throws Exit{3}.
+Loaded load_trace(const std::string& path);
+
+// --cpu / --config resolution with Kconfig reasons.
+arch::CpuFacts resolve_cpu(const std::string& name);
+arch::Config resolve_config(const std::string& name);
+// Why `cfg` is not legal on `cpu` (empty if it is legal).
+std::string illegal_reason(const arch::CpuFacts& cpu, const arch::Config& cfg);
+void require_legal(const arch::CpuFacts& cpu, const arch::Config& cfg);
+
+std::string_view isa_name(arch::Isa);
+std::string_view platform_name(arch::Platform);
+std::string_view mechanism_name(arch::Mechanism);
+std::string_view accounting_name(arch::Accounting);
+
+// Aligned text table (right-aligned columns are the numeric ones).
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers, std::vector<bool> right = {});
+  void row(std::vector<std::string> cells);
+  std::string str(std::string_view indent = "") const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<bool> right_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+void print_json(const nlohmann::ordered_json&);
+
+// Subcommand registration (each file owns one group).
+void add_list(CLI::App&);
+void add_run(CLI::App&);    // run + check
+void add_proofs(CLI::App&); // prove + validate
+void add_gen(CLI::App&);
+
+}  // namespace kacct::cli
