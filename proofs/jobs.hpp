@@ -14,7 +14,8 @@ namespace kacct::proofs {
 using CpuMutation = std::function<void(Symbolic&, model::CpuAcct<Symbolic>&)>;
 using AdjustMutation = std::function<void(Symbolic&, model::PrevCputime<Symbolic>&)>;
 
-std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate = {});
+// `hzs` empty: every HZ value of the table.
+std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate = {}, std::vector<unsigned> hzs = {});
 std::vector<Result> cputime_jobs(unsigned timeout_ms, const AdjustMutation& mutate = {});
 std::vector<Result> division_jobs(unsigned timeout_ms);
 
