@@ -181,7 +181,7 @@ Result job(const std::string& name, const std::vector<Inv>& invs, const Family& 
       auto oks = run_case(d, cs.step, invs, cfg, cs.x, cs.cls, c, p, arg, mut);
       z3::expr all = ctx.bool_val(true);
       for (const auto& ok : oks) all = all && ok.e();
-      for (const auto& o : d.obligations) as.push_back(!o.violated);  // obligations are jobs of their own
+      for (const auto& o : d.obligations) all = all && !o.violated;  // a failing obligation fails the job
       ++queries;
       auto res = solve(ctx, as, !all, timeout_ms);
       if (std::getenv("KACCT_PROOF_TIMES"))  // diagnostics for whoever tunes the proofs
@@ -222,7 +222,8 @@ Result job(const std::string& name, const std::vector<Inv>& invs, const Family& 
       return r;
     }
   }
-  r.detail = fmt::format("{}: {} queries ({} cases x {} HZ values), all unsat", names(invs), queries, cases.size(), hzs.size());
+  if (r.verdict == Verdict::Holds)
+    r.detail = fmt::format("{}: {} queries ({} cases x {} HZ values), all unsat", names(invs), queries, cases.size(), hzs.size());
   return r;
 }
 

@@ -60,7 +60,7 @@ TEST(ProofsDivision, FactsAndOvershoots) {
 // does not finish at 64 bits within the budget: it must be unknown (never violated, never
 // error); the property tests check it after every event. Every other job must hold.
 TEST(ProofsTick, EveryStepInvariantHolds) {
-  for (const auto& r : tick_jobs(10000, {}, {300})) {
+  for (const auto& r : tick_jobs(30000, {}, {300})) {
     const bool hard = r.name.rfind("tick.account_idle_ticks.monotonic[", 0) == 0 && r.name != "tick.account_idle_ticks.monotonic[noirqtime]";
     if (hard) EXPECT_TRUE(r.verdict == Verdict::Holds || r.verdict == Verdict::Unknown) << r.name << ": " << r.detail;
     else EXPECT_EQ(r.verdict, Verdict::Holds) << r.name << ": " << r.detail;
