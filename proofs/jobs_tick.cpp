@@ -255,8 +255,13 @@ std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate, st
       const bool uses_hz = cs.front().step == Step::Tick || cs.front().step == Step::IdleTicks;
       const std::vector<unsigned> h = uses_hz ? hzs : std::vector<unsigned>{hzs.front()};
       // One invariant per query: the conjunction is much slower to bit-blast than its parts.
-      for (Inv i : invs)
-        out.push_back(job(fmt::format("tick.{}.{}[{}]", step, inv_name(i), fam.name()), {i}, fam, cs, timeout_ms, mutate, h));
+      for (Inv i : invs) {
+        // Monotonicity of a product with a symbolic tick count (with steal or irq time) does not
+        // finish at 64 bits (measured: unknown after 60 s); give it 5 s and report unknown.
+        const bool product = cs.front().step == Step::IdleTicks && i == Inv::Monotonic && (fam.steal || fam.irq_time);
+        out.push_back(job(fmt::format("tick.{}.{}[{}]", step, inv_name(i), fam.name()), {i}, fam, cs,
+                          product ? std::min(timeout_ms, 5000u) : timeout_ms, mutate, h));
+      }
     };
     add("account_process_tick", {Inv::TickConserves, Inv::TickAttributed, Inv::StealAccounted, Inv::IrqPending, Inv::Monotonic}, tick_cases);
     add("account_idle_ticks", {Inv::TickConserves, Inv::StealAccounted, Inv::IrqPending, Inv::Monotonic}, idle_cases);
