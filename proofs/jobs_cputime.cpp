@@ -31,7 +31,7 @@ const char* div_name(ScaleDiv s) {
   switch (s) {
     case ScaleDiv::Loop32: return "scale_stime 32-bit loop";
     case ScaleDiv::Exact128: return "exact 128-bit mul_u64_u64_div_u64";
-    case ScaleDiv::Generic2020: return "generic mul_u64_u64_div_u64 (5.9-6.11)";
+    case ScaleDiv::Generic2020: return "generic mul_u64_u64_div_u64 (3dc167ba5729 until b29a62d87cc0)";
     case ScaleDiv::Abstract: return "abstract";
   }
   return "?";
@@ -239,7 +239,7 @@ static std::vector<Result> obligation_jobs(unsigned timeout_ms) {
     make_fresh(d, in, "in");
     cputime_adjust(d, AdjustCfg{era, ScaleDiv::Abstract}, in, prev);  // quotient fits: division.exact_facts
     Result r;
-    r.name = fmt::format("cputime_adjust.obligations[era {}]", int(era));
+    r.name = fmt::format("cputime_adjust.obligations[era {}]", int(era));  // AdjustEra order
     r.verdict = Verdict::Holds;
     r.approximations = {"stime + utime does not wrap at 2^64", "quotient-fits obligation of the 128-bit division covered by division.exact_facts"};
     std::vector<z3::expr> as = {z3::bvadd_no_overflow(in.stime.e(), in.utime.e(), false)};
@@ -263,8 +263,9 @@ std::vector<Result> cputime_jobs(unsigned timeout_ms, const AdjustMutation& muta
     const char* name;
     AdjustEra era;
   };
-  for (Era e : {Era{"<=4.2", AdjustEra::PerFieldMax}, {"4.3-4.6", AdjustEra::GotoUpdate},
-                {"4.7-6.10", AdjustEra::ClampAlways}, {"6.11+", AdjustEra::ClampToRtime}})
+  // Eras are named by the patch that opens them (arch/patches.hpp has their releases).
+  for (Era e : {Era{"before 9d7fb0427648", AdjustEra::PerFieldMax}, {"9d7fb0427648", AdjustEra::GotoUpdate},
+                {"173be9a14f7b", AdjustEra::ClampAlways}, {"77baa5bafcbe", AdjustEra::ClampToRtime}})
     for (ScaleDiv div : {ScaleDiv::Loop32, ScaleDiv::Exact128, ScaleDiv::Generic2020}) {
       for (const char* claim : {"cputime_adjust.monotonic", "cputime_adjust.sum_is_rtime", "cputime_adjust.stime_le_rtime"}) {
         auto r = adjust_claim(claim, {e.era, div}, timeout_ms, mutate);
