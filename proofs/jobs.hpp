@@ -1,6 +1,7 @@
 // Proof jobs, generated from the arch/ table. Each job is named "<model>.<invariant>[<case>]".
 #pragma once
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "model/cputime/cputime_adjust.hpp"
@@ -14,8 +15,10 @@ namespace kacct::proofs {
 using CpuMutation = std::function<void(Symbolic&, model::CpuAcct<Symbolic>&)>;
 using AdjustMutation = std::function<void(Symbolic&, model::PrevCputime<Symbolic>&)>;
 
-// `hzs` empty: every HZ value of the table.
-std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate = {}, std::vector<unsigned> hzs = {});
+// `hzs` empty: every HZ value of the table; `only_step` empty: every step (else e.g.
+// "account_process_tick").
+std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate = {}, std::vector<unsigned> hzs = {},
+                              const std::string& only_step = {});
 std::vector<Result> cputime_jobs(unsigned timeout_ms, const AdjustMutation& mutate = {});
 std::vector<Result> division_jobs(unsigned timeout_ms);
 

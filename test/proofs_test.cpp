@@ -72,12 +72,12 @@ TEST(ProofsTick, BrokenVariantsAreCaught) {
   // Steal taken from prev_steal_time without reaching cpustat[STEAL].
   auto lost = [](Symbolic& d, CpuAcct<Symbolic>& c) { c.prev_steal_time = d.add(c.prev_steal_time, d.lit<64>(1)); };
   bool conserves = false, attributed = false, steal = false;
-  for (const auto& r : tick_jobs(30000, twice))
+  for (const auto& r : tick_jobs(30000, twice, {}, "account_process_tick"))
     if (r.name.rfind("tick.account_process_tick", 0) == 0 && r.verdict == Verdict::Violated) {
       conserves |= r.detail.find("tick_conserves") != std::string::npos;
       attributed |= r.detail.find("tick_attributed") != std::string::npos;
     }
-  for (const auto& r : tick_jobs(30000, lost))
+  for (const auto& r : tick_jobs(30000, lost, {}, "account_process_tick"))
     if (r.name.rfind("tick.account_process_tick", 0) == 0 && r.verdict == Verdict::Violated)
       steal |= r.detail.find("steal_accounted") != std::string::npos;
   EXPECT_TRUE(conserves);
