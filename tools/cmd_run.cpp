@@ -274,21 +274,21 @@ void check_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std
     throw Exit{kExitViolation};
   }
   if (!cfg_opt.empty()) throw Failure("check: --config and --all-configs are exclusive");
-  std::vector<arch::Combo> todo;
+  std::vector<arch::Combo> combos_to_check;
   if (!cpu_opt.empty()) {
     const auto cpu = resolve_cpu(cpu_opt);
     for (const auto& k : arch::configs())
-      if (arch::legal(cpu, k)) todo.push_back({cpu, k});
+      if (arch::legal(cpu, k)) combos_to_check.push_back({cpu, k});
   } else {
-    todo = arch::combos();
+    combos_to_check = arch::combos();
   }
   std::size_t bad = 0;
-  for (const auto& c : todo) {
+  for (const auto& c : combos_to_check) {
     auto msg = check_one(l, prog, c.cpu, c.cfg, false);
     if (!msg.empty()) ++bad;
     fmt::print("{} {}: {}\n", c.cpu.name, c.cfg.name(), msg.empty() ? "ok" : msg);
   }
-  fmt::print("{} of {} combinations violated\n", bad, todo.size());
+  fmt::print("{} of {} combinations violated\n", bad, combos_to_check.size());
   if (bad) throw Exit{kExitViolation};
 }
 
