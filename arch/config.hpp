@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "arch/cpus.hpp"
 #include "arch/version.hpp"
@@ -45,12 +46,17 @@ constexpr bool have_paravirt_steal(const CpuFacts& c, Accounting acct) {
   return c.isa == Isa::X86_64 || (c.platform == Platform::PPC_BOOK3S_64 && acct == Accounting::Gen);
 }
 
-// Is `cfg` a configuration the kernel's Kconfig allows for this CPU?
-constexpr bool legal(const CpuFacts& c, const Config& cfg) {
-  if (cfg.acct != Accounting::Tick) return false;  // native and gen: later models
-  if (cfg.irq_time && !have_irq_time_accounting(c)) return false;
-  if (cfg.steal && !have_paravirt_steal(c, cfg.acct)) return false;
-  return true;
+// Why the kernel's Kconfig (or the model's coverage) rejects `cfg` on this CPU; empty if legal.
+constexpr std::string_view illegal_reason(const CpuFacts& c, const Config& cfg) {
+  if (cfg.acct != Accounting::Tick) return "only TICK_CPU_ACCOUNTING is modelled so far (native and gen vtime: later models)";
+  if (cfg.irq_time && !have_irq_time_accounting(c))
+    return "IRQ_TIME_ACCOUNTING depends on HAVE_IRQ_TIME_ACCOUNTING, which this CPU's arch does not select";
+  if (cfg.steal && !have_paravirt_steal(c, cfg.acct))
+    return "PARAVIRT_TIME_ACCOUNTING (steal) needs x86 PARAVIRT, or on powerpc pseries PPC_SPLPAR, which selects it "
+           "only if VIRT_CPU_ACCOUNTING_GEN";
+  return {};
 }
+// Is `cfg` a configuration the kernel's Kconfig allows for this CPU?
+constexpr bool legal(const CpuFacts& c, const Config& cfg) { return illegal_reason(c, cfg).empty(); }
 
 }  // namespace kacct::arch

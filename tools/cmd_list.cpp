@@ -27,7 +27,7 @@ json config_json(const arch::Config& k) {
   json legal = json::object(), why = json::object();
   for (const auto& c : arch::cpus()) {
     legal[std::string(c.name)] = arch::legal(c, k);
-    if (auto r = illegal_reason(c, k); !r.empty()) why[std::string(c.name)] = r;
+    if (auto r = cli::illegal_reason(c, k); !r.empty()) why[std::string(c.name)] = r;
   }
   return json{{"name", k.name()},   {"version", k.version.str()}, {"accounting", accounting_name(k.acct)},
               {"irq_time", k.irq_time}, {"steal", k.steal},        {"hz", k.hz},

@@ -93,27 +93,13 @@ arch::Config resolve_config(const std::string& name) {
 
 // Mirrors arch::legal() (arch/config.hpp) rule by rule, with the Kconfig text of each rule.
 std::string illegal_reason(const arch::CpuFacts& c, const arch::Config& k) {
-  if (arch::legal(c, k)) return {};
-  std::vector<std::string> why;
-  if (k.acct != arch::Accounting::Tick)
-    why.push_back(fmt::format("VIRT_CPU_ACCOUNTING_{}: only TICK_CPU_ACCOUNTING is modelled so far",
-                              k.acct == arch::Accounting::Native ? "NATIVE" : "GEN"));
-  if (k.irq_time && !arch::have_irq_time_accounting(c))
-    why.push_back(fmt::format("IRQ_TIME_ACCOUNTING depends on HAVE_IRQ_TIME_ACCOUNTING, which {} ({}) does not select",
-                              c.name, c.kconfig));
-  if (k.steal && !arch::have_paravirt_steal(c, k.acct))
-    why.push_back(fmt::format(
-        "PARAVIRT_TIME_ACCOUNTING (steal) needs x86 PARAVIRT, or on powerpc pseries PPC_SPLPAR, which selects it "
-        "only if VIRT_CPU_ACCOUNTING_GEN; {} is {} with {} accounting",
-        c.name, platform_name(c.platform), accounting_name(k.acct)));
-  if (why.empty()) why.push_back("rejected by arch::legal() (arch/config.hpp)");
-  std::string s;
-  for (const auto& w : why) s += (s.empty() ? "" : "; ") + w;
-  return s;
+  const auto why = arch::illegal_reason(c, k);  // the one definition, in arch/config.hpp
+  if (why.empty()) return {};
+  return fmt::format("{} ({} is {}, {} accounting)", why, c.name, platform_name(c.platform), accounting_name(k.acct));
 }
 
 void require_legal(const arch::CpuFacts& c, const arch::Config& k) {
-  auto why = illegal_reason(c, k);
+  auto why = cli::illegal_reason(c, k);
   if (why.empty()) return;
   throw Failure(fmt::format("config {} is not legal on {}: {}. Legal configs: `kacct list configs` "
                             "(or `kacct list combos`)",
