@@ -9,6 +9,7 @@
 
 #include "arch/registry.hpp"
 #include "proofs/jobs.hpp"
+#include "proofs/registry.hpp"
 
 namespace kacct::proofs {
 using namespace kacct::model;
@@ -29,19 +30,27 @@ nlohmann::ordered_json PatchReport::json() const {
   return j;
 }
 
-std::vector<std::string> proof_models() { return {"tick", "cputime_adjust", "division"}; }
+std::vector<std::string> proof_models() {
+  std::vector<std::string> out;
+  for (const auto& m : proof_model_table()) out.emplace_back(m.name);
+  return out;
+}
 
 std::vector<Result> prove(const ProveOptions& o) {
   std::vector<Result> out;
-  auto want = [&](const char* m) { return o.model.empty() || o.model == m; };
   bool known = o.model.empty();
-  for (const auto& m : proof_models()) known = known || m == o.model;
-  if (!known) throw std::invalid_argument("unknown model '" + o.model + "' (tick, cputime_adjust, division)");
-  if (want("division")) for (auto& r : division_jobs(o.timeout_ms)) out.push_back(std::move(r));
-  if (want("cputime_adjust")) for (auto& r : cputime_jobs(o.timeout_ms)) out.push_back(std::move(r));
-  if (want("tick")) for (auto& r : tick_jobs(o.timeout_ms)) out.push_back(std::move(r));
+  for (const auto& m : proof_model_table()) {
+    if (!o.model.empty() && o.model != m.name) continue;
+    known = true;
+    for (auto& r : m.jobs(o.timeout_ms)) out.push_back(std::move(r));
+  }
+  if (!known) throw std::invalid_argument("unknown model '" + o.model + "' (" + fmt::format("{}", fmt::join(proof_models(), ", ")) + ")");
   return out;
 }
+
+std::vector<Result> tick_all_jobs(unsigned timeout_ms) { return tick_jobs(timeout_ms); }
+std::vector<Result> cputime_all_jobs(unsigned timeout_ms) { return cputime_jobs(timeout_ms); }
+std::vector<Result> division_all_jobs(unsigned timeout_ms) { return division_jobs(timeout_ms); }
 
 namespace {
 
@@ -80,6 +89,44 @@ Result judge(const std::string& claim, const AdjustCfg& cfg, unsigned timeout_ms
 
 }  // namespace
 
+// cputime_adjust patches: each claim on the release after the patch, on each CPU class whose
+// code differs (exact or generic 64-bit division), with the release before for contrast.
+std::vector<Result> cputime_adjust_claims(const arch::Patch& p, unsigned timeout_ms) {
+  std::vector<arch::CpuFacts> classes;
+  for (const auto& c : arch::cpus()) {
+    bool seen = false;
+    for (const auto& k : classes) seen = seen || k.exact_mul_u64_u64_div_u64 == c.exact_mul_u64_u64_div_u64;
+    if (!seen) classes.push_back(c);
+  }
+  std::vector<Result> out;
+  for (auto claim : p.claims) {
+    if (claim.empty()) continue;
+    Result agg;
+    agg.name = std::string(claim);
+    agg.verdict = Verdict::Holds;
+    std::vector<std::string> parts;
+    for (const auto& cpu : classes) {
+      auto after = judge(agg.name, adjust_cfg(p.after, cpu.exact_mul_u64_u64_div_u64), timeout_ms);
+      auto before = judge(agg.name, adjust_cfg(p.before, cpu.exact_mul_u64_u64_div_u64), timeout_ms);
+      parts.push_back(fmt::format("{} ({}): {} after [{}], {} before", cpu.name,
+                                  cpu.exact_mul_u64_u64_div_u64 ? "exact division" : "generic division",
+                                  name(after.verdict), after.detail, name(before.verdict)));
+      agg.seconds += after.seconds + before.seconds;
+      for (const auto& a : after.approximations)
+        if (std::find(agg.approximations.begin(), agg.approximations.end(), a) == agg.approximations.end())
+          agg.approximations.push_back(a);
+      if (int(after.verdict) > int(agg.verdict) || (after.verdict == agg.verdict && !agg.counterexample && after.counterexample)) {
+        agg.verdict = after.verdict;
+        agg.counterexample = after.counterexample;
+        agg.inputs = after.inputs;
+      }
+    }
+    agg.detail = fmt::format("{}", fmt::join(parts, "; "));
+    out.push_back(std::move(agg));
+  }
+  return out;
+}
+
 std::vector<PatchReport> validate(const ValidateOptions& o) {
   std::vector<arch::Patch> chosen;
   if (o.patches.empty()) chosen.assign(arch::patches.begin(), arch::patches.end());
@@ -92,41 +139,20 @@ std::vector<PatchReport> validate(const ValidateOptions& o) {
     }
     chosen.push_back(*p);
   }
-  // The CPU classes whose cputime_adjust code differs: exact division in asm, or generic C.
-  std::vector<arch::CpuFacts> classes;
-  for (const auto& c : arch::cpus())
-    if (classes.empty() || classes.back().exact_mul_u64_u64_div_u64 != c.exact_mul_u64_u64_div_u64) {
-      bool seen = false;
-      for (const auto& k : classes) seen = seen || k.exact_mul_u64_u64_div_u64 == c.exact_mul_u64_u64_div_u64;
-      if (!seen) classes.push_back(c);
-    }
   std::vector<PatchReport> out;
   for (const auto& p : chosen) {
     PatchReport rep{std::string(p.id), std::string(p.title), p.before.str(), p.after.str(), {}};
-    for (auto claim : p.claims) {
-      if (claim.empty()) continue;
-      Result agg;
-      agg.name = std::string(claim);
-      agg.verdict = Verdict::Holds;
-      std::vector<std::string> parts;
-      for (const auto& cpu : classes) {
-        auto after = judge(agg.name, adjust_cfg(p.after, cpu.exact_mul_u64_u64_div_u64), o.timeout_ms);
-        auto before = judge(agg.name, adjust_cfg(p.before, cpu.exact_mul_u64_u64_div_u64), o.timeout_ms);
-        parts.push_back(fmt::format("{} ({}): {} after [{}], {} before", cpu.name,
-                                    cpu.exact_mul_u64_u64_div_u64 ? "exact division" : "generic division",
-                                    name(after.verdict), after.detail, name(before.verdict)));
-        agg.seconds += after.seconds + before.seconds;
-        for (const auto& a : after.approximations)
-          if (std::find(agg.approximations.begin(), agg.approximations.end(), a) == agg.approximations.end())
-            agg.approximations.push_back(a);
-        if (int(after.verdict) > int(agg.verdict) || (after.verdict == agg.verdict && !agg.counterexample && after.counterexample)) {
-          agg.verdict = after.verdict;
-          agg.counterexample = after.counterexample;
-          agg.inputs = after.inputs;
-        }
-      }
-      agg.detail = fmt::format("{}", fmt::join(parts, "; "));
-      rep.claims.push_back(std::move(agg));
+    const PatchValidator* v = nullptr;
+    for (const auto& row : validator_table())
+      if (row.mechanism == p.mechanism) v = &row;
+    if (!v) {
+      Result r;
+      r.name = "validator";
+      r.verdict = Verdict::Error;
+      r.detail = "no validator registered for this patch's mechanism (proofs/registry.cpp)";
+      rep.claims.push_back(std::move(r));
+    } else {
+      rep.claims = v->claims(p, o.timeout_ms);
     }
     out.push_back(std::move(rep));
   }

@@ -1,0 +1,24 @@
+// The tables of proofs/registry.hpp: one row per mechanism.
+#include "proofs/registry.hpp"
+
+#include <array>
+
+namespace kacct::proofs {
+
+std::span<const ProofModel> proof_model_table() {
+  static constexpr std::array table = {
+      ProofModel{"division", division_all_jobs},
+      ProofModel{"cputime_adjust", cputime_all_jobs},
+      ProofModel{"tick", tick_all_jobs},
+  };
+  return table;
+}
+
+std::span<const PatchValidator> validator_table() {
+  static constexpr std::array table = {
+      PatchValidator{arch::Mechanism::CputimeAdjust, cputime_adjust_claims},
+  };
+  return table;
+}
+
+}  // namespace kacct::proofs

@@ -1,0 +1,33 @@
+// The mechanisms' proof entry points, in one table each (proofs/registry.cpp): `kacct prove
+// --model NAME` runs a model's jobs; `kacct validate ID` judges a patch's claims with the
+// validator of the patch's mechanism (arch/patches.hpp). A new mechanism adds one row to each.
+#pragma once
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "arch/patches.hpp"
+#include "proofs/verdict.hpp"
+
+namespace kacct::proofs {
+
+struct ProofModel {
+  std::string_view name;  // "tick", "cputime_adjust", ...
+  std::vector<Result> (*jobs)(unsigned timeout_ms);
+};
+struct PatchValidator {
+  arch::Mechanism mechanism;
+  // One Result per claim named in the patch's row (empty names skipped), in that order.
+  std::vector<Result> (*claims)(const arch::Patch&, unsigned timeout_ms);
+};
+
+std::span<const ProofModel> proof_model_table();
+std::span<const PatchValidator> validator_table();
+
+// Per-mechanism entry points (defined in proofs/jobs_<mechanism>.cpp).
+std::vector<Result> tick_all_jobs(unsigned timeout_ms);
+std::vector<Result> cputime_all_jobs(unsigned timeout_ms);
+std::vector<Result> division_all_jobs(unsigned timeout_ms);
+std::vector<Result> cputime_adjust_claims(const arch::Patch&, unsigned timeout_ms);
+
+}  // namespace kacct::proofs
