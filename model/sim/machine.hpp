@@ -11,6 +11,7 @@
 #include "model/tick/tick.hpp"
 #include "model/trace/ledger.hpp"
 #include "model/trace/trace.hpp"
+#include "model/trace/tracker.hpp"
 
 namespace kacct::sim {
 
@@ -88,11 +89,23 @@ struct RunOptions {
 
 // The model settings a configuration selects on a CPU.
 struct ModelCfg {
+  arch::Accounting acct = arch::Accounting::Tick;  // which backend replays the trace
   model::TickCfg tick;
   model::AdjustCfg adjust;
 };
 ModelCfg model_cfg(const arch::CpuFacts&, const arch::Config&);
 
 RunResult run(const Program&, const ModelCfg&, const RunOptions& = {});
+
+// Per-CPU context the machine tracks from the trace (shared by every accounting backend).
+struct CpuCtx {
+  std::uint32_t cur;                  // dense index of the current task
+  trace::Mode mode = trace::Mode::Kernel;
+  std::uint32_t irq_depth = 0;
+  bool softirq = false;
+  bool nohz = false;
+  std::uint32_t nr_iowait = 0;
+  std::uint64_t idle_jiffies = 0;     // jiffies at idle_enter (TICK_NSEC steps from ts 0)
+};
 
 }  // namespace kacct::sim
