@@ -1,0 +1,197 @@
+// Internal to the simulator (model/sim and the backends in model/<mechanism>/): the shared
+// machine state (Core) and the event loop (Machine<Backend>). A backend provides
+//   struct Snapshot;  Snapshot snapshot(cpu, task) const;        // state compared by check()
+//   void event(i, const CEvent&, const CpuCtx& before);           // kernel hooks of the event
+//   void sync(cpu, now);                                           // before a read of task times
+//   void check(i, cpu, task, const Snapshot& before);               // spec invariants (check mode)
+// and is run by run_with<Backend>() from a case in sim::run().
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model/sim/machine.hpp"
+#include "spec/invariants.hpp"
+
+namespace kacct::sim {
+using trace::Kind;
+using trace::Mode;
+using C = Concrete;
+
+// The machine: validates nothing (compile() did), tracks each CPU's context (current task,
+// mode, irq depth, softirq, nohz idle, iowait) and the readers, and hands every event to the
+// accounting backend of the configured mechanism *before* the context changes, so that the
+// backend sees what the kernel sees at that hook. Backends: TickBackend below (tick
+// accounting); native and gen vtime add theirs (model/<mechanism>/) and a case in run().
+struct Core {
+  const Program& p;
+  const ModelCfg& cfg;
+  const RunOptions& o;
+  Concrete d;
+  RunResult r;
+  std::vector<CpuCtx> ctx;
+  std::vector<Mode> saved_mode;
+  std::vector<std::int32_t> iowait_cpu;
+  std::vector<bool> exited;
+
+  Core(const Program& p_, const ModelCfg& cfg_, const RunOptions& o_) : p(p_), cfg(cfg_), o(o_) {
+    const auto n = p.header.ncpus;
+    r.cpus.assign(n, model::zero_cpu(d));
+    r.tasks.assign(p.tasks.size(), model::zero_task(d));
+    r.groups.assign(p.ngroups, GroupAcct{model::zero_task(d), {0, 0}});
+    ctx.resize(n);
+    for (std::uint32_t c = 0; c < n; ++c) ctx[c].cur = c;
+    saved_mode.assign(p.tasks.size(), Mode::Kernel);
+    iowait_cpu.assign(p.tasks.size(), -1);
+    exited.assign(p.tasks.size(), false);
+  }
+  bool is_idle(std::uint32_t task) const { return task < p.header.ncpus; }
+  void violate(std::size_t i, const char* inv, std::string detail) {
+    if (!r.violation) r.violation = Violation{i, p.lines[i], inv, std::move(detail)};
+  }
+  // scheduler side: rq clock then the running task's rtime (idle tasks have none).
+  void sched_clock_update(std::uint32_t cpu, std::uint64_t now) {
+    auto& c = r.cpus[cpu];
+    model::update_rq_clock(d, cfg.tick, c, now);
+    const auto cur = ctx[cpu].cur;
+    if (!is_idle(cur)) model::update_curr(d, c, r.tasks[cur]);
+  }
+};
+
+template <class Backend> class Machine {
+ public:
+  Machine(const Program& p, const ModelCfg& cfg, const RunOptions& o) : k_(p, cfg, o), acct_(k_) {}
+
+  RunResult finish() && {
+    k_.r.obligations_failed.assign(k_.d.failed.begin(), k_.d.failed.end());
+    return std::move(k_.r);
+  }
+
+  void run() {
+    const auto& ev = k_.p.events;
+    const auto n = ev.size();
+    if (k_.o.check) {
+      for (std::size_t i = 0; i < n; ++i) {
+        step<true>(i, ev[i]);
+        if (k_.r.violation && k_.o.stop_at_violation) break;
+      }
+    } else {
+      for (std::size_t i = 0; i < n; ++i) step<false>(i, ev[i]);  // the hot loop: no snapshots
+    }
+    k_.r.events = n;
+  }
+
+ private:
+  template <bool Check> void step(std::size_t i, const CEvent& e) {
+    auto& x = k_.ctx[e.cpu];
+    const std::uint32_t cur = x.cur;
+    typename Backend::Snapshot before{};
+    if constexpr (Check) before = acct_.snapshot(e.cpu, cur);
+
+    acct_.event(i, e, x);
+
+    switch (e.kind) {  // the context after the event
+      case Kind::SyscallEnter:
+      case Kind::ExcEnter: x.mode = Mode::Kernel; break;
+      case Kind::SyscallExit:
+      case Kind::ExcExit: x.mode = Mode::User; break;
+      case Kind::GuestEnter: x.mode = Mode::Guest; break;
+      case Kind::GuestExit: x.mode = Mode::Kernel; break;
+      case Kind::IrqEnter: ++x.irq_depth; break;
+      case Kind::IrqExit: --x.irq_depth; break;
+      case Kind::SoftirqEnter: x.softirq = true; break;
+      case Kind::SoftirqExit: x.softirq = false; break;
+      case Kind::IdleEnter:
+        x.nohz = true;
+        x.idle_jiffies = e.ts / k_.cfg.tick.tick_nsec;  // jiffies: TICK_NSEC steps from ts 0
+        break;
+      case Kind::IdleExit: x.nohz = false; break;
+      case Kind::Switch:
+        k_.saved_mode[cur] = x.mode;
+        if (e.flags & 2) {
+          k_.iowait_cpu[cur] = std::int32_t(e.cpu);
+          ++x.nr_iowait;
+        }
+        x.cur = e.arg;
+        x.mode = k_.saved_mode[e.arg];
+        break;
+      case Kind::Wakeup:
+        if (k_.iowait_cpu[e.arg] >= 0) {
+          --k_.ctx[std::uint32_t(k_.iowait_cpu[e.arg])].nr_iowait;
+          k_.iowait_cpu[e.arg] = -1;
+        }
+        break;
+      case Kind::Exit: {
+        // __exit_signal(): the thread's counters join the group's dead-thread sums.
+        auto& g = k_.r.groups[k_.p.tasks[cur].group].dead;
+        const auto& t = k_.r.tasks[cur];
+        g.utime += t.utime;
+        g.stime += t.stime;
+        g.gtime += t.gtime;
+        g.sum_exec_runtime += t.sum_exec_runtime;
+        k_.exited[cur] = true;
+        break;
+      }
+      case Kind::Read: read(i, e); break;
+      case Kind::Tick:
+      case Kind::Steal:
+      case Kind::Fork:  // the child's accounting starts at zero
+      case Kind::MmExit: break;
+    }
+
+    if constexpr (Check) acct_.check(i, e.cpu, cur, before);
+  }
+
+  void read(std::size_t i, const CEvent& e) {
+    const auto& p = k_.p;
+    auto& r = k_.r;
+    auto& d = k_.d;
+    const auto& ri = p.reads[e.arg];
+    acct_.sync(e.cpu, e.ts);
+    ReadResult out{ri.id, ri.kind, p.tasks[ri.target].tid, e.ts, ri.line, 0, 0, 0};
+    model::TaskCputime<C> cur{};
+    model::PrevCputime<C>* prev = nullptr;
+    const bool group = ri.kind == trace::ReadKind::ProcStat || ri.kind == trace::ReadKind::RusageSelf ||
+                       ri.kind == trace::ReadKind::ProcessCputime;
+    if (group) {  // thread_group_cputime(): dead threads plus every live thread
+      const auto g = p.tasks[ri.target].group;
+      const auto& dead = r.groups[g].dead;
+      cur = {dead.utime, dead.stime, dead.sum_exec_runtime};
+      for (std::size_t k = p.header.ncpus; k < p.tasks.size(); ++k)
+        if (p.tasks[k].group == g && !k_.exited[k]) {
+          cur.utime += r.tasks[k].utime;
+          cur.stime += r.tasks[k].stime;
+          cur.sum_exec_runtime += r.tasks[k].sum_exec_runtime;
+        }
+      prev = &r.groups[g].prev;
+    } else {
+      const auto& t = r.tasks[ri.target];
+      cur = {t.utime, t.stime, t.sum_exec_runtime};
+      prev = &r.tasks[ri.target].prev_cputime;
+    }
+    out.rtime = cur.sum_exec_runtime;
+    if (ri.kind != trace::ReadKind::ThreadCputime && ri.kind != trace::ReadKind::ProcessCputime) {
+      const auto before = *prev;
+      const auto res = model::cputime_adjust(d, k_.cfg.adjust, cur, *prev);
+      out.utime = res.utime;
+      out.stime = res.stime;
+      if (k_.o.check) {
+        if (!spec::adjust_monotonic(d, before, res)) k_.violate(i, "cputime_adjust.monotonic", "utime or stime went backwards");
+        if (!spec::adjust_sum_is_rtime(d, before, cur, res)) k_.violate(i, "cputime_adjust.sum_is_rtime", "utime + stime != rtime");
+        if (!spec::adjust_stime_le_rtime(d, before, cur, res)) k_.violate(i, "cputime_adjust.stime_le_rtime", "stime > rtime");
+      }
+    }
+    r.reads.push_back(out);
+  }
+
+  Core k_;
+  Backend acct_;
+};
+
+template <class Backend> RunResult run_with(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
+  Machine<Backend> m(p, cfg, o);
+  m.run();
+  return std::move(m).finish();
+}
+
+}  // namespace kacct::sim
