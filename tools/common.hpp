@@ -72,5 +72,6 @@ void add_list(CLI::App&);
 void add_run(CLI::App&);    // run + check
 void add_proofs(CLI::App&); // prove + validate
 void add_gen(CLI::App&);
+void add_perf(CLI::App&);  // perf-convert + perf-replay
 
 }  // namespace kacct::cli

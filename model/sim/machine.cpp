@@ -65,6 +65,11 @@ trace::Result<Program> compile(const trace::Trace& t) {
         ce.arg = std::uint32_t(p.wide.size());
         p.wide.push_back(e.a);
         break;
+      case Kind::Runtime:  // arg = index of (task, ns) in wide
+        ce.arg = std::uint32_t(p.wide.size());
+        p.wide.push_back(dense(e.a));
+        p.wide.push_back(e.b);
+        break;
       case Kind::Read: {
         const std::uint64_t tid = e.a != 0 ? e.a : tr.cpu(e.cpu).current;
         ce.arg = std::uint32_t(p.reads.size());

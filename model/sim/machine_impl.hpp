@@ -6,6 +6,7 @@
 //   void check(i, cpu, task, const Snapshot& before);               // spec invariants (check mode)
 // and is run by run_with<Backend>() from a case in sim::run().
 #pragma once
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -49,12 +50,19 @@ struct Core {
   void violate(std::size_t i, const char* inv, std::string detail) {
     if (!r.violation) r.violation = Violation{i, p.lines[i], inv, std::move(detail)};
   }
-  // scheduler side: rq clock then the running task's rtime (idle tasks have none).
+  // scheduler side: rq clock then the running task's rtime (idle tasks have none). With
+  // `rtime events` the trace's runtime events carry sum_exec_runtime instead.
   void sched_clock_update(std::uint32_t cpu, std::uint64_t now) {
     auto& c = r.cpus[cpu];
     model::update_rq_clock(d, cfg.tick, c, now);
     const auto cur = ctx[cpu].cur;
-    if (!is_idle(cur)) model::update_curr(d, c, r.tasks[cur]);
+    if (!is_idle(cur) && !p.header.rtime_events) model::update_curr(d, c, r.tasks[cur]);
+  }
+  // The CPU the task is running on, if any.
+  std::optional<std::uint32_t> running_on(std::uint32_t task) const {
+    for (std::uint32_t c = 0; c < ctx.size(); ++c)
+      if (ctx[c].cur == task) return c;
+    return std::nullopt;
   }
 };
 
@@ -133,6 +141,11 @@ template <class Backend> class Machine {
         break;
       }
       case Kind::Read: read(i, e); break;
+      case Kind::Runtime: {  // observed sum_exec_runtime increment (sched_stat_runtime)
+        auto& t = k_.r.tasks[k_.p.wide[e.arg]];
+        t.sum_exec_runtime = k_.d.add(t.sum_exec_runtime, k_.p.wide[e.arg + 1]);
+        break;
+      }
       case Kind::Tick:
       case Kind::Steal:
       case Kind::Fork:  // the child's accounting starts at zero
@@ -147,7 +160,17 @@ template <class Backend> class Machine {
     auto& r = k_.r;
     auto& d = k_.d;
     const auto& ri = p.reads[e.arg];
-    acct_.sync(e.cpu, e.ts);
+    const std::uint32_t reader = k_.ctx[e.cpu].cur;
+    using RK = trace::ReadKind;
+    // Which reads bring a running task's sum_exec_runtime up to date first (6.12 cputime.c):
+    // thread_group_cputime() calls task_sched_runtime(current) when the reader is in the target's
+    // thread group; CLOCK_THREAD_CPUTIME_ID calls task_sched_runtime(target) wherever it runs;
+    // task_cputime_adjusted() (per-thread stat, RUSAGE_THREAD) uses the stored value.
+    if (ri.kind == RK::ProcStat || ri.kind == RK::RusageSelf || ri.kind == RK::ProcessCputime) {
+      if (p.tasks[reader].group == p.tasks[ri.target].group) acct_.sync(e.cpu, e.ts);
+    } else if (ri.kind == RK::ThreadCputime) {
+      if (auto c = k_.running_on(ri.target)) acct_.sync(*c, e.ts);
+    }
     ReadResult out{ri.id, ri.kind, p.tasks[ri.target].tid, e.ts, ri.line, 0, 0, 0};
     model::TaskCputime<C> cur{};
     model::PrevCputime<C>* prev = nullptr;

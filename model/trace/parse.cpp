@@ -298,6 +298,11 @@ Event parse_event(LineParser& p, uint32_t lineno, uint32_t ncpus) {
       e.fork_kthread = p.flag("kthread");
       e.fork_comm = p.opt_comm().value_or("");
       break;
+    case Kind::Runtime:
+      keys({"tid", "ns"});
+      e.a = p.req_u64("tid", "tid");
+      e.b = p.req_u64("ns", "runtime ns");
+      break;
     case Kind::MmExit:
       keys({"mm"});
       e.a = p.req_u64("mm", "mm id");
@@ -397,7 +402,12 @@ Trace parse_or_throw(std::string_view text) {
         break;
       }
       case kTasks:
-        if (toks[0].s == "events") {
+        if (toks[0].s == "rtime" && t.header.tasks.empty() && !t.header.rtime_events) {
+          const Tok& w = p.tok(1, "'events' after 'rtime'");
+          if (w.s != "events") p.fail(w.col, fmt::format("expected 'rtime events', got 'rtime {}'", show(w.s)));
+          p.expect_end(2);
+          t.header.rtime_events = true;
+        } else if (toks[0].s == "events") {
           p.expect_end(1);
           stage = kEvents;
         } else if (toks[0].s == "task") {

@@ -17,9 +17,9 @@ namespace kacct::trace {
 enum class Kind : uint8_t {
   SyscallEnter, SyscallExit, ExcEnter, ExcExit, IrqEnter, IrqExit,
   SoftirqEnter, SoftirqExit, GuestEnter, GuestExit, Switch, Wakeup,
-  IdleEnter, IdleExit, Tick, Steal, Fork, Exit, MmExit, Read,
+  IdleEnter, IdleExit, Tick, Steal, Fork, Exit, MmExit, Read, Runtime,
 };
-inline constexpr size_t kKindCount = size_t(Kind::Read) + 1;
+inline constexpr size_t kKindCount = size_t(Kind::Runtime) + 1;
 
 enum class PrevState : uint8_t { Runnable, Sleeping, DiskSleep, Dead };  // R S D X
 enum class ExcKind : uint8_t { Other, PageFault };                       // other pf
@@ -41,7 +41,7 @@ struct HwCounters {
 // One trace event.  Fields a/b are kind-specific:
 //   SyscallEnter a=nr | IrqEnter/SoftirqEnter a=vec | Steal a=ns
 //   Switch a=prev b=next | Fork a=parent b=child | Wakeup a=tid
-//   Read a=tid (0 = the current task) | MmExit a=mm
+//   Read a=tid (0 = the current task) | MmExit a=mm | Runtime a=tid b=ns
 // Fields that do not belong to the event's kind must stay at their defaults,
 // otherwise write() drops them and the round trip is not exact.
 struct Event {
@@ -84,6 +84,9 @@ struct Header {
   uint32_t version = 1;
   std::string cpu_model;
   uint32_t ncpus = 1;
+  // `rtime events`: sum_exec_runtime is observed (runtime events, e.g. from the kernel's
+  // sched_stat_runtime), not computed from the rq clock by the model.
+  bool rtime_events = false;
   std::vector<TaskDecl> tasks;
   bool operator==(const Header&) const = default;
 };

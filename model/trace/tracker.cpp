@@ -39,7 +39,7 @@ std::optional<Error> check_header(const Header& h) {
   return std::nullopt;
 }
 
-Tracker::Tracker(const Header& h) : header_error_(check_header(h)) {
+Tracker::Tracker(const Header& h) : header_error_(check_header(h)), rtime_events_(h.rtime_events) {
   if (header_error_) return;
   cpus_.resize(h.ncpus);
   for (uint32_t c = 0; c < h.ncpus; ++c) {
@@ -220,6 +220,12 @@ std::optional<Error> Tracker::check(const Event& e) const {
     case Kind::Exit:
       return need_task(Mode::Kernel);
     case Kind::MmExit:
+      return std::nullopt;
+    case Kind::Runtime:
+      if (!rtime_events_)
+        return fail(e, "event", "runtime event without the header line 'rtime events'");
+      if (e.a == 0 || !task(e.a))
+        return fail(e, "tid", fmt::format("tid={} is not a known task; expected a declared or forked non-idle tid", e.a));
       return std::nullopt;
     case Kind::Read: {
       if (auto err = need_task(Mode::Kernel)) return err;

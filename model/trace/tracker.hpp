@@ -63,6 +63,7 @@ class Tracker {
   void update(const Event&);
 
   std::optional<Error> header_error_;
+  bool rtime_events_ = false;
   std::vector<CpuContext> cpus_;
   std::vector<TaskState> idle_;
   std::map<uint64_t, TaskState> tasks_;

@@ -12,7 +12,8 @@ std::string_view name(Kind k) {
       "syscall_enter", "syscall_exit", "exc_enter", "exc_exit", "irq_enter",
       "irq_exit",      "softirq_enter", "softirq_exit", "guest_enter", "guest_exit",
       "switch",        "wakeup",     "idle_enter", "idle_exit", "tick",
-      "steal",         "fork",       "exit",      "mm_exit",  "read"};
+      "steal",         "fork",       "exit",      "mm_exit",  "read",
+      "runtime"};
   static_assert(std::size(names) == kKindCount);
   return size_t(k) < kKindCount ? names[size_t(k)] : "?";
 }
@@ -42,6 +43,7 @@ std::string write(const Trace& t) {
   auto out = std::back_inserter(buf);
   const Header& h = t.header;
   fmt::format_to(out, "kacct-trace {}\ncpu {}\nncpus {}\nclock ns\n", h.version, h.cpu_model, h.ncpus);
+  if (h.rtime_events) fmt::format_to(out, "rtime events\n");
   for (const TaskDecl& d : h.tasks) {
     fmt::format_to(out, "task {} pid={}{} comm={} nice={}", d.tid, d.pid,
                    d.kthread ? " kthread" : "", d.comm, d.nice);
@@ -76,6 +78,7 @@ std::string write(const Trace& t) {
         if (e.fork_mm) fmt::format_to(out, " mm={}", *e.fork_mm);
         break;
       case Kind::MmExit: fmt::format_to(out, " mm={}", e.a); break;
+      case Kind::Runtime: fmt::format_to(out, " tid={} ns={}", e.a, e.b); break;
       case Kind::Read:
         fmt::format_to(out, " kind={}", name(e.read_kind));
         if (e.a != 0) fmt::format_to(out, " tid={}", e.a);

@@ -1,0 +1,635 @@
+#include "model/trace/perf.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+#include <unordered_map>
+
+#include "model/trace/tracker.hpp"
+
+namespace kacct::trace::perf {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t'; }
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && (is_space(s.back()) || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+std::optional<std::uint64_t> to_u64(std::string_view s, int base = 10) {
+  std::uint64_t v = 0;
+  if (s.empty()) return std::nullopt;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+bool all_hex(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+}
+
+struct Fail {
+  Error e;
+};
+[[noreturn]] void fail(std::uint32_t line, std::size_t col, std::string msg) {
+  throw Fail{Error{line, std::uint32_t(col), std::move(msg), "perf"}};
+}
+
+// "  comm 123/456 [001] 12059.417560968: sched:sched_switch: fields..."
+Record parse_header(std::string_view s, std::uint32_t line) {
+  Record r;
+  r.line = line;
+  // The CPU field: the first " [digits]" (comm itself may contain spaces and brackets, but not
+  // followed by its pid and a CPU number).
+  std::size_t lb = std::string_view::npos;
+  for (std::size_t i = s.find(" ["); i != std::string_view::npos; i = s.find(" [", i + 1)) {
+    std::size_t j = i + 2;
+    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+    if (j > i + 2 && j < s.size() && s[j] == ']') {
+      lb = i;
+      break;
+    }
+  }
+  if (lb == std::string_view::npos) fail(line, 1, "expected a perf script sample: 'comm tid [cpu] time: event: fields'");
+  const std::string_view left = trim(s.substr(0, lb));
+  const std::size_t sp = left.find_last_of(" \t");
+  if (sp == std::string_view::npos) fail(line, 1, "expected 'comm tid' or 'comm pid/tid' before the [cpu] field");
+  r.comm = std::string(trim(left.substr(0, sp)));
+  const std::string_view ids = left.substr(sp + 1);
+  const std::size_t ids_col = std::size_t(ids.data() - s.data()) + 1;
+  if (auto slash = ids.find('/'); slash != std::string_view::npos) {
+    auto p = to_u64(ids.substr(0, slash)), t = to_u64(ids.substr(slash + 1));
+    if (!p || !t) fail(line, ids_col, fmt::format("expected pid/tid numbers, got '{}'", ids));
+    r.pid = *p;
+    r.tid = *t;
+  } else {
+    auto t = to_u64(ids);
+    if (!t) fail(line, ids_col, fmt::format("expected a tid number, got '{}'", ids));
+    r.tid = *t;
+  }
+  const std::size_t rb = s.find(']', lb);
+  r.cpu = std::uint32_t(*to_u64(s.substr(lb + 2, rb - lb - 2)));
+  std::string_view rest = s.substr(rb + 1);
+  while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);
+  // time "sec.frac:" (frac: 6 digits by default, 9 with --ns)
+  const std::size_t tcol = std::size_t(rest.data() - s.data()) + 1;
+  const std::size_t colon = rest.find(':');
+  const std::size_t dot = rest.find('.');
+  if (colon == std::string_view::npos || dot == std::string_view::npos || dot > colon)
+    fail(line, tcol, "expected a timestamp 'seconds.fraction:'");
+  auto sec = to_u64(rest.substr(0, dot));
+  const std::string_view frac = rest.substr(dot + 1, colon - dot - 1);
+  auto f = to_u64(frac);
+  if (!sec || !f || frac.size() > 9 || *sec > 18'000'000'000ull)
+    fail(line, tcol, fmt::format("bad timestamp '{}'", rest.substr(0, colon)));
+  std::uint64_t scale = 1;
+  for (std::size_t k = frac.size(); k < 9; ++k) scale *= 10;
+  r.ts = *sec * 1'000'000'000ull + *f * scale;
+  rest = rest.substr(colon + 1);
+  while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);
+  // The event name ends at the first ':' followed by a blank or the end of the line.
+  std::size_t e = 0;
+  while (e < rest.size() && !(rest[e] == ':' && (e + 1 == rest.size() || is_space(rest[e + 1])))) {
+    if (is_space(rest[e])) break;
+    ++e;
+  }
+  if (e == 0 || e >= rest.size() || rest[e] != ':')
+    fail(line, std::size_t(rest.data() - s.data()) + 1, "expected an event name 'system:event:'");
+  r.event = std::string(rest.substr(0, e));
+  r.fields = std::string(trim(rest.substr(e + 1)));
+  return r;
+}
+
+// key=value fields of a tracepoint's text ("prev_comm=a b" keeps only "a"; we need numbers).
+std::optional<std::string_view> field(std::string_view text, std::string_view key) {
+  for (std::size_t i = text.find(key); i != std::string_view::npos; i = text.find(key, i + 1)) {
+    if ((i == 0 || is_space(text[i - 1])) && i + key.size() < text.size() && text[i + key.size()] == '=') {
+      std::string_view v = text.substr(i + key.size() + 1);
+      std::size_t end = 0;
+      while (end < v.size() && !is_space(v[end])) ++end;
+      return v.substr(0, end);
+    }
+  }
+  return std::nullopt;
+}
+std::optional<std::uint64_t> num_field(std::string_view text, std::string_view key) {
+  auto v = field(text, key);
+  if (!v) return std::nullopt;
+  return to_u64(*v);
+}
+
+std::string sanitize_comm(std::string_view c) {
+  std::string out;
+  for (char ch : c) {
+    if (out.size() == 15) break;
+    out.push_back(ch > ' ' && ch <= '~' && ch != '#' ? ch : '_');
+  }
+  return out.empty() ? std::string("_") : out;
+}
+
+}  // namespace
+
+std::optional<ReadSpec> parse_read_spec(std::string_view s, std::string* error) {
+  auto bad = [&](std::string m) {
+    if (error) *error = std::move(m);
+    return std::nullopt;
+  };
+  const auto at = s.rfind('@');
+  if (at == std::string_view::npos) return bad("expected KIND[:TID]@MARKER, e.g. proc_stat@1");
+  auto marker = to_u64(s.substr(at + 1));
+  if (!marker) return bad(fmt::format("bad marker number '{}'", s.substr(at + 1)));
+  std::string_view kind = s.substr(0, at);
+  ReadSpec r;
+  r.marker = *marker;
+  if (auto c = kind.find(':'); c != std::string_view::npos) {
+    auto t = to_u64(kind.substr(c + 1));
+    if (!t || *t == 0) return bad(fmt::format("bad tid '{}'", kind.substr(c + 1)));
+    r.tid = *t;
+    kind = kind.substr(0, c);
+  }
+  static constexpr std::pair<std::string_view, ReadKind> kinds[] = {
+      {"proc_stat", ReadKind::ProcStat},       {"task_stat", ReadKind::TaskStat},
+      {"rusage_self", ReadKind::RusageSelf},   {"rusage_thread", ReadKind::RusageThread},
+      {"thread_cputime", ReadKind::ThreadCputime}, {"process_cputime", ReadKind::ProcessCputime}};
+  for (auto [n, k] : kinds)
+    if (n == kind) {
+      r.kind = k;
+      if (r.tid && k != ReadKind::TaskStat && k != ReadKind::ThreadCputime)
+        return bad(fmt::format("{} reads the marking thread's own process or thread; no :TID", n));
+      return r;
+    }
+  return bad(fmt::format("unknown read kind '{}' (proc_stat, task_stat[:TID], rusage_self, rusage_thread, "
+                         "thread_cputime[:TID], process_cputime)", kind));
+}
+
+Result<std::vector<Record>> parse_script(std::string_view text) {
+  std::vector<Record> out;
+  try {
+    std::uint32_t line = 0;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      std::size_t nl = text.find('\n', pos);
+      if (nl == std::string_view::npos) nl = text.size();
+      std::string_view s = text.substr(pos, nl - pos);
+      pos = nl + 1;
+      ++line;
+      for (std::size_t k = 0; k < s.size(); ++k) {
+        const unsigned char ch = static_cast<unsigned char>(s[k]);
+        if (ch == 0 || (ch < 0x20 && ch != '\t' && !(ch == '\r' && k + 1 == s.size())))
+          fail(line, k + 1, fmt::format("unexpected control byte 0x{:02x}", ch));
+      }
+      const std::string_view t = trim(s);
+      if (t.empty()) continue;
+      if (is_space(s.front()) && all_hex(t.substr(0, t.find_first_of(" \t")))) {
+        // A callchain frame "  ffffffff813300d2 __sysvec_apic_timer_interrupt+0x52 ([kernel.kallsyms])"
+        // belongs to the previous sample; a frame line with no sample before it is an error.
+        if (out.empty()) fail(line, 1, "callchain frame before any sample");
+        const std::size_t sp = t.find_first_of(" \t");
+        std::string_view sym = sp == std::string_view::npos ? std::string_view{} : trim(t.substr(sp));
+        if (auto paren = sym.find(" ("); paren != std::string_view::npos) sym = sym.substr(0, paren);
+        if (auto plus = sym.find("+0x"); plus != std::string_view::npos) sym = sym.substr(0, plus);
+        out.back().chain.emplace_back(sym);
+        continue;
+      }
+      out.push_back(parse_header(s, line));
+    }
+  } catch (const Fail& f) {
+    return f.e;
+  }
+  return out;
+}
+
+namespace {
+
+// The conversion state: a Tracker that every emitted event must satisfy, and the repairs that
+// keep the trace consistent with what perf recorded when perf lost or did not record events.
+class Converter {
+ public:
+  Converter(const std::vector<Record>& recs, const Options& o) : recs_(recs), o_(o) {}
+
+  Conversion run() {
+    declare();
+    Tracker tr(conv_.trace.header);
+    tr_ = &tr;
+    for (const auto& r : recs_) record(r);
+    tr_ = nullptr;
+    return std::move(conv_);
+  }
+
+ private:
+  struct Info {
+    std::string comm;
+    std::uint64_t tgid = 0;
+    bool user_evidence = false;
+    bool forked = false;
+  };
+
+  // Pass 1: every task that appears, its thread group, whether it ever ran in user mode.
+  void declare() {
+    auto& st = conv_.stats;
+    std::uint32_t maxcpu = 0;
+    st.base_ns = recs_.empty() ? 0 : recs_.front().ts;
+    std::set<std::uint64_t> user_groups;
+    auto note = [&](std::uint64_t tid, const std::string& comm, std::optional<std::uint64_t> pid) {
+      if (tid == 0) return;
+      auto& i = info_[tid];
+      if (i.comm.empty() || !comm.empty()) i.comm = comm.empty() ? i.comm : comm;
+      if (pid) i.tgid = *pid;
+      if (i.tgid == 0) i.tgid = tid;
+    };
+    for (const auto& r : recs_) {
+      maxcpu = std::max(maxcpu, r.cpu);
+      note(r.tid, r.comm, r.pid);
+      if (r.event == "sched:sched_process_fork") {
+        if (auto c = num_field(r.fields, "child_pid")) {
+          note(*c, std::string(field(r.fields, "child_comm").value_or("")), std::nullopt);
+          if (!seen_before_fork_.count(*c)) info_[*c].forked = true;
+        }
+      } else if (r.event == "sched:sched_switch") {
+        if (auto n = num_field(r.fields, "next_pid"); n && *n) {
+          note(*n, std::string(field(r.fields, "next_comm").value_or("")), std::nullopt);
+          seen_before_fork_.insert(*n);
+        }
+      } else if (r.event == "sched:sched_stat_runtime") {
+        if (auto p = num_field(r.fields, "pid"); p && *p) {
+          note(*p, std::string(field(r.fields, "comm").value_or("")), std::nullopt);
+          seen_before_fork_.insert(*p);
+        }
+      }
+      if (r.tid) seen_before_fork_.insert(r.tid);
+      if (r.event == "raw_syscalls:sys_enter" && r.tid) info_[r.tid].user_evidence = true;
+      if (r.event == "irq_vectors:local_timer_entry" && r.tid && chain_says_user(r) == 1) info_[r.tid].user_evidence = true;
+    }
+    for (auto& [tid, i] : info_)
+      if (i.user_evidence) user_groups.insert(i.tgid);
+    for (auto& [tid, i] : info_) i.user_evidence = i.user_evidence || user_groups.count(i.tgid);
+    auto& h = conv_.trace.header;
+    h.cpu_model = o_.cpu_model;
+    h.ncpus = o_.ncpus ? o_.ncpus : maxcpu + 1;
+    h.rtime_events = true;
+    for (auto& [tid, i] : info_) {
+      if (i.forked) continue;
+      TaskDecl d;
+      d.tid = tid;
+      d.kthread = !i.user_evidence;
+      d.pid = d.kthread ? tid : i.tgid;
+      if (!d.kthread) d.mm = d.pid;
+      d.comm = sanitize_comm(i.comm);
+      h.tasks.push_back(std::move(d));
+    }
+  }
+
+  // 1: the timer interrupted user mode (the unwound kernel stack ends at the entry stub),
+  // 0: kernel mode, -1: no callchain.
+  static int chain_says_user(const Record& r) {
+    // The first entry stub (asm_sysvec_apic_timer_interrupt on x86) is this interrupt's entry;
+    // frames beyond it are the interrupted kernel code (syscall, exception, idle, ...).
+    for (std::size_t i = 0; i < r.chain.size(); ++i)
+      if (r.chain[i].rfind("asm_", 0) == 0) return i + 1 == r.chain.size() ? 1 : 0;
+    return -1;
+  }
+
+  void repair(const char* what, const Record& r) {
+    ++conv_.stats.repairs[what];
+    if (conv_.stats.notes.size() < 20)
+      conv_.stats.notes.push_back(fmt::format("perf line {}: {} ({} on cpu {})", r.line, what, r.event, r.cpu));
+  }
+  bool emit(Event e, const Record& r) {
+    e.ts = r.ts - conv_.stats.base_ns;
+    e.line = 0;
+    if (auto err = tr_->apply(e)) {
+      repair("event dropped (inconsistent with the recorded state)", r);
+      if (conv_.stats.notes.size() < 20) conv_.stats.notes.back() += ": " + err->message;
+      return false;
+    }
+    conv_.trace.events.push_back(std::move(e));
+    return true;
+  }
+  Event ev(Kind k, std::uint32_t cpu) {
+    Event e;
+    e.kind = k;
+    e.cpu = cpu;
+    return e;
+  }
+  const CpuContext& cpu(std::uint32_t c) const { return tr_->cpu(c); }
+
+  void to_process_context(std::uint32_t c, const Record& r) {
+    while (cpu(c).irq_depth > 0) {
+      repair("irq_exit inferred", r);
+      emit(ev(Kind::IrqExit, c), r);
+    }
+    if (cpu(c).in_softirq) {
+      repair("softirq_exit inferred", r);
+      emit(ev(Kind::SoftirqExit, c), r);
+    }
+  }
+  bool set_mode(std::uint32_t c, Mode m, const Record& r, const char* why) {
+    const auto& x = cpu(c);
+    if (x.mode == m) return true;
+    if (x.current == 0 || tr_->current(c).kthread || tr_->current(c).exiting) return false;
+    to_process_context(c, r);
+    repair(why, r);
+    return emit(ev(m == Mode::User ? Kind::ExcExit : Kind::ExcEnter, c), r);
+  }
+  void switch_out(std::uint32_t c, std::uint64_t next, const Record& r) {
+    to_process_context(c, r);
+    Event e = ev(Kind::Switch, c);
+    e.a = cpu(c).current;
+    e.b = next;
+    if (e.a != 0 && tr_->current(c).exiting) e.prev_state = PrevState::Dead;
+    emit(e, r);
+  }
+  // Make `tid` runnable here: not running elsewhere, not sleeping.
+  bool make_runnable(std::uint64_t tid, std::uint32_t c, const Record& r) {
+    if (tid == 0) return true;
+    const TaskState* t = tr_->task(tid);
+    if (!t || t->exited) return false;
+    if (t->running && std::uint32_t(t->on_cpu) != c) {
+      repair("switch out on another cpu inferred", r);
+      switch_out(std::uint32_t(t->on_cpu), 0, r);
+    }
+    t = tr_->task(tid);
+    if (t->sleeping) {
+      Event w = ev(Kind::Wakeup, c);
+      w.a = tid;
+      ++conv_.stats.repairs["wakeup inferred"];
+      emit(w, r);
+    }
+    return true;
+  }
+  // Every sample names the task that is current on its CPU.
+  bool ensure_current(std::uint32_t c, std::uint64_t tid, const Record& r) {
+    if (cpu(c).current == tid) return true;
+    if (tid != 0 && !make_runnable(tid, c, r)) return false;
+    repair("switch inferred (sample's task not current)", r);
+    switch_out(c, tid, r);
+    return cpu(c).current == tid;
+  }
+
+  void record(const Record& r) {
+    auto& st = conv_.stats;
+    ++st.records;
+    const std::uint32_t c = r.cpu;
+    if (c >= conv_.trace.header.ncpus) {
+      repair("sample on a cpu beyond ncpus skipped", r);
+      return;
+    }
+    const std::string& n = r.event;
+    auto used = [&] { ++st.used[n]; };
+    if (n == "sched:sched_switch") {
+      auto prev = num_field(r.fields, "prev_pid"), next = num_field(r.fields, "next_pid");
+      auto ps = field(r.fields, "prev_state");
+      if (!prev || !next || !ps) return bad(r, "prev_pid, prev_state and next_pid");
+      if (!ensure_current(c, *prev, r)) return;
+      used();
+      to_process_context(c, r);
+      Event e = ev(Kind::Switch, c);
+      e.a = *prev;
+      e.b = *next;
+      const char s0 = ps->empty() ? 'R' : (*ps)[0];
+      e.prev_state = s0 == 'S' || s0 == 'T' || s0 == 't' || s0 == 'I' ? PrevState::Sleeping
+                     : s0 == 'D'                                     ? PrevState::DiskSleep
+                     : s0 == 'X' || s0 == 'Z'                        ? PrevState::Dead
+                                                                     : PrevState::Runnable;
+      if (*prev == 0) e.prev_state = PrevState::Runnable;
+      if (e.prev_state == PrevState::Dead && !tr_->current(c).exiting) {
+        set_mode(c, Mode::Kernel, r, "kernel entry inferred");
+        repair("exit inferred (prev_state X without sched_process_exit)", r);
+        emit(ev(Kind::Exit, c), r);
+      }
+      if (e.prev_state != PrevState::Dead && *prev != 0 && tr_->current(c).exiting) e.prev_state = PrevState::Dead;
+      if (!make_runnable(*next, c, r)) return repair("switch to an exited or unknown task skipped", r);
+      emit(e, r);
+      return;
+    }
+    if (!ensure_current(c, r.tid, r)) return repair("sample of an exited or unknown task skipped", r);
+    if (n == "raw_syscalls:sys_enter") {
+      auto nr = field(r.fields, "NR");
+      std::optional<std::uint64_t> v;
+      if (!nr) {  // "NR 39 (...)"
+        auto t = trim(std::string_view(r.fields));
+        if (t.rfind("NR ", 0) == 0) {
+          auto rest = t.substr(3);
+          v = to_u64(rest.substr(0, rest.find_first_of(" (")));
+        }
+      } else {
+        v = to_u64(*nr);
+      }
+      if (!v) return bad(r, "NR <number>");
+      if (r.tid == 0 || tr_->current(c).exiting) return;
+      used();
+      to_process_context(c, r);
+      if (!set_mode(c, Mode::User, r, "return to user inferred (sys_enter in kernel mode)")) return;
+      Event e = ev(Kind::SyscallEnter, c);
+      e.a = *v;
+      if (!emit(e, r)) return;
+      if (*v >= o_.marker_base && *v - o_.marker_base < (1ull << 32)) {
+        marker_[r.tid] = *v - o_.marker_base;
+        in_read_.erase(r.tid);
+        ++st.markers;
+      } else if (auto m = marker_.find(r.tid); m != marker_.end()) {
+        in_read_[r.tid] = m->second;  // the syscall after the marker is the read
+        marker_.erase(m);
+      }
+      return;
+    }
+    if (n == "raw_syscalls:sys_exit") {
+      if (r.tid == 0 || tr_->current(c).exiting) return;
+      used();
+      to_process_context(c, r);
+      if (cpu(c).mode != Mode::Kernel) return repair("sys_exit in user mode skipped (sys_enter lost)", r);
+      if (auto m = in_read_.find(r.tid); m != in_read_.end()) {
+        for (const auto& spec : o_.reads)
+          if (spec.marker == m->second) {
+            Event e = ev(Kind::Read, c);
+            e.read_kind = spec.kind;
+            e.a = spec.tid == r.tid ? 0 : spec.tid;
+            e.read_id = spec.marker;
+            if (emit(e, r)) ++st.reads;
+          }
+        in_read_.erase(m);
+      }
+      emit(ev(Kind::SyscallExit, c), r);
+      return;
+    }
+    if (n == "irq:irq_handler_entry") {
+      used();
+      Event e = ev(Kind::IrqEnter, c);
+      e.a = num_field(r.fields, "irq").value_or(0);
+      emit(e, r);
+      return;
+    }
+    if (n == "irq:irq_handler_exit") {
+      used();
+      if (cpu(c).irq_depth == 0) return repair("irq_exit without entry skipped", r);
+      emit(ev(Kind::IrqExit, c), r);
+      return;
+    }
+    if (n == "irq:softirq_entry") {
+      used();
+      to_process_context(c, r);
+      Event e = ev(Kind::SoftirqEnter, c);
+      auto v = num_field(r.fields, "vec");
+      if (!v) return bad(r, "vec=<n>");
+      e.a = *v;
+      emit(e, r);
+      return;
+    }
+    if (n == "irq:softirq_exit") {
+      used();
+      if (!cpu(c).in_softirq || cpu(c).irq_depth > 0) return repair("softirq_exit without entry skipped", r);
+      emit(ev(Kind::SoftirqExit, c), r);
+      return;
+    }
+    if (n == "irq_vectors:local_timer_entry") {
+      used();
+      timer_mode_[c] = chain_says_user(r);
+      return;
+    }
+    if (n == "timer:hrtimer_expire_entry") {
+      auto fn = field(r.fields, "function");
+      if (!fn || std::find(o_.tick_functions.begin(), o_.tick_functions.end(), *fn) == o_.tick_functions.end()) {
+        ++st.ignored[n + " (not the tick)"];
+        return;
+      }
+      used();
+      const auto it = timer_mode_.find(c);
+      const int user = it == timer_mode_.end() ? -1 : it->second;
+      if (it != timer_mode_.end()) timer_mode_.erase(it);
+      if (user < 0) {
+        ++st.ticks_mode_unknown;
+      } else if (user == 1) {
+        ++st.ticks_user;
+        to_process_context(c, r);  // the timer interrupted user mode: nothing else was active
+        if (!set_mode(c, Mode::User, r, "return to user inferred (user tick)")) repair("user tick on a kthread or idle", r);
+      } else {
+        ++st.ticks_kernel;
+        if (cpu(c).mode == Mode::User && cpu(c).irq_depth == 0 && !cpu(c).in_softirq)
+          set_mode(c, Mode::Kernel, r, "kernel entry inferred (kernel tick)");
+      }
+      const bool user_now = cpu(c).mode == Mode::User && cpu(c).irq_depth == 0 && !cpu(c).in_softirq;
+      if (emit(ev(Kind::Tick, c), r) && cpu(c).current != 0) ++st.task_ticks[cpu(c).current][user_now ? 0 : 1];
+      return;
+    }
+    if (n == "sched:sched_stat_runtime") {
+      auto pid = num_field(r.fields, "pid"), rt = num_field(r.fields, "runtime");
+      if (!pid || !rt) return bad(r, "pid and runtime");
+      if (*pid == 0) return;
+      used();
+      Event e = ev(Kind::Runtime, c);
+      e.a = *pid;
+      e.b = *rt;
+      emit(e, r);
+      return;
+    }
+    if (n == "sched:sched_process_fork") {
+      auto child = num_field(r.fields, "child_pid");
+      if (!child) return bad(r, "child_pid");
+      used();
+      if (tr_->task(*child)) return repair("fork of an already known task skipped", r);
+      to_process_context(c, r);
+      if (!set_mode(c, Mode::Kernel, r, "kernel entry inferred (fork)")) {
+        if (cpu(c).current == 0) return repair("fork by the idle task skipped", r);
+      }
+      const auto& parent = tr_->current(c);
+      const auto& ci = info_[*child];
+      Event e = ev(Kind::Fork, c);
+      e.a = cpu(c).current;
+      e.b = *child;
+      e.fork_comm = sanitize_comm(ci.comm);
+      if (!ci.user_evidence && parent.kthread) {
+        e.fork_kthread = true;
+      } else if (!parent.kthread && ci.tgid == parent.pid && parent.mm) {
+        e.fork_pid = parent.pid;  // a thread
+      } else {
+        e.fork_pid = *child;
+        e.fork_mm = *child;
+        if (!ci.user_evidence && !parent.kthread) e.fork_mm = *child;
+      }
+      emit(e, r);
+      return;
+    }
+    if (n == "sched:sched_process_exit") {
+      if (r.tid == 0 || tr_->current(c).exiting) return;
+      used();
+      to_process_context(c, r);
+      set_mode(c, Mode::Kernel, r, "kernel entry inferred (exit)");
+      emit(ev(Kind::Exit, c), r);
+      return;
+    }
+    if (n == "sched:sched_wakeup" || n == "sched:sched_wakeup_new") {
+      auto pid = num_field(r.fields, "pid");
+      if (!pid) return bad(r, "pid");
+      used();
+      const TaskState* t = tr_->task(*pid);
+      if (t && t->sleeping && !t->exited) {
+        Event e = ev(Kind::Wakeup, c);
+        e.a = *pid;
+        emit(e, r);
+      }
+      return;
+    }
+    static const std::set<std::string, std::less<>> known = {
+        "irq_vectors:local_timer_exit", "timer:hrtimer_expire_exit", "timer:hrtimer_start",
+        "timer:hrtimer_cancel", "timer:hrtimer_init", "sched:sched_waking", "sched:sched_migrate_task",
+        "irq:softirq_raise"};
+    if (known.count(n))
+      ++st.ignored[n];
+    else
+      ++st.unknown[n];
+  }
+
+  void bad(const Record& r, const char* expected) {
+    repair("malformed tracepoint fields skipped", r);
+    if (conv_.stats.notes.size() < 20) conv_.stats.notes.back() += fmt::format(": expected {}", expected);
+  }
+
+  const std::vector<Record>& recs_;
+  const Options& o_;
+  Conversion conv_;
+  Tracker* tr_ = nullptr;
+  std::map<std::uint64_t, Info> info_;
+  std::set<std::uint64_t> seen_before_fork_;
+  std::unordered_map<std::uint64_t, std::uint64_t> marker_, in_read_;
+  std::unordered_map<std::uint32_t, int> timer_mode_;
+};
+
+}  // namespace
+
+Conversion convert(const std::vector<Record>& all, const Options& o) {
+  // perf script can print a stretch of samples twice (seen on 6.18 under load: every line of a
+  // few ms repeated). Two samples on one CPU with the same timestamp, task, event and fields are
+  // one event: keep the first.
+  std::vector<Record> recs;
+  recs.reserve(all.size());
+  std::unordered_map<std::uint32_t, std::vector<const Record*>> same_ts;  // cpu -> records at its last ts
+  std::uint64_t dups = 0;
+  for (const auto& r : all) {
+    auto& v = same_ts[r.cpu];
+    if (!v.empty() && v.front()->ts != r.ts) v.clear();
+    const bool dup = std::any_of(v.begin(), v.end(), [&](const Record* q) {
+      return q->tid == r.tid && q->event == r.event && q->fields == r.fields && q->chain == r.chain;
+    });
+    v.push_back(&r);
+    if (dup) {
+      ++dups;
+      continue;
+    }
+    recs.push_back(r);
+  }
+  Conversion c = Converter(recs, o).run();
+  c.stats.records = all.size();
+  c.stats.duplicates = dups;
+  return c;
+}
+
+Result<Conversion> convert(std::string_view text, const Options& o) {
+  auto recs = parse_script(text);
+  if (!recs) return recs.error();
+  auto c = convert(recs.value(), o);
+  c.stats.lines = std::uint64_t(std::count(text.begin(), text.end(), '\n'));
+  return c;
+}
+
+}  // namespace kacct::trace::perf
