@@ -1,62 +1,25 @@
 // kacct perf-convert / kacct perf-replay: a real kernel's `perf script` output as a kacct trace,
 // and the values the kernel reported at the workload's marked reads, predicted (docs/perf.md).
 #include <fmt/format.h>
-#include <lzma.h>
 
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <set>
 
 #include "common.hpp"
 #include "model/sim/machine.hpp"
+#include "model/sim/oracle.hpp"
 #include "model/trace/perf.hpp"
+#include "xz.hpp"
 
 namespace kacct::cli {
 namespace {
 using json = nlohmann::ordered_json;
 namespace perf = trace::perf;
 
-std::string decompress_xz(const std::string& in, const std::string& name) {
-  lzma_stream s = LZMA_STREAM_INIT;
-  if (lzma_stream_decoder(&s, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK)
-    throw Failure(name + ": cannot start the xz decoder");
-  std::string out;
-  char buf[1 << 16];
-  s.next_in = reinterpret_cast<const std::uint8_t*>(in.data());
-  s.avail_in = in.size();
-  lzma_ret ret = LZMA_OK;
-  while (ret == LZMA_OK) {
-    s.next_out = reinterpret_cast<std::uint8_t*>(buf);
-    s.avail_out = sizeof buf;
-    ret = lzma_code(&s, LZMA_FINISH);
-    out.append(buf, sizeof buf - s.avail_out);
-  }
-  lzma_end(&s);
-  if (ret != LZMA_STREAM_END)
-    throw Failure(fmt::format("{}: xz data is corrupt or truncated (lzma error {}) after {} bytes of output", name,
-                              int(ret), out.size()));
-  return out;
-}
-
-// A file or "-" (stdin), plain or xz-compressed (detected by the xz magic bytes).
-std::string read_input(const std::string& path) {
-  std::string data;
-  if (path == "-") {
-    data.assign(std::istreambuf_iterator<char>(std::cin), {});
-  } else {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw Failure(fmt::format("cannot open '{}'", path));
-    data.assign(std::istreambuf_iterator<char>(f), {});
-  }
-  static constexpr char magic[] = {'\xfd', '7', 'z', 'X', 'Z', '\0'};
-  if (data.size() >= 6 && std::equal(magic, magic + 6, data.begin())) return decompress_xz(data, path);
-  return data;
-}
-
 perf::Conversion convert_or_exit(const std::string& path, const perf::Options& o) {
-  const std::string text = read_input(path);
+  const std::string text = read_input_maybe_xz(path);
   auto c = perf::convert(text, o);
   if (!c) {
     const auto& e = c.error();
@@ -77,26 +40,11 @@ json stats_json(const perf::Stats& s) {
   j["unknown_skipped"] = s.unknown;
   j["ticks"] = {{"user", s.ticks_user}, {"kernel", s.ticks_kernel}, {"mode_unknown", s.ticks_mode_unknown}};
   j["repairs"] = s.repairs;
+  j["lost_events"] = s.lost_events;
   j["markers"] = s.markers;
   j["reads"] = s.reads;
   j["notes"] = s.notes;
   return j;
-}
-
-struct ReadUnit {
-  const char* unit;
-  std::uint64_t div;
-};
-// What userspace sees: /proc stat in USER_HZ clock ticks (nsec_to_clock_t, USER_HZ=100),
-// getrusage in microseconds (ns_to_kernel_old_timeval), the CPU clocks in ns.
-ReadUnit read_unit(trace::ReadKind k) {
-  switch (k) {
-    case trace::ReadKind::ProcStat:
-    case trace::ReadKind::TaskStat: return {"clock_ticks", 10'000'000};
-    case trace::ReadKind::RusageSelf:
-    case trace::ReadKind::RusageThread: return {"us", 1000};
-    default: return {"ns", 1};
-  }
 }
 
 void add_common(CLI::App* c, std::string& cpu, std::uint32_t& ncpus) {
@@ -164,54 +112,46 @@ void add_perf(CLI::App& app) {
         if (!spec) throw Failure(fmt::format("--read '{}': {}", r, err));
         o.reads.push_back(*spec);
       }
-      const auto conv = convert_or_exit(*path, o);
+      const std::string text = read_input_maybe_xz(*path);
+      auto pr = sim::predict(text, o, facts, cfg, *pid);
+      if (!pr) {
+        const auto& e = pr.error();
+        fmt::print(stderr, "{}:{}:{}: {}\n", *path == "-" ? "<stdin>" : *path, e.line, e.column, e.message);
+        throw Exit{kExitUsage};
+      }
+      const auto& P = pr.value();
+      const auto& conv = P.conversion;
       if (!save->empty()) {
         std::ofstream f(*save, std::ios::binary);
         if (!(f << trace::write(conv.trace))) throw Failure(fmt::format("cannot write '{}'", *save));
       }
-      auto prog = sim::compile(conv.trace);
-      if (!prog) throw Failure("internal error: converted trace does not compile: " + prog.error().to_string());
-      const auto& p = prog.value();
-      const auto res = sim::run(p, sim::model_cfg(facts, cfg), {.check = false});
-      std::set<std::uint64_t> threads;
-      for (const auto& d : conv.trace.header.tasks)
-        if (d.pid == *pid) threads.insert(d.tid);
-      for (const auto& e : conv.trace.events)
-        if (e.kind == trace::Kind::Fork && e.fork_pid.value_or(e.b) == *pid) threads.insert(e.b);
       json j;
       j["pid"] = *pid;
       j["cpu"] = facts.name;
       j["config"] = cfg.name();
       j["reads"] = json::array();
-      for (const auto& r : res.reads) {
-        if (!threads.count(r.tid)) continue;
-        const auto u = read_unit(r.kind);
+      for (const auto& r : P.reads) {
         json x;
-        x["marker"] = r.id;
+        x["marker"] = r.marker;
         x["kind"] = trace::name(r.kind);
         x["tid"] = r.tid;
-        x["ts_ns"] = conv.stats.base_ns + r.ts;
-        x["unit"] = u.unit;
-        const bool clock = r.kind == trace::ReadKind::ThreadCputime || r.kind == trace::ReadKind::ProcessCputime;
-        if (clock) {
-          x["value"] = r.rtime;
+        x["ts_ns"] = r.ts_ns;
+        x["unit"] = r.unit;
+        if (r.kind == trace::ReadKind::ThreadCputime || r.kind == trace::ReadKind::ProcessCputime) {
+          x["value"] = r.value;
         } else {
-          x["utime"] = r.utime / u.div;
-          x["stime"] = r.stime / u.div;
-          x["utime_ns"] = r.utime;
-          x["stime_ns"] = r.stime;
+          x["utime"] = r.utime;
+          x["stime"] = r.stime;
+          x["utime_ns"] = r.utime_ns;
+          x["stime_ns"] = r.stime_ns;
         }
-        x["rtime_ns"] = r.rtime;
+        x["rtime_ns"] = r.rtime_ns;
+        x["lost_events_before"] = r.lost_events_before;
         j["reads"].push_back(x);
       }
-      std::uint64_t tu = 0, tk = 0;
       json by_tid = json::object();
-      for (auto tid : threads)
-        if (auto it = conv.stats.task_ticks.find(tid); it != conv.stats.task_ticks.end()) {
-          tu += it->second[0];
-          tk += it->second[1];
-          by_tid[std::to_string(tid)] = {{"user", it->second[0]}, {"kernel", it->second[1]}};
-        }
+      for (const auto& [tid, t] : P.ticks_by_tid) by_tid[std::to_string(tid)] = {{"user", t[0]}, {"kernel", t[1]}};
+      const auto tu = P.ticks_user, tk = P.ticks_kernel;
       j["ticks"] = {{"user", tu}, {"kernel", tk}, {"by_tid", by_tid}};
       j["conversion"] = stats_json(conv.stats);
       if (*as_json) {
@@ -226,6 +166,9 @@ void add_perf(CLI::App& app) {
                x.contains("utime") ? x["utime"].dump() : x["value"].dump(), x.contains("stime") ? x["stime"].dump() : "-",
                x["unit"].get<std::string>(), x["rtime_ns"].dump()});
       fmt::print("{}", t.str());
+      if (conv.stats.lost_events)
+        fmt::print("perf lost {} events: predictions after the first loss may differ from the kernel\n",
+                   conv.stats.lost_events);
       if (!conv.stats.repairs.empty()) {
         fmt::print("repairs (events perf did not record, inferred):\n");
         for (const auto& [k, v] : conv.stats.repairs) fmt::print("  {:>8}  {}\n", v, k);

@@ -58,16 +58,19 @@ Record parse_header(std::string_view s, std::uint32_t line) {
   r.comm = std::string(trim(left.substr(0, sp)));
   const std::string_view ids = left.substr(sp + 1);
   const std::size_t ids_col = std::size_t(ids.data() - s.data()) + 1;
-  if (auto slash = ids.find('/'); slash != std::string_view::npos) {
-    auto p = to_u64(ids.substr(0, slash)), t = to_u64(ids.substr(slash + 1));
-    if (!p || !t) fail(line, ids_col, fmt::format("expected pid/tid numbers, got '{}'", ids));
-    r.pid = *p;
-    r.tid = *t;
-  } else {
-    auto t = to_u64(ids);
-    if (!t) fail(line, ids_col, fmt::format("expected a tid number, got '{}'", ids));
-    r.tid = *t;
-  }
+  // perf prints -1 for a thread it no longer knows (e.g. the final switch of an exited thread).
+  auto id = [](std::string_view v) -> std::optional<std::optional<std::uint64_t>> {
+    if (v == "-1") return std::optional<std::uint64_t>{};
+    if (auto n = to_u64(v)) return std::optional<std::uint64_t>{*n};
+    return std::nullopt;
+  };
+  const std::size_t slash = ids.find('/');
+  auto p = slash == std::string_view::npos ? std::optional<std::optional<std::uint64_t>>{std::nullopt} : id(ids.substr(0, slash));
+  auto t = id(slash == std::string_view::npos ? ids : ids.substr(slash + 1));
+  if (!p || !t) fail(line, ids_col, fmt::format("expected 'tid' or 'pid/tid' numbers, got '{}'", ids));
+  r.pid = *p;
+  r.tid_known = t->has_value();
+  r.tid = t->value_or(0);
   const std::size_t rb = s.find(']', lb);
   r.cpu = std::uint32_t(*to_u64(s.substr(lb + 2, rb - lb - 2)));
   std::string_view rest = s.substr(rb + 1);
@@ -88,6 +91,12 @@ Record parse_header(std::string_view s, std::uint32_t line) {
   r.ts = *sec * 1'000'000'000ull + *f * scale;
   rest = rest.substr(colon + 1);
   while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);
+  if (rest.rfind("PERF_RECORD_", 0) == 0) {  // --show-lost-events: "PERF_RECORD_LOST lost 6481"
+    const std::size_t sp = rest.find_first_of(" \t");
+    r.event = std::string(rest.substr(0, sp));
+    r.fields = sp == std::string_view::npos ? std::string() : std::string(trim(rest.substr(sp)));
+    return r;
+  }
   // The event name ends at the first ':' followed by a blank or the end of the line.
   std::size_t e = 0;
   while (e < rest.size() && !(rest[e] == ':' && (e + 1 == rest.size() || is_space(rest[e + 1])))) {
@@ -240,7 +249,7 @@ class Converter {
     };
     for (const auto& r : recs_) {
       maxcpu = std::max(maxcpu, r.cpu);
-      note(r.tid, r.comm, r.pid);
+      if (r.tid_known) note(r.tid, r.comm, r.pid);
       if (r.event == "sched:sched_process_fork") {
         if (auto c = num_field(r.fields, "child_pid")) {
           note(*c, std::string(field(r.fields, "child_comm").value_or("")), std::nullopt);
@@ -257,7 +266,7 @@ class Converter {
           seen_before_fork_.insert(*p);
         }
       }
-      if (r.tid) seen_before_fork_.insert(r.tid);
+      if (r.tid && r.tid_known) seen_before_fork_.insert(r.tid);
       if (r.event == "raw_syscalls:sys_enter" && r.tid) info_[r.tid].user_evidence = true;
       if (r.event == "irq_vectors:local_timer_entry" && r.tid && chain_says_user(r) == 1) info_[r.tid].user_evidence = true;
     }
@@ -367,6 +376,25 @@ class Converter {
     return cpu(c).current == tid;
   }
 
+  void final_exit(std::uint32_t c, const Record& r) {
+    to_process_context(c, r);
+    set_mode(c, Mode::Kernel, r, "kernel entry inferred (exit)");
+    emit(ev(Kind::Exit, c), r);
+    exiting_.erase(cpu(c).current);
+  }
+  // Is the next sample on r's CPU the current task's switch out as dead (X or Z)?
+  bool final_switch_follows(const Record& r) const {
+    const std::size_t i = std::size_t(&r - recs_.data());
+    for (std::size_t j = i + 1; j < recs_.size() && j < i + 64; ++j) {
+      const Record& q = recs_[j];
+      if (q.cpu != r.cpu) continue;
+      if (q.event != "sched:sched_switch") return false;
+      auto ps = field(q.fields, "prev_state");
+      return ps && !ps->empty() && ((*ps)[0] == 'X' || (*ps)[0] == 'Z');
+    }
+    return false;
+  }
+
   void record(const Record& r) {
     auto& st = conv_.stats;
     ++st.records;
@@ -377,6 +405,16 @@ class Converter {
     }
     const std::string& n = r.event;
     auto used = [&] { ++st.used[n]; };
+    if (n == "PERF_RECORD_LOST" || n == "PERF_RECORD_LOST_SAMPLES") {
+      // perf's ring buffer overflowed: events are missing from here on this CPU.
+      const auto t = trim(std::string_view(r.fields));
+      const auto v = to_u64(t.substr(t.find_last_of(' ') + 1));
+      st.lost_events += v.value_or(0);
+      ++st.lost_records;
+      if (conv_.stats.notes.size() < 20)
+        conv_.stats.notes.push_back(fmt::format("perf line {}: perf lost {} events on cpu {}", r.line, v.value_or(0), c));
+      return;
+    }
     if (n == "sched:sched_switch") {
       auto prev = num_field(r.fields, "prev_pid"), next = num_field(r.fields, "next_pid");
       auto ps = field(r.fields, "prev_state");
@@ -394,16 +432,20 @@ class Converter {
                                                                      : PrevState::Runnable;
       if (*prev == 0) e.prev_state = PrevState::Runnable;
       if (e.prev_state == PrevState::Dead && !tr_->current(c).exiting) {
-        set_mode(c, Mode::Kernel, r, "kernel entry inferred");
-        repair("exit inferred (prev_state X without sched_process_exit)", r);
-        emit(ev(Kind::Exit, c), r);
+        if (!exiting_.count(*prev)) repair("exit inferred (prev_state X without sched_process_exit)", r);
+        final_exit(c, r);
       }
       if (e.prev_state != PrevState::Dead && *prev != 0 && tr_->current(c).exiting) e.prev_state = PrevState::Dead;
       if (!make_runnable(*next, c, r)) return repair("switch to an exited or unknown task skipped", r);
       emit(e, r);
       return;
     }
-    if (!ensure_current(c, r.tid, r)) return repair("sample of an exited or unknown task skipped", r);
+    if (!r.tid_known) {
+      if (n != "sched:sched_stat_runtime" && n != "sched:sched_wakeup" && n != "sched:sched_wakeup_new")
+        return repair("sample with an unknown tid (-1) skipped", r);
+    } else if (!ensure_current(c, r.tid, r)) {
+      return repair("sample of an exited or unknown task skipped", r);
+    }
     if (n == "raw_syscalls:sys_enter") {
       auto nr = field(r.fields, "NR");
       std::optional<std::uint64_t> v;
@@ -446,7 +488,10 @@ class Converter {
             e.read_kind = spec.kind;
             e.a = spec.tid == r.tid ? 0 : spec.tid;
             e.read_id = spec.marker;
-            if (emit(e, r)) ++st.reads;
+            if (emit(e, r)) {
+              ++st.reads;
+              st.lost_before_read.push_back(st.lost_events);
+            }
           }
         in_read_.erase(m);
       }
@@ -517,6 +562,8 @@ class Converter {
       if (!pid || !rt) return bad(r, "pid and runtime");
       if (*pid == 0) return;
       used();
+      if (*pid == cpu(c).current && exiting_.count(*pid) && !tr_->current(c).exiting && final_switch_follows(r))
+        final_exit(c, r);  // __exit_signal() ran before the final __schedule()'s update_curr()
       Event e = ev(Kind::Runtime, c);
       e.a = *pid;
       e.b = *rt;
@@ -551,11 +598,12 @@ class Converter {
       return;
     }
     if (n == "sched:sched_process_exit") {
-      if (r.tid == 0 || tr_->current(c).exiting) return;
+      // do_exit() emits this before exit_files()/exit_notify(): the task may still sleep and
+      // run. Its counters join the group in exit_notify() (release_task, __exit_signal), just
+      // before the final __schedule(): the kacct `exit` is emitted there (final_exit()).
+      if (r.tid == 0) return;
       used();
-      to_process_context(c, r);
-      set_mode(c, Mode::Kernel, r, "kernel entry inferred (exit)");
-      emit(ev(Kind::Exit, c), r);
+      exiting_.insert(r.tid);
       return;
     }
     if (n == "sched:sched_wakeup" || n == "sched:sched_wakeup_new") {
@@ -591,6 +639,7 @@ class Converter {
   Tracker* tr_ = nullptr;
   std::map<std::uint64_t, Info> info_;
   std::set<std::uint64_t> seen_before_fork_;
+  std::set<std::uint64_t> exiting_;  // sched_process_exit seen, counters not yet folded
   std::unordered_map<std::uint64_t, std::uint64_t> marker_, in_read_;
   std::unordered_map<std::uint32_t, int> timer_mode_;
 };

@@ -38,6 +38,7 @@ struct Record {
   std::string comm;
   std::optional<std::uint64_t> pid;  // thread group; only with -F pid,tid
   std::uint64_t tid = 0;
+  bool tid_known = true;  // perf prints -1 for threads it lost track of
   std::uint32_t cpu = 0;
   std::uint64_t ts = 0;  // ns (perf's clock)
   std::string event;     // "sched:sched_switch"
@@ -57,6 +58,8 @@ struct Stats {
   // Repairs: what the trace needed that perf did not record (lost or unrecorded events).
   std::map<std::string, std::uint64_t> repairs;
   std::uint64_t markers = 0, reads = 0, base_ns = 0;
+  std::uint64_t lost_events = 0, lost_records = 0;      // PERF_RECORD_LOST (perf script --show-lost-events)
+  std::vector<std::uint64_t> lost_before_read;          // per emitted read, in order: lost_events so far
   std::map<std::uint64_t, std::array<std::uint64_t, 2>> task_ticks;  // tid -> {user, kernel} ticks emitted
   std::vector<std::string> notes;  // first few anomalies, with perf line numbers
 };

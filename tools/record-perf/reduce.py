@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""Cut `perf script --ns -F comm,pid,tid,cpu,time,event,trace,ip,sym` output down to what kacct
+needs to predict one process's CPU times: every sample of that process (with its callchain),
+every scheduler switch/fork/exit (who is current on each CPU), runtime updates of its threads,
+and perf's lost-event records. Usage: reduce.py PID < full.txt > reduced.txt"""
+import re
+import sys
+
+pid = sys.argv[1]
+head = re.compile(r'^\s*.+?\s+(-?\d+)/(-?\d+)\s+\[\d+\]\s+[\d.]+:\s+(\S+?):?\s')
+keep_always = ('sched:sched_switch', 'sched:sched_process_fork', 'sched:sched_process_exit')
+keeping = False
+out = sys.stdout
+for line in sys.stdin:
+    if line.startswith(('\t', ' ')) and re.match(r'^\s+[0-9a-f]{6,}\s', line):
+        if keeping:
+            out.write(line)
+        continue
+    if not line.strip():
+        if keeping:
+            out.write(line)
+        continue
+    m = head.match(line)
+    if not m:
+        keeping = True  # unknown shape: keep it, the parser will judge
+        out.write(line)
+        continue
+    spid, event = m.group(1), m.group(3)
+    keeping = (spid == pid or event in keep_always or event.startswith('PERF_RECORD_LOST')
+               or (event == 'sched:sched_stat_runtime' and False))
+    if event == 'sched:sched_stat_runtime' and spid != pid:
+        keeping = False
+    if keeping:
+        out.write(line)
