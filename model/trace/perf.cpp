@@ -65,7 +65,9 @@ Record parse_header(std::string_view s, std::uint32_t line) {
     return std::nullopt;
   };
   const std::size_t slash = ids.find('/');
-  auto p = slash == std::string_view::npos ? std::optional<std::optional<std::uint64_t>>{std::nullopt} : id(ids.substr(0, slash));
+  // No slash (perf's default fields): no thread-group id, an engaged "unknown".
+  auto p = slash == std::string_view::npos ? std::optional<std::optional<std::uint64_t>>{std::in_place}
+                                           : id(ids.substr(0, slash));
   auto t = id(slash == std::string_view::npos ? ids : ids.substr(slash + 1));
   if (!p || !t) fail(line, ids_col, fmt::format("expected 'tid' or 'pid/tid' numbers, got '{}'", ids));
   r.pid = *p;
