@@ -10,6 +10,7 @@ pid = sys.argv[1]
 head = re.compile(r'^\s*.+?\s+(-?\d+)/(-?\d+)\s+\[\d+\]\s+[\d.]+:\s+(\S+?):?\s')
 keep_always = ('sched:sched_switch', 'sched:sched_process_fork', 'sched:sched_process_exit')
 keeping = False
+group = {pid}  # tids of the process: samples say pid/tid; forks by a member add the child
 out = sys.stdout
 for line in sys.stdin:
     if line.startswith(('\t', ' ')) and re.match(r'^\s+[0-9a-f]{6,}\s', line):
@@ -25,10 +26,18 @@ for line in sys.stdin:
         keeping = True  # unknown shape: keep it, the parser will judge
         out.write(line)
         continue
-    spid, event = m.group(1), m.group(3)
-    keeping = (spid == pid or event in keep_always or event.startswith('PERF_RECORD_LOST')
-               or (event == 'sched:sched_stat_runtime' and False))
-    if event == 'sched:sched_stat_runtime' and spid != pid:
-        keeping = False
+    spid, stid, event = m.group(1), m.group(2), m.group(3)
+    if spid == pid:
+        group.add(stid)
+    if event == 'sched:sched_process_fork' and spid == pid:
+        c = re.search(r'child_pid=(\d+)', line)
+        if c:
+            group.add(c.group(1))
+    keeping = spid == pid or event in keep_always or event.startswith('PERF_RECORD_LOST')
+    if event == 'sched:sched_stat_runtime':
+        # A runtime update of one of our threads can be emitted from another task's context
+        # (an update_curr() of a remote runqueue, e.g. at wakeup): keep it by its pid= field.
+        r = re.search(r' pid=(\d+) ', line)
+        keeping = bool(r) and r.group(1) in group
     if keeping:
         out.write(line)
