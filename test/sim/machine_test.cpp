@@ -41,3 +41,41 @@ TEST(Machine, SampleTracesPassEveryCheckOnEveryCombo) {
 
 }  // namespace
 }  // namespace kacct
+
+namespace kacct {
+namespace {
+
+// Which reads bring the running reader's sum_exec_runtime up to date (6.12 cputime.c):
+// task_stat and rusage_thread read the stored value; thread_cputime, proc_stat, rusage_self and
+// process_cputime call task_sched_runtime(current) first.
+TEST(Machine, ReadsUpdateRtimeOnlyWhereTheKernelDoes) {
+  const char* text = R"(kacct-trace 1
+cpu x86-64
+ncpus 1
+clock ns
+task 100 pid=100 comm=app mm=1
+events
+0 0 switch prev=0 next=100
+1000000 0 read kind=task_stat id=1
+1000000 0 read kind=rusage_thread id=2
+1000000 0 read kind=thread_cputime id=3
+2000000 0 read kind=task_stat id=4
+3000000 0 read kind=proc_stat id=5
+3000000 0 read kind=task_stat id=6
+)";
+  auto t = trace::load(text);
+  ASSERT_TRUE(t.ok()) << t.error().to_string();
+  auto p = sim::compile(t.value());
+  ASSERT_TRUE(p.ok());
+  const auto r = sim::run(p.value(), sim::model_cfg(*arch::find_cpu("x86-64"), *arch::find_config("6.12-tick-hz250")));
+  ASSERT_EQ(r.reads.size(), 6u);
+  EXPECT_EQ(r.reads[0].rtime, 0u);          // stored value: nothing since the switch
+  EXPECT_EQ(r.reads[1].rtime, 0u);
+  EXPECT_EQ(r.reads[2].rtime, 1'000'000u);  // task_sched_runtime()
+  EXPECT_EQ(r.reads[3].rtime, 1'000'000u);  // the update of read 3, not 2 ms
+  EXPECT_EQ(r.reads[4].rtime, 3'000'000u);  // group read: task_sched_runtime(current)
+  EXPECT_EQ(r.reads[5].rtime, 3'000'000u);
+}
+
+}  // namespace
+}  // namespace kacct
