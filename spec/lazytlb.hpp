@@ -53,8 +53,10 @@ struct Violation {
   std::string detail;
 };
 
-// Every structural invariant after a step (log: what the step did).
-inline std::vector<Violation> check(const World<Concrete>& w, const Cfg& cfg, const StepLog& log) {
+// Every invariant after a step (log: what the step did). with_counters = false: only those that
+// do not read mm_users/mm_count (the proofs check the counter ones with Z3).
+inline std::vector<Violation> check(const World<Concrete>& w, const Cfg& cfg, const StepLog& log,
+                                    bool with_counters = true) {
   std::vector<Violation> out;
   auto freed = [&](Ref m) { return m >= 0 && w.mms[m].st == MmState::Freed; };
   for (int c = 0; c < int(w.cpus.size()); ++c) {
@@ -85,6 +87,7 @@ inline std::vector<Violation> check(const World<Concrete>& w, const Cfg& cfg, co
   }
   for (int m = 0; m < int(w.mms.size()); ++m) {
     if (w.mms[m].st == MmState::Unborn) continue;
+    if (!with_counters) continue;
     Concrete d;
     // L2 + L3/L4 (underflow itself is an obligation of the step).
     if (!accounting(d, w, cfg, Ref(m), 0u, 0u)) {
