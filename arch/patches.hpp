@@ -44,6 +44,23 @@ inline constexpr std::array patches = {
           Mechanism::CputimeAdjust,
           {"cputime_adjust.stime_le_rtime", "cputime_adjust.exact_ratio", "", ""},
           "the generic C mul_u64_u64_div_u64 computes the exact 128-bit quotient on every arch"},
+    // Lazy-TLB mm references (docs/models/lazy-tlb.md): the "shoot lazy tlbs" series (v7,
+    // merged for 6.4 via mm-stable) and the 6.6 radix follow-up; ids and titles checked against
+    // the mainline merge log, releases from the 6.4-rc Fixes: tags and the 6.1/6.12 sources.
+    Patch{"6cad87b0d216", "kthread: simplify kthread_use_mm refcounting", v(6, 3), v(6, 4), Mechanism::LazyTlb,
+          {"lazytlb.as_safe_as_before", "", "", ""},
+          "kthread_use_mm always mmgrab()s and drops the old active_mm lazily; unuse takes a lazy ref"},
+    Patch{"2655421ae69f", "lazy tlb: shoot lazies, non-refcounting lazy tlb mm reference handling scheme",
+          v(6, 3), v(6, 4), Mechanism::LazyTlb,
+          {"lazytlb.shootdown_as_safe_as_refcount", "lazytlb.free_timing", "lazytlb.ipi_cost", ""},
+          "MMU_LAZY_TLB_SHOOTDOWN: lazy references uncounted; __mmdrop IPIs mm_cpumask to shoot lazies"},
+    Patch{"77f68ebeee20", "powerpc/64s: enable MMU_LAZY_TLB_SHOOTDOWN", v(6, 3), v(6, 4), Mechanism::LazyTlb,
+          {"lazytlb.shootdown_as_safe_as_refcount", "lazytlb.free_timing", "lazytlb.ipi_cost", ""},
+          "powerpc Book3S-64 selects MMU_LAZY_TLB_SHOOTDOWN"},
+    Patch{"e43c0a0c3c28", "powerpc/64s/radix: combine final TLB flush and lazy tlb mm shootdown IPIs",
+          v(6, 5), v(6, 6), Mechanism::LazyTlb,
+          {"lazytlb.as_safe_as_before", "lazytlb.ipi_cost", "", ""},
+          "the radix fullmm exit flush IPIs mm_cpumask and shoots lazies, so __mmdrop rarely IPIs"},
 };
 
 constexpr std::optional<Patch> find_patch(std::string_view id) {

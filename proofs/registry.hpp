@@ -3,6 +3,7 @@
 // validator of the patch's mechanism (arch/patches.hpp). A new mechanism adds one row to each.
 #pragma once
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -29,5 +30,9 @@ std::vector<Result> tick_all_jobs(unsigned timeout_ms);
 std::vector<Result> cputime_all_jobs(unsigned timeout_ms);
 std::vector<Result> division_all_jobs(unsigned timeout_ms);
 std::vector<Result> cputime_adjust_claims(const arch::Patch&, unsigned timeout_ms);
+std::vector<Result> lazytlb_all_jobs(unsigned timeout_ms);
+std::vector<Result> lazytlb_claims(const arch::Patch&, unsigned timeout_ms);
+// Test hook: the step jobs of one mode with a mutant of model/lazytlb (they must fail).
+std::vector<Result> lazytlb_mutant_jobs(const std::string& mutant, bool shootdown, unsigned timeout_ms);
 
 }  // namespace kacct::proofs

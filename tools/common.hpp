@@ -73,5 +73,6 @@ void add_run(CLI::App&);    // run + check
 void add_proofs(CLI::App&); // prove + validate
 void add_gen(CLI::App&);
 void add_perf(CLI::App&);  // perf-convert + perf-replay
+void add_lazytlb(CLI::App&);  // lazytlb explore / run / seed
 
 }  // namespace kacct::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   add_run(app);
   add_proofs(app);
   add_perf(app);
+  add_lazytlb(app);
   try {
     try {
       app.parse(argc, argv);
