@@ -71,6 +71,7 @@ void print_json(const nlohmann::ordered_json&);
 void add_list(CLI::App&);
 void add_run(CLI::App&);    // run + check
 void add_proofs(CLI::App&); // prove + validate
+void add_psi(CLI::App&);    // psi run + psi seed
 void add_gen(CLI::App&);
 
 }  // namespace kacct::cli
