@@ -78,6 +78,7 @@ class Checker {
   Checker(const PsiCfg& cfg, const World<Concrete>& w0) : cfg_(cfg) {
     expected_.assign(w0.v.gc.size(), std::vector<std::uint64_t>(w0.v.cpu.size(), 0));
     accrued_.assign(w0.v.cpu.size(), 0);
+    charged_.assign(w0.v.cpu.size(), 0);
     total0_.clear();
     for (const auto& c : w0.v.cpu) total0_.push_back(c.acct.irqtime.total);
   }
@@ -88,7 +89,6 @@ class Checker {
 
   std::optional<Violation> after(const World<Concrete>& before, const World<Concrete>& w, const EventInfo& e) {
     Concrete d;
-    if (charged_.empty()) charged_.assign(w.v.cpu.size(), 0);
     // psi.lock_held
     for (std::size_t i = n_faults_; i < w.c.faults.size(); ++i) {
       const auto& f = w.c.faults[i];
