@@ -336,8 +336,12 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
     for (const auto& t : w.c.tasks) info.group_before.push_back(t.group);
     info.group_before[0] = 0;
     info.curr_before = w.c.curr;
-    World<Concrete> before;
-    if (check) before = w;
+    World<Concrete> before;  // the values and the lock/pressure state (not the growing logs)
+    if (check) {
+      before.v = w.v;
+      before.c.enabled = w.c.enabled;
+      before.c.lock_owner = w.c.lock_owner;
+    }
     const Costs c0 = w.c.costs;
     auto in_irq = [&](const char* what) {
       if (w.c.in_irq[cpu]) throw fail(e, fmt::format("{}: cpu {} is inside an irq", what, cpu));
