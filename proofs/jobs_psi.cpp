@@ -297,7 +297,8 @@ Outcome outcome(const Script& s, arch::KVersion v) {
 Result same_charge(const arch::Patch& p) {
   Result r;
   r.name = "psi_irq.same_charge";
-  r.approximations = {"judged on the shipped scenario scripts (test/psi/scripts), not on every run"};
+  r.approximations = {"judged on three small scenarios (irq while idle, cgroup move with irq pending, irq between ticks), "
+                      "not on every run; a difference found is a fact, none found would be unknown"};
   // Three scenarios that separate the versions, each small enough to read.
   const char* idle =
       "psi v1\ncpus 2\ngroup 1 parent 0\ntask 1 group 1\nirq 0 5000\nwakeup 0 by 1\nschedule 0 1\ntick 0\n";
