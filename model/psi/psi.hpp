@@ -259,6 +259,7 @@ template <class D> void irq_boundary(D& d, const PsiCfg& cfg, World<D>& w, int c
   irqtime_account_irq(d, cfg.tick(), w.v.cpu[cpu].acct, w.v.now, leaving);
 }
 
+// raw_spin_rq_lock / raw_spin_rq_unlock: only the holder is modelled.
 inline void lock(Ctl& c, int cpu, int actor) { c.lock_owner[cpu] = actor; }
 inline void unlock(Ctl& c, int cpu) { c.lock_owner[cpu] = -1; }
 
@@ -384,6 +385,7 @@ inline void race_tick_move(Concrete& d, const PsiCfg& cfg, World<Concrete>& w, i
   unlock(w.c, cpu);
 }
 
+// Boot state: clocks and counters 0, every group enabled (psi_cgroup_alloc/group_init), idle running.
 template <class D> World<D> make_world(D& d, int cpus, const std::vector<int>& parent, int ntasks) {
   World<D> w;
   auto z64 = d.template lit<64>(0);
