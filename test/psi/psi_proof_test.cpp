@@ -18,9 +18,16 @@ const Result* find(const std::vector<Result>& rs, const std::string& name) {
 }
 }  // namespace
 
+// 6.1 and 6.10's seq_even / base_le_total / monotonic / charge_exact / lock_held run in
+// ValidateSeedPatches (the claims of 52b1364ba0b1 and ddae0ca2a8fe); the rest here.
 TEST(PsiProof, FaithfulHoldsExceptTheWidthFinding) {
-  auto rs = psi_jobs(kTimeout, Variant::Faithful, "", "");
-  ASSERT_FALSE(rs.empty());
+  std::vector<Result> rs;
+  for (const char* v : {"6.12", "6.17"})
+    for (auto& r : psi_jobs(kTimeout, Variant::Faithful, v, "")) rs.push_back(std::move(r));
+  for (const char* ob : {"lag_zero", "neg_guard", "delta_fits_u32"})
+    for (auto& r : psi_jobs(kTimeout, Variant::Faithful, "6.10", ob)) rs.push_back(std::move(r));
+  for (auto& r : psi_jobs(kTimeout, Variant::Faithful, "6.1", "delta_fits_u32")) rs.push_back(std::move(r));
+  ASSERT_EQ(rs.size(), 2 * 8u + 3 + 1);
   for (const auto& r : rs) {
     if (r.name.rfind("psi_irq.delta_fits_u32", 0) == 0) {
       // Finding: no call site bounds the delta below 2^32 (pre-fix: the clock delta, post-fix:
