@@ -61,6 +61,26 @@ inline constexpr std::array patches = {
           v(6, 5), v(6, 6), Mechanism::LazyTlb,
           {"lazytlb.as_safe_as_before", "lazytlb.ipi_cost", "", ""},
           "the radix fullmm exit flush IPIs mm_cpumask and shoots lazies, so __mmdrop rarely IPIs"},
+    // PSI irq pressure (model/psi, docs/models/psi-irq.md). Releases from the mainline merge
+    // logs and stable mails found with the search tools; a6fd16148fdd's 6.14 is inferred from
+    // the sched/core merge it sits in.
+    Patch{"52b1364ba0b1", "sched/psi: Add PSI_IRQ to track IRQ/SOFTIRQ pressure", v(6, 0), v(6, 1),
+          Mechanism::PsiIrq,
+          {"psi_irq.no_double_count", "psi_irq.lock_held", "psi_irq.seq_even", ""},
+          "psi_account_irqtime(rq->curr, irq_delta) on every update_rq_clock_task"},
+    Patch{"ddae0ca2a8fe", "sched: Move psi_account_irqtime() out of update_rq_clock_task() hotpath",
+          v(6, 9), v(6, 10), Mechanism::PsiIrq,
+          {"psi_irq.same_charge", "psi_irq.no_double_count", "psi_irq.lock_held", "psi_irq.seq_even"},
+          "own base rq->psi_irq_time, charged at sched_tick and cross-group __schedule, rq lock asserted"},
+    Patch{"3840cbe24cf0", "sched: psi: fix bogus pressure spikes from aggregation race", v(6, 11), v(6, 12),
+          Mechanism::PsiIrq, {"psi_irq.no_double_count", "psi_irq.seq_even", "", ""},
+          "cpu_clock() read inside each group's write section"},
+    Patch{"a6fd16148fdd", "sched, psi: Don't account irq time if sched_clock_irqtime is disabled", v(6, 13),
+          v(6, 14), Mechanism::PsiIrq, {"psi_irq.no_double_count", "", "", ""},
+          "psi_account_irqtime returns when irq time accounting is off at run time"},
+    Patch{"570c8efd5eb7", "sched/psi: Optimize psi_group_change() cpu_clock() usage", v(6, 16), v(6, 17),
+          Mechanism::PsiIrq, {"psi_irq.no_double_count", "psi_irq.lock_held", "psi_irq.seq_even", ""},
+          "one per-CPU psi_seq section and one cpu_clock() per update"},
 };
 
 constexpr std::optional<Patch> find_patch(std::string_view id) {

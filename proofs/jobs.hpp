@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/cputime/cputime_adjust.hpp"
+#include "model/psi/psi.hpp"
 #include "model/tick/tick.hpp"
 #include "proofs/verdict.hpp"
 
@@ -21,6 +22,11 @@ std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate = {
                               const std::string& only_step = {});
 std::vector<Result> cputime_jobs(unsigned timeout_ms, const AdjustMutation& mutate = {});
 std::vector<Result> division_jobs(unsigned timeout_ms);
+// PSI irq (jobs_psi.cpp): every obligation per modelled version ("6.1", "6.10", "6.12", "6.17";
+// `only_ver` empty: all), with the model variant given (mutants must come out violated).
+// `only_ob` empty: every obligation, else one ("charge_exact", "lock_held", ...).
+std::vector<Result> psi_jobs(unsigned timeout_ms, model::psi::Variant variant, const std::string& only_ver,
+                             const std::string& only_ob = {});
 
 // One cputime_adjust claim for one era and division routine: Z3 over one call from any prev
 // state (with the division abstracted), then bounded model checking from prev = 0 for a

@@ -11,6 +11,7 @@ std::span<const ProofModel> proof_model_table() {
       ProofModel{"cputime_adjust", cputime_all_jobs},
       ProofModel{"tick", tick_all_jobs},
       ProofModel{"lazytlb", lazytlb_all_jobs},
+      ProofModel{"psi_irq", psi_all_jobs},
   };
   return table;
 }
@@ -19,6 +20,7 @@ std::span<const PatchValidator> validator_table() {
   static constexpr std::array table = {
       PatchValidator{arch::Mechanism::CputimeAdjust, cputime_adjust_claims},
       PatchValidator{arch::Mechanism::LazyTlb, lazytlb_claims},
+      PatchValidator{arch::Mechanism::PsiIrq, psi_irq_claims},
   };
   return table;
 }

@@ -34,5 +34,7 @@ std::vector<Result> lazytlb_all_jobs(unsigned timeout_ms);
 std::vector<Result> lazytlb_claims(const arch::Patch&, unsigned timeout_ms);
 // Test hook: the step jobs of one mode with a mutant of model/lazytlb (they must fail).
 std::vector<Result> lazytlb_mutant_jobs(const std::string& mutant, bool shootdown, unsigned timeout_ms);
+std::vector<Result> psi_all_jobs(unsigned timeout_ms);
+std::vector<Result> psi_irq_claims(const arch::Patch&, unsigned timeout_ms);
 
 }  // namespace kacct::proofs

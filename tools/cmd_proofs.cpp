@@ -122,7 +122,7 @@ void add_proofs(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* prove = app.add_subcommand("prove", "Prove the spec invariants of the models (Z3); exit = worst verdict");
-  prove->add_option("--model", o->model, "tick | cputime_adjust | division (default: all)");
+  prove->add_option("--model", o->model, "tick | cputime_adjust | division | psi_irq (default: all)");
   prove->add_option("--timeout-ms", o->timeout, "solver timeout per obligation")->check(CLI::Range(1u, 86'400'000u));
   prove->add_flag("--json", o->json, "JSON output: a list of Result::json()");
   prove->callback([o] { prove_cmd(o->model, o->timeout, o->json); });

@@ -71,6 +71,7 @@ void print_json(const nlohmann::ordered_json&);
 void add_list(CLI::App&);
 void add_run(CLI::App&);    // run + check
 void add_proofs(CLI::App&); // prove + validate
+void add_psi(CLI::App&);    // psi run + psi seed
 void add_gen(CLI::App&);
 void add_perf(CLI::App&);  // perf-convert + perf-replay
 void add_lazytlb(CLI::App&);  // lazytlb explore / run / seed

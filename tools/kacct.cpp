@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   add_proofs(app);
   add_perf(app);
   add_lazytlb(app);
+  add_psi(app);
   try {
     try {
       app.parse(argc, argv);

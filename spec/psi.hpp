@@ -1,0 +1,198 @@
+// Invariants of PSI irq accounting (model/psi). State invariants are templates over D (Z3 asks
+// for a state that breaks them); the run-level ones (conservation against the ground-truth irq
+// time, attribution to groups, the lock) are checked concretely by `Checker` after every event
+// of a script. Names are stable: they appear in verdicts and counterexamples.
+//
+// Which irq time goes to which group, per version (the statement the Checker enforces):
+//  * before 6.1 (no 52b1364ba0b1): none; times[IRQ_FULL] does not exist (stays 0).
+//  * 6.1-6.9 (52b1364ba0b1): at every update_rq_clock(rq c) the irq time accrued on c since the
+//    last update, clamped to the rq clock delta (the rest carried), is charged to rq->curr's
+//    group and each enabled ancestor; when rq->curr is the idle task it is consumed uncharged.
+//  * 6.10+ (ddae0ca2a8fe): at sched_tick on c (curr non-idle) and at __schedule(prev -> next)
+//    when prev is non-idle and next is in another leaf group, ALL irq time accrued on c since
+//    the last such charge -- including irq time while c was idle -- is charged to that task's
+//    group and each enabled ancestor. Nothing is consumed uncharged.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "model/psi/psi.hpp"
+
+namespace kacct::spec {
+using namespace kacct::model::psi;
+
+// ---- state invariants (any domain)
+
+// psi.seq_even: no write section left open between events (a lockless reader would spin).
+template <class D> boolean<D> seq_even(D& d, const World<D>& w) {
+  boolean<D> r = d.lit_bool(true);
+  auto even = [&](const u32<D>& s) { return d.eq(d.urem(s, d.template lit<32>(2), "psi.seq_even"), d.template lit<32>(0)); };
+  for (const auto& g : w.v.gc)
+    for (const auto& c : g) r = d.band(r, even(c.seq));
+  for (const auto& c : w.v.cpu) r = d.band(r, even(c.psi_seq));
+  return r;
+}
+// psi.base_le_total: the PSI base never runs ahead of irq_time_read (pending >= 0).
+template <class D> boolean<D> base_le_total(D& d, const PsiCfg& cfg, const World<D>& w) {
+  boolean<D> r = d.lit_bool(true);
+  for (const auto& c : w.v.cpu)
+    r = d.band(r, d.ule(cfg.charge_at_tick() ? c.psi_irq_time : c.acct.rq.prev_irq_time, c.acct.irqtime.total));
+  return r;
+}
+// psi.monotonic: psi_irq_time, prev_irq_time and the irq total never go backwards (the rq
+// clocks' monotonicity is model/tick's, proved there).
+template <class D> boolean<D> monotonic(D& d, const World<D>& a, const World<D>& b) {
+  boolean<D> r = d.lit_bool(true);
+  for (std::size_t i = 0; i < a.v.cpu.size(); ++i) {
+    const auto &x = a.v.cpu[i], &y = b.v.cpu[i];
+    r = d.band(r, d.ule(x.psi_irq_time, y.psi_irq_time));
+    r = d.band(r, d.ule(x.acct.rq.prev_irq_time, y.acct.rq.prev_irq_time));
+    r = d.band(r, d.ule(x.acct.irqtime.total, y.acct.irqtime.total));
+  }
+  return r;
+}
+
+// ---- run-level checks (concrete)
+
+struct Violation {
+  std::string invariant;
+  std::string message;
+};
+
+// Fed the world before and after each event, plus the ground truth the script runner measures
+// itself (irq durations per CPU), and what the event was (for attribution).
+class Checker {
+ public:
+  struct EventInfo {
+    enum Kind { Other, Tick, Switch } kind = Other;
+    int cpu = -1;
+    int prev = 0, next = 0;              // Switch
+    std::vector<int> group_before;       // group of each task before the event (truth)
+    std::vector<int> curr_before;        // rq->curr per CPU before the event
+  };
+
+  Checker(const PsiCfg& cfg, const World<Concrete>& w0) : cfg_(cfg) {
+    expected_.assign(w0.v.gc.size(), std::vector<std::uint64_t>(w0.v.cpu.size(), 0));
+    accrued_.assign(w0.v.cpu.size(), 0);
+    charged_.assign(w0.v.cpu.size(), 0);
+    total0_.clear();
+    for (const auto& c : w0.v.cpu) total0_.push_back(c.acct.irqtime.total);
+  }
+  void add_irq(int cpu, std::uint64_t ns) { accrued_[cpu] += ns; }
+  const std::vector<std::uint64_t>& accrued() const { return accrued_; }
+  std::uint64_t charged(int cpu) const { return charged_[cpu]; }
+  std::uint64_t max_pending() const { return max_pending_; }
+
+  std::optional<Violation> after(const World<Concrete>& before, const World<Concrete>& w, const EventInfo& e) {
+    Concrete d;
+    // psi.lock_held
+    for (std::size_t i = n_faults_; i < w.c.faults.size(); ++i) {
+      const auto& f = w.c.faults[i];
+      const auto torn = seq_dump(w);
+      return Violation{"psi.lock_held", fmt::format("cpu {} wrote {} of cpu {} without holding rq {}'s lock (owner {}){}",
+                                                    f.actor, f.what, f.cpu, f.cpu, lock_name(before, f.cpu),
+                                                    torn.empty() ? "" : "; after the event " + torn + "(torn: readers spin)")};
+    }
+    n_faults_ = w.c.faults.size();
+    if (!seq_even(d, w)) return Violation{"psi.seq_even", "a sequence count is odd after the event: " + seq_dump(w)};
+    if (!monotonic(d, before, w)) return Violation{"psi.monotonic", "a PSI base or the irq total went backwards"};
+    if (!base_le_total(d, cfg_, w)) return Violation{"psi.base_le_total", "a PSI base is ahead of irq_time_read()"};
+    // New charges: attribution, width, then the hierarchy sums.
+    for (std::size_t i = n_charges_; i < w.c.charges.size(); ++i) {
+      const auto& ch = w.c.charges[i];
+      if (auto v = attribution(ch, e)) return v;
+      if (ch.leaf >= 0 && ch.delta >> 32)
+        return Violation{"psi.delta_fits_u32",
+                         fmt::format("cpu {}: one charge of {} ns to task {} does not fit the u32 times[IRQ_FULL] add; "
+                                     "{} ns are lost mod 2^32", ch.cpu, ch.delta, ch.task, ch.delta - (ch.delta & 0xffffffffu))};
+      charged_[ch.cpu] += ch.delta;
+      if (ch.leaf >= 0)
+        for (int g : w.c.chain(ch.leaf))
+          if (before.c.enabled[g]) expected_[g][ch.cpu] += ch.delta;
+    }
+    n_charges_ = w.c.charges.size();
+    for (std::size_t g = 0; g < w.v.gc.size(); ++g)
+      for (std::size_t c = 0; c < w.v.cpu.size(); ++c)
+        if (w.v.gc[g][c].irq_full != std::uint32_t(cfg_.has_psi_irq() ? expected_[g][c] : 0))
+          return Violation{"psi.hierarchy",
+                           fmt::format("group {} cpu {}: times[IRQ_FULL] = {}, but the charges to it and its descendants "
+                                       "sum to {} (mod 2^32: {})", g, c, w.v.gc[g][c].irq_full, expected_[g][c],
+                                       std::uint32_t(expected_[g][c]))};
+    // psi.conservation: charged (and, pre-fix, consumed for idle) + pending == accrued.
+    for (std::size_t c = 0; c < w.v.cpu.size(); ++c) {
+      const auto& pc = w.v.cpu[c];
+      if (pc.acct.irqtime.total - total0_[c] != accrued_[c])
+        return Violation{"psi.irq_clock", fmt::format("cpu {}: irq_time_read() grew by {} but {} ns of irq ran", c,
+                                                      pc.acct.irqtime.total - total0_[c], accrued_[c])};
+      if (!cfg_.has_psi_irq() || !cfg_.irqtime) continue;
+      const std::uint64_t base = cfg_.charge_at_tick() ? pc.psi_irq_time : pc.acct.rq.prev_irq_time;
+      const std::uint64_t pending = pc.acct.irqtime.total - base;
+      max_pending_ = std::max(max_pending_, pending);
+      if (charged_[c] + pending != accrued_[c])
+        return Violation{"psi.conservation",
+                         fmt::format("cpu {}: {} ns charged + {} ns pending != {} ns of irq time accrued ({})", c,
+                                     charged_[c], pending, accrued_[c],
+                                     charged_[c] + pending > accrued_[c] ? "counted twice" : "lost")};
+      // psi.bounded_lag (6.10+): a charge point leaves nothing pending.
+      if (cfg_.charge_at_tick() && e.cpu == int(c) && pending != 0) {
+        const bool tick_point = e.kind == EventInfo::Tick && e.curr_before[c] != 0;
+        const bool switch_point = e.kind == EventInfo::Switch && e.prev != e.next && e.prev != 0 &&
+                                  e.group_before[e.prev] != e.group_before[e.next];
+        if (tick_point || switch_point)
+          return Violation{"psi.bounded_lag", fmt::format("cpu {}: {} ns still pending after a charge point", c, pending)};
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static std::string lock_name(const World<Concrete>& w, int cpu) {
+    return w.c.lock_owner[cpu] < 0 ? "none" : "cpu " + std::to_string(w.c.lock_owner[cpu]);
+  }
+  static std::string seq_dump(const World<Concrete>& w) {
+    std::string s;
+    for (std::size_t g = 0; g < w.v.gc.size(); ++g)
+      for (std::size_t c = 0; c < w.v.cpu.size(); ++c)
+        if (w.v.gc[g][c].seq & 1) s += fmt::format("group {} cpu {} seq={} ", g, c, w.v.gc[g][c].seq);
+    for (std::size_t c = 0; c < w.v.cpu.size(); ++c)
+      if (w.v.cpu[c].psi_seq & 1) s += fmt::format("psi_seq[cpu {}]={} ", c, w.v.cpu[c].psi_seq);
+    return s;
+  }
+  // psi.attribution: the charged task and group are the version's.
+  std::optional<Violation> attribution(const Charge& ch, const EventInfo& e) const {
+    auto bad = [&](const std::string& why) {
+      return Violation{"psi.attribution", fmt::format("cpu {}: charge of {} ns to task {} (group {}) at {}: {}", ch.cpu,
+                                                      ch.delta, ch.task, ch.leaf,
+                                                      ch.site == Site::Tick ? "sched_tick" : ch.site == Site::Switch ? "__schedule" : "update_rq_clock",
+                                                      why)};
+    };
+    const int truth_group = ch.task == 0 ? 0 : e.group_before[ch.task];
+    if (ch.leaf >= 0 && ch.leaf != truth_group) return bad(fmt::format("the task is in group {}", truth_group));
+    if (cfg_.charge_in_clock()) {
+      if (ch.site != Site::RqClock) return bad("pre-fix versions charge only from update_rq_clock");
+      if (ch.task != e.curr_before[ch.cpu]) return bad("not rq->curr at the clock update");
+      if ((ch.task == 0) != (ch.leaf < 0)) return bad("the idle task's share must be consumed, others charged");
+      return std::nullopt;
+    }
+    if (ch.leaf < 0 || ch.task == 0) return bad("6.10+ never consumes irq time uncharged");
+    if (ch.site == Site::Tick && (e.kind != EventInfo::Tick || ch.task != e.curr_before[ch.cpu]))
+      return bad("the tick charges rq->curr");
+    if (ch.site == Site::Switch &&
+        (e.kind != EventInfo::Switch || ch.task != e.prev || e.group_before[e.prev] == e.group_before[e.next]))
+      return bad("a switch charges prev, and only when next is in another leaf group");
+    if (ch.site == Site::RqClock) return bad("6.10+ never charges from update_rq_clock");
+    return std::nullopt;
+  }
+
+  PsiCfg cfg_;
+  std::vector<std::vector<std::uint64_t>> expected_;  // u64 sum of charges per [group][cpu]
+  std::vector<std::uint64_t> accrued_, total0_, charged_;
+  std::size_t n_faults_ = 0, n_charges_ = 0;
+  std::uint64_t max_pending_ = 0;
+};
+
+}  // namespace kacct::spec

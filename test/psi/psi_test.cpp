@@ -1,0 +1,197 @@
+// PSI irq model: parser errors with positions, canonical round trip, the shipped scripts on
+// every modelled version, the version differences, and the run-level mutants.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "model/psi/script.hpp"
+
+using namespace kacct;
+using namespace kacct::model::psi;
+
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+std::string file(const std::string& name) { return slurp(std::filesystem::path(KACCT_PSI_DIR) / name); }
+
+const arch::KVersion kVersions[] = {arch::v(5, 10), arch::v(6, 1), arch::v(6, 10), arch::v(6, 12), arch::v(6, 14), arch::v(6, 17)};
+
+PsiCfg cfg(arch::KVersion v, Variant var = Variant::Faithful, bool irqtime = true) {
+  PsiCfg c;
+  c.ver = v;
+  c.variant = var;
+  c.irqtime = irqtime;
+  return c;
+}
+
+void expect_error(const std::string& text, std::uint32_t line, std::uint32_t col, const std::string& part) {
+  try {
+    parse_script(text);
+    ADD_FAILURE() << "accepted: " << text;
+  } catch (const ScriptError& e) {
+    EXPECT_EQ(e.line, line) << e.what();
+    EXPECT_EQ(e.col, col) << e.what();
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(PsiScript, ErrorsCarryLineAndColumn) {
+  expect_error("", 1, 1, "psi v1");
+  expect_error("psi v2\n", 1, 1, "psi v1");
+  expect_error("psi v1\ncpus 2\ntick 2\n", 3, 6, "no cpu 2");
+  expect_error("psi v1\ncpus 1\ngroup 2 parent 0\n", 3, 7, "in order");
+  expect_error("psi v1\ncpus 1\ngroup 1 parent 1\n", 3, 16, "earlier group");
+  expect_error("psi v1\ncpus 1\nwait x1\n", 3, 6, "unsigned number");
+  expect_error("psi v1\ncpus 1\ntick 0 extra\n", 3, 8, "unexpected 'extra'");
+  expect_error("psi v1\ncpus 1\nrepeat 3\ntick 0\n", 3, 1, "without 'end'");
+  expect_error("psi v1\ncpus 1\nend\n", 3, 1, "without 'repeat'");
+  expect_error("psi v1\ncpus 1\ntick 0\ncpus 2\n", 4, 1, "before the first event");
+  expect_error("psi v1\nvariant broken\n", 2, 9, "unknown variant");
+  expect_error("psi v1\ncpus 1\n  frobnicate 1\n", 3, 1, "unknown statement");
+  expect_error("psi v1\ncpus 1\nschedule 0 1\n", 3, 12, "no task 1");
+  expect_error("psi v1\ncpus 1\npressure 0 off by 0\n", 3, 10, "root");
+  expect_error("psi v1\ncpus 1\nrepeat 300000\nrepeat 4\ntick 0\nend\nend\n", 3, 8, "more than");
+}
+
+TEST(PsiScript, SemanticErrorsAtTheEvent) {
+  auto s = parse_script("psi v1\ncpus 2\ntask 1 group 0\nschedule 0 1\nschedule 1 1\n");
+  try {
+    run_script(s, cfg(arch::v(6, 10)));
+    FAIL();
+  } catch (const ScriptError& e) {
+    EXPECT_EQ(e.line, 5u);
+  }
+  auto t = parse_script("psi v1\ncpus 1\nirq_exit 0\n");
+  EXPECT_THROW(run_script(t, cfg(arch::v(6, 10))), ScriptError);
+}
+
+TEST(PsiScript, CanonicalRoundTrip) {
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(KACCT_PSI_DIR) / "scripts")) {
+    auto s = parse_script(slurp(e.path()));
+    auto text = write_script(s);
+    auto again = parse_script(text);
+    EXPECT_EQ(s, again) << e.path();
+    EXPECT_EQ(text, write_script(again));
+  }
+}
+
+TEST(PsiScript, ShippedSeedIsTheGeneratedOne) {
+  EXPECT_EQ(parse_script(file("seed.psi")), parse_script(seed_script_text(1000, 4)));
+}
+
+// Every shipped script except the u32-wrap finding holds on every version, irq time on and off.
+TEST(PsiModel, ScriptsHoldOnEveryVersion) {
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(KACCT_PSI_DIR) / "scripts")) {
+    if (e.path().filename() == "nohz-wrap.psi") continue;
+    auto s = parse_script(slurp(e.path()));
+    s.version.reset();
+    for (auto v : kVersions)
+      for (bool irq : {true, false}) {
+        auto r = run_script(s, cfg(v, Variant::Faithful, irq));
+        EXPECT_FALSE(r.violation) << e.path() << " " << v.str() << ": " << r.violation->invariant << ": "
+                                  << r.violation->message;
+      }
+  }
+}
+
+TEST(PsiModel, SeedCostsPerCall) {
+  auto s = parse_script(file("seed.psi"));
+  auto pre = run_script(s, cfg(arch::v(6, 1)));
+  auto post = run_script(s, cfg(arch::v(6, 10)));
+  ASSERT_FALSE(pre.violation);
+  ASSERT_FALSE(post.violation);
+  const auto& a = pre.per_kind.at("clock_gettime");
+  const auto& b = post.per_kind.at("clock_gettime");
+  ASSERT_EQ(a.calls, 4000u);
+  // 6.1: the rq clock read + PSI's cpu_clock, 3 levels, 3 sections per call; 6.10: none of PSI.
+  EXPECT_EQ(a.costs.clock_reads, 2 * a.calls);
+  EXPECT_EQ(a.costs.levels, 3 * a.calls);
+  EXPECT_EQ(a.costs.seq_sections, 3 * a.calls);
+  EXPECT_EQ(b.costs.clock_reads, b.calls);
+  EXPECT_EQ(b.costs.levels, 0u);
+  EXPECT_EQ(b.costs.seq_sections, 0u);
+  // The tick pays instead after the fix.
+  EXPECT_EQ(post.per_kind.at("tick").costs.seq_sections, 3 * 4u);
+  // Same irq time in the end, per group, on both: every clock_gettime pre-fix and the next tick
+  // post-fix, except the last tick's irq, still pending after the fix.
+  EXPECT_EQ(pre.accrued, post.accrued);
+  EXPECT_EQ(pre.world.v.gc[2][0].irq_full, 8000u);
+  EXPECT_EQ(post.world.v.gc[2][0].irq_full, 6000u);
+  EXPECT_EQ(post.max_pending, 2000u);
+}
+
+TEST(PsiModel, ClockReadsPerVersionAtTheTick) {
+  auto s = parse_script(file("seed.psi"));
+  auto tick_reads = [&](arch::KVersion v) {
+    auto r = run_script(s, cfg(v));
+    const auto& k = r.per_kind.at("tick");
+    return std::make_pair(k.costs.clock_reads / k.calls, k.costs.seq_sections / k.calls);
+  };
+  EXPECT_EQ(tick_reads(arch::v(6, 1)), std::make_pair(std::uint64_t{2}, std::uint64_t{3}));   // clock + PSI's
+  EXPECT_EQ(tick_reads(arch::v(6, 10)), std::make_pair(std::uint64_t{2}, std::uint64_t{3}));  // one before the walk
+  EXPECT_EQ(tick_reads(arch::v(6, 12)), std::make_pair(std::uint64_t{4}, std::uint64_t{3}));  // one per group
+  EXPECT_EQ(tick_reads(arch::v(6, 17)), std::make_pair(std::uint64_t{2}, std::uint64_t{1}));  // psi_seq
+}
+
+TEST(PsiModel, IdleIrqTimeIsChargedOnlyAfterTheFix) {
+  auto s = parse_script(file("scripts/idle-irq.psi"));
+  auto pre = run_script(s, cfg(arch::v(6, 1)));
+  auto post = run_script(s, cfg(arch::v(6, 10)));
+  ASSERT_FALSE(pre.violation);
+  ASSERT_FALSE(post.violation);
+  EXPECT_EQ(pre.world.v.gc[1][0].irq_full, 700u);        // the idle period's 5000 ns are consumed
+  EXPECT_EQ(post.world.v.gc[1][0].irq_full, 5700u);      // ... and charged to task 1's group after the fix
+}
+
+TEST(PsiModel, NohzFullWrapIsAFindingAfterTheFix) {
+  auto s = parse_script(file("scripts/nohz-wrap.psi"));
+  s.version.reset();
+  auto pre = run_script(s, cfg(arch::v(6, 1)));
+  EXPECT_FALSE(pre.violation) << pre.violation->message;
+  auto post = run_script(s, cfg(arch::v(6, 10)));
+  ASSERT_TRUE(post.violation);
+  EXPECT_EQ(post.violation->invariant, "psi.delta_fits_u32");
+}
+
+TEST(PsiMutants, NoLockTearsTheSequenceCount) {
+  auto s = parse_script(file("scripts/race.psi"));
+  for (auto v : {arch::v(6, 10), arch::v(6, 12), arch::v(6, 17)}) {
+    auto r = run_script(s, cfg(v, Variant::NoLock));
+    ASSERT_TRUE(r.violation) << v.str();
+    EXPECT_EQ(r.violation->invariant, "psi.lock_held");
+    EXPECT_NE(r.violation->message.find("torn"), std::string::npos) << r.violation->message;
+    // Without the lock check the odd count is what remains.
+    bool odd = false;
+    for (const auto& g : r.world.v.gc) odd = odd || (g[0].seq & 1);
+    odd = odd || (r.world.v.cpu[0].psi_seq & 1);
+    EXPECT_TRUE(odd) << v.str();
+  }
+}
+
+TEST(PsiMutants, DoubleCountAndLostDeltaAreCaught) {
+  auto s = parse_script(file("scripts/move.psi"));
+  s.version.reset();
+  auto dc = run_script(s, cfg(arch::v(6, 10), Variant::DoubleCount));
+  ASSERT_TRUE(dc.violation);
+  EXPECT_EQ(dc.violation->invariant, "psi.conservation");
+  EXPECT_NE(dc.violation->message.find("counted twice"), std::string::npos);
+  auto ld = run_script(s, cfg(arch::v(6, 10), Variant::LostDelta));
+  ASSERT_TRUE(ld.violation);
+  EXPECT_EQ(ld.violation->invariant, "psi.hierarchy");
+}
+
+TEST(PsiModel, Deterministic) {
+  auto s = parse_script(file("scripts/move.psi"));
+  auto a = run_script(s, cfg(arch::v(6, 12))).json(cfg(arch::v(6, 12))).dump();
+  auto b = run_script(s, cfg(arch::v(6, 12))).json(cfg(arch::v(6, 12))).dump();
+  EXPECT_EQ(a, b);
+}

@@ -1,0 +1,163 @@
+// kacct psi run / kacct psi seed: PSI irq event scripts (docs/models/psi-irq.md) on a kernel
+// version, with the invariants checked after every event and the cost counters per call.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+
+#include "common.hpp"
+#include "model/psi/script.hpp"
+
+namespace kacct::cli {
+namespace {
+using json = nlohmann::ordered_json;
+using namespace kacct::model::psi;
+
+arch::KVersion parse_ver(const std::string& s) {
+  auto dot = s.find('.');
+  try {
+    if (dot == std::string::npos) throw std::invalid_argument(s);
+    return arch::v(unsigned(std::stoul(s.substr(0, dot))), unsigned(std::stoul(s.substr(dot + 1))));
+  } catch (const std::exception&) {
+    throw Failure("--version: expected MAJOR.MINOR, got '" + s + "'");
+  }
+}
+
+struct Opts {
+  std::string path, version, variant, irqtime;
+  bool json = false;
+  unsigned calls = 1000, ticks = 4;
+};
+
+PsiCfg cfg_for(const Script& s, const Opts& o) {
+  PsiCfg c = script_cfg(s);
+  if (!o.version.empty()) c.ver = parse_ver(o.version);
+  if (!o.variant.empty() && !parse_variant(o.variant, c.variant)) throw Failure("--variant: unknown '" + o.variant + "'");
+  if (o.irqtime == "on") c.irqtime = true;
+  else if (o.irqtime == "off") c.irqtime = false;
+  else if (!o.irqtime.empty()) throw Failure("--irqtime: on or off");
+  return c;
+}
+
+void run_cmd(const Opts& o) {
+  std::string text;
+  if (o.path == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    std::ifstream in(o.path, std::ios::binary);
+    if (!in) throw Failure("cannot read " + o.path);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string name = o.path == "-" ? "<stdin>" : o.path;
+  Script s;
+  RunResult r;
+  PsiCfg cfg;
+  try {
+    s = parse_script(text);
+    cfg = cfg_for(s, o);
+    r = run_script(s, cfg);
+  } catch (const ScriptError& e) {
+    fmt::print(stderr, "{}:{}\n", name, e.what());
+    throw Exit{kExitUsage};
+  }
+  if (o.json) {
+    print_json(r.json(cfg));
+  } else {
+    fmt::print("{}: version {} irqtime {} variant {}: {} events\n", name, cfg.ver.str(), cfg.irqtime ? "on" : "off",
+               variant_name(cfg.variant), s.events.size());
+    Table t({"event", "calls", "clock reads", "irq reads", "levels", "seq sections", "psi calls"},
+            {false, true, true, true, true, true, true});
+    for (const auto& [k, v] : r.per_kind) {
+      auto per = [&](std::uint64_t x) { return fmt::format("{:.2f}", v.calls ? double(x) / double(v.calls) : 0.0); };
+      t.row({k, std::to_string(v.calls), per(v.costs.clock_reads), per(v.costs.irq_reads), per(v.costs.levels),
+             per(v.costs.seq_sections), per(v.costs.psi_calls)});
+    }
+    fmt::print("per call:\n{}", t.str("  "));
+    for (std::size_t c = 0; c < r.accrued.size(); ++c)
+      fmt::print("cpu {}: irq accrued {} ns, charged {} ns\n", c, r.accrued[c], r.charged[c]);
+    for (std::size_t g = 0; g < r.world.v.gc.size(); ++g) {
+      std::vector<std::uint32_t> row;
+      for (const auto& c : r.world.v.gc[g]) row.push_back(c.irq_full);
+      fmt::print("group {}: times[IRQ_FULL] per cpu {}\n", g, fmt::join(row, " "));
+    }
+    if (r.violation) {
+      Script shown = s;
+      shown.version = cfg.ver;
+      shown.variant = cfg.variant;
+      shown.events.resize(r.event + 1);
+      fmt::print("VIOLATED {} at event {} (line {}): {}\ncounterexample (replays with kacct psi run):\n{}",
+                 r.violation->invariant, r.event + 1, r.line, r.violation->message, write_script(shown));
+    } else {
+      fmt::print("all invariants hold\n");
+    }
+  }
+  if (r.violation) throw Exit{kExitViolation};
+}
+
+// The seed: per clock_gettime(CLOCK_THREAD_CPUTIME_ID) and per tick, on the versions around
+// the two patches, beside the measured ns per call.
+void seed_cmd(const Opts& o) {
+  const auto text = seed_script_text(o.calls, o.ticks);
+  const auto s = parse_script(text);
+  struct Row {
+    const char* label;
+    arch::KVersion ver;
+    const char* measured;
+  };
+  const Row rows[] = {{"5.10 (no PSI_IRQ)", arch::v(5, 10), "243 ns/call (John Stultz, 1e8 calls: 24.3 s)"},
+                      {"6.1 (52b1364ba0b1)", arch::v(6, 1), "282 ns/call (28.2 s)"},
+                      {"6.10 (ddae0ca2a8fe; = 6.1.y with the backport)", arch::v(6, 10), "243 ns/call (6.1+fix)"},
+                      {"6.12 (3840cbe24cf0)", arch::v(6, 12), "not measured"},
+                      {"6.17 (570c8efd5eb7)", arch::v(6, 17), "not measured"}};
+  json out;
+  out["scenario"] = json{{"cgroup_levels_incl_root", 3}, {"calls_per_tick", o.calls}, {"ticks", o.ticks},
+                         {"script", "kacct psi seed --script"}};
+  out["versions"] = json::array();
+  for (const auto& row : rows) {
+    PsiCfg cfg;
+    cfg.ver = row.ver;
+    auto r = run_script(s, cfg);
+    auto per = [&](const char* kind) {
+      const auto& k = r.per_kind.at(kind);
+      auto f = [&](std::uint64_t x) { return double(x) / double(k.calls); };
+      return json{{"clock_reads", f(k.costs.clock_reads)},
+                  {"irq_time_reads", f(k.costs.irq_reads)},
+                  {"cgroup_levels", f(k.costs.levels)},
+                  {"seq_write_sections", f(k.costs.seq_sections)}};
+    };
+    out["versions"].push_back(json{{"version", row.label},
+                                   {"measured", row.measured},
+                                   {"per_clock_gettime", per("clock_gettime")},
+                                   {"per_tick", per("tick")},
+                                   {"invariants", r.violation ? r.violation->invariant : "hold"}});
+  }
+  print_json(out);
+}
+
+}  // namespace
+
+void add_psi(CLI::App& app) {
+  auto* psi = app.add_subcommand("psi", "PSI irq pressure model: event scripts (docs/models/psi-irq.md)");
+  psi->require_subcommand(1);
+  auto o = std::make_shared<Opts>();
+  auto* run = psi->add_subcommand("run", "Run a PSI event script, check every invariant, count costs; exit 1 on a violation");
+  run->add_option("SCRIPT", o->path, "script file, or - for stdin")->required();
+  run->add_option("--version", o->version, "kernel version MAJOR.MINOR (default: the script's, else 6.10)");
+  run->add_option("--variant", o->variant, "faithful | no-lock | double-count | lost-delta | no-neg-guard");
+  run->add_option("--irqtime", o->irqtime, "on | off: irq time accounting at run time");
+  run->add_flag("--json", o->json, "JSON output");
+  run->callback([o] { run_cmd(*o); });
+  auto s = std::make_shared<Opts>();
+  auto* seed = psi->add_subcommand("seed", "The seed scenario's cost counters per clock_gettime and per tick (JSON)");
+  seed->add_option("--calls", s->calls, "clock_gettime calls per tick")->check(CLI::Range(1u, 16000u));
+  seed->add_option("--ticks", s->ticks, "ticks")->check(CLI::Range(1u, 1000u));
+  seed->add_flag("--script", s->json, "print the scenario script instead");
+  seed->callback([s] {
+    if (s->json) fmt::print("{}", seed_script_text(s->calls, s->ticks));
+    else seed_cmd(*s);
+  });
+}
+
+}  // namespace kacct::cli
