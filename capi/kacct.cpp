@@ -107,8 +107,35 @@ void invalidate(kacct_model* m) {
   m->checked.reset();
 }
 
-trace::Tracker start_tracker(const kacct_model* m) {
-  return m->tracker ? *m->tracker : trace::Tracker(m->tr.header);
+// The tracker after the accepted events. Dropped (reset) when events were applied to it but
+// not accepted, then rebuilt here by replaying the accepted ones: only the error path pays.
+trace::Tracker& tracker(kacct_model* m) {
+  if (!m->tracker) {
+    trace::Tracker t(m->tr.header);
+    for (const auto& e : m->tr.events)
+      if (t.apply(e)) throw Fail{KACCT_E_INTERNAL, "replaying the accepted events failed"};
+    m->tracker.emplace(std::move(t));
+  }
+  return *m->tracker;
+}
+
+// Applies new events to the tracker; on the first illegal one, undoes the others and calls
+// fail(index, error), which throws. Tracker::apply changes nothing when it fails.
+template <class OnError> void apply_events(kacct_model* m, std::vector<trace::Event>& events, OnError fail) {
+  auto& tk = tracker(m);
+  std::size_t i = 0;
+  try {
+    for (; i < events.size(); ++i)
+      if (auto err = tk.apply(events[i])) {
+        if (i > 0) m->tracker.reset();
+        fail(i, *err);
+      }
+  } catch (const Fail&) {
+    throw;
+  } catch (...) {  // out of memory inside apply: rebuild the tracker when it is next needed
+    m->tracker.reset();
+    throw;
+  }
 }
 
 // Parses and checks complete lines of text. Returns false if the header is still incomplete
@@ -141,16 +168,11 @@ bool consume(kacct_model* m, const std::string& chunk, bool final) {
       throw text_error(e, KACCT_E_PARSE);
     }
     auto events = std::move(r).value().events;
-    trace::Tracker tk = start_tracker(m);
-    for (auto& e : events) {
-      const std::uint32_t mini_line = e.line;
-      e.line = renumber(e.line);
-      if (auto err = tk.apply(e)) {
-        err->column = trace::field_column(mini, mini_line, err->field);
-        throw text_error(*err, KACCT_E_EVENT);
-      }
-    }
-    m->tracker.emplace(std::move(tk));
+    for (auto& e : events) e.line = renumber(e.line);
+    apply_events(m, events, [&](std::size_t, trace::Error err) {
+      err.column = trace::field_column(mini, err.line - m->text_lines + hl, err.field);
+      throw text_error(err, KACCT_E_EVENT);
+    });
     m->tr.events.insert(m->tr.events.end(), std::make_move_iterator(events.begin()),
                         std::make_move_iterator(events.end()));
   }
@@ -267,13 +289,10 @@ void feed_structs(kacct_model* m, const kacct_event* ev, std::size_t n) {
                fmt::format("event {} ({}): {}", base + i, i < n ? kind_name(std::uint32_t(ev[i].kind)) : "?", e.message)};
   }
   auto events = std::move(r).value().events;
-  trace::Tracker tk = start_tracker(m);
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    events[i].line = 0;
-    if (auto err = tk.apply(events[i]))
-      throw Fail{KACCT_E_EVENT, fmt::format("event {} ({}): {}", base + i, trace::name(events[i].kind), err->message)};
-  }
-  m->tracker.emplace(std::move(tk));
+  for (auto& e : events) e.line = 0;
+  apply_events(m, events, [&](std::size_t i, const trace::Error& err) {
+    throw Fail{KACCT_E_EVENT, fmt::format("event {} ({}): {}", base + i, trace::name(events[i].kind), err.message)};
+  });
   m->tr.events.insert(m->tr.events.end(), std::make_move_iterator(events.begin()), std::make_move_iterator(events.end()));
   invalidate(m);
 }
@@ -342,7 +361,7 @@ template <class T> void need(T* p, const char* what) {
 
 extern "C" {
 
-KACCT_EXPORT const char* kacct_status_name(kacct_status s) {
+KACCT_EXPORT const char* kacct_status_name(int s) {
   switch (s) {
     case KACCT_OK: return "KACCT_OK";
     case KACCT_E_INVALID_ARG: return "KACCT_E_INVALID_ARG";
@@ -483,7 +502,8 @@ KACCT_EXPORT kacct_status kacct_add_task(kacct_model* m, const kacct_task* t) {
     need(t, "task");
     if (!m->header_set || m->header_from_text)
       throw Fail{KACCT_E_STATE, "kacct_add_task needs a header made by kacct_set_ncpus (text headers declare tasks in text)"};
-    if (m->tracker) throw Fail{KACCT_E_STATE, "tasks can only be declared before the first event"};
+    if (!m->tr.events.empty()) throw Fail{KACCT_E_STATE, "tasks can only be declared before the first event"};
+    m->tracker.reset();  // made again from the new header at the first event
     trace::TaskDecl d;
     d.tid = t->tid;
     d.pid = t->pid ? t->pid : t->tid;
@@ -532,8 +552,8 @@ KACCT_EXPORT kacct_status kacct_ncpus(kacct_model* m, uint32_t* out) {
   });
 }
 
-KACCT_EXPORT const char* kacct_bucket_name(kacct_bucket b) {
-  return unsigned(b) < model::NR_STATS ? model::usage_names[unsigned(b)] : nullptr;
+KACCT_EXPORT const char* kacct_bucket_name(int b) {
+  return b >= 0 && unsigned(b) < model::NR_STATS ? model::usage_names[unsigned(b)] : nullptr;
 }
 
 KACCT_EXPORT kacct_status kacct_get_cpustat(kacct_model* m, uint32_t cpu, kacct_cpustat* out) {
@@ -576,7 +596,7 @@ void fill_read(const kacct_model* m, std::size_t i, kacct_read* out) {
   const bool clock = rd.kind == trace::ReadKind::ThreadCputime || rd.kind == trace::ReadKind::ProcessCputime;
   *out = kacct_read{};
   out->id = rd.id;
-  out->kind = kacct_read_kind(rd.kind);
+  out->kind = std::int32_t(rd.kind);
   out->tid = rd.tid;
   out->ts = rd.ts;
   out->event_index = index;

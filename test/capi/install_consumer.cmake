@@ -1,4 +1,4 @@
-# cmake -DBUILD_DIR= -DPREFIX= -DSRC= -DCC= -DSAN= -DGENERATOR= -DPKG_CONFIG= -DNM= -DLIBDIR= -P install_consumer.cmake
+# cmake -DBUILD_DIR= -DPREFIX= -DSRC= -DCC= -DSAN= -DSAN_LINK= -DGENERATOR= -DPKG_CONFIG= -DNM= -DLIBDIR= -P install_consumer.cmake
 # Installs the build into PREFIX, checks what was installed, then builds and runs the consumer
 # in SRC against the installed files only: once with pkg-config, once with find_package(CONFIG).
 function(run)
@@ -54,6 +54,7 @@ endif()
 
 set(ENV{LD_LIBRARY_PATH} "${lib}")
 separate_arguments(san UNIX_COMMAND "${SAN}")
+separate_arguments(san_link UNIX_COMMAND "${SAN_LINK}")
 
 # 1. pkg-config
 if(NOT PKG_CONFIG)
@@ -67,7 +68,7 @@ if(NOT flags MATCHES "-I${PREFIX}/include" AND NOT flags MATCHES "-I[^ ]*/includ
   message(FATAL_ERROR "pkg-config --cflags: ${flags}")
 endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
-run(CMD ${CC} -std=c99 -Wall -Wextra -Werror -pedantic ${san} ${SRC}/consumer.c ${flags} -o ${PREFIX}/consumer-pc)
+run(CMD ${CC} -std=c99 -Wall -Wextra -Werror -pedantic ${san} ${SRC}/consumer.c ${flags} ${san_link} -o ${PREFIX}/consumer-pc)
 run(CMD ${PREFIX}/consumer-pc OUT out)
 message("pkg-config consumer: ${out}")
 if(NOT out MATCHES "^ok - ")
@@ -76,7 +77,7 @@ endif()
 
 # 2. find_package(kacct CONFIG)
 run(CMD ${CMAKE_COMMAND} -S ${SRC} -B ${PREFIX}/consumer-build -G "${GENERATOR}" -DCMAKE_PREFIX_PATH=${PREFIX}
-        -DCMAKE_C_COMPILER=${CC} "-DCMAKE_C_FLAGS=${SAN}" "-DCMAKE_EXE_LINKER_FLAGS=${SAN}"
+        -DCMAKE_C_COMPILER=${CC} "-DCMAKE_C_FLAGS=${SAN}" "-DCMAKE_EXE_LINKER_FLAGS=${SAN} ${SAN_LINK}"
         -DCMAKE_C_COMPILER_LAUNCHER=)
 run(CMD ${CMAKE_COMMAND} --build ${PREFIX}/consumer-build)
 run(CMD ${PREFIX}/consumer-build/consumer OUT out)

@@ -48,8 +48,8 @@ typedef enum kacct_status {
   KACCT_E_INTERNAL = 10       /* a bug in kacct; the message says what */
 } kacct_status;
 
-/* Spelling of a status ("KACCT_E_PARSE"); never NULL. */
-KACCT_EXPORT const char* kacct_status_name(kacct_status s);
+/* Spelling of a kacct_status ("KACCT_E_PARSE"); never NULL. */
+KACCT_EXPORT const char* kacct_status_name(int s);
 
 /* KACCT_API_VERSION of the library actually loaded (compare with the header's). */
 KACCT_EXPORT unsigned kacct_api_version(void);
@@ -141,16 +141,18 @@ typedef enum kacct_read_kind {
   KACCT_READ_PROCESS_CPUTIME  /* clock_gettime(CLOCK_PROCESS_CPUTIME_ID) */
 } kacct_read_kind;
 
-/* One event. Zero-initialise it and set what the kind uses; the other fields are ignored. */
+/* One event. Zero-initialise it and set what the kind uses; the other fields are ignored.
+ * The enum-valued fields are int32_t (a fixed size in the ABI); out-of-range values are
+ * rejected with KACCT_E_INVALID_ARG. */
 typedef struct kacct_event {
   uint64_t ts;  /* ns since the start of the trace; never decreasing */
   uint32_t cpu; /* < ncpus */
-  kacct_kind kind;
+  int32_t kind;  /* kacct_kind */
   uint64_t a, b; /* see kacct_kind */
-  kacct_prev_state prev_state; /* SWITCH */
+  int32_t prev_state;          /* SWITCH: kacct_prev_state */
   int32_t iowait;              /* SWITCH: non-zero = blocked on I/O (needs S or D) */
-  kacct_exc_kind exc_kind;     /* EXC_ENTER */
-  kacct_read_kind read_kind;   /* READ */
+  int32_t exc_kind;            /* EXC_ENTER: kacct_exc_kind */
+  int32_t read_kind;           /* READ: kacct_read_kind */
   uint64_t read_id;            /* READ: free label, reported back with the result */
   uint64_t fork_pid;           /* FORK: thread-group id of the child; 0 = child (new process) */
   int32_t fork_kthread;        /* FORK: non-zero = kernel thread */
@@ -176,7 +178,7 @@ typedef enum kacct_bucket {
   KACCT_CPUTIME_IRQ, KACCT_CPUTIME_IDLE, KACCT_CPUTIME_IOWAIT, KACCT_CPUTIME_STEAL,
   KACCT_CPUTIME_GUEST, KACCT_CPUTIME_GUEST_NICE, KACCT_NR_BUCKETS
 } kacct_bucket;
-KACCT_EXPORT const char* kacct_bucket_name(kacct_bucket b); /* "user", ...; NULL if out of range */
+KACCT_EXPORT const char* kacct_bucket_name(int b); /* kacct_bucket: "user", ...; NULL if out of range */
 
 /* kcpustat of one CPU at the end of the trace: ns, and /proc/stat's USER_HZ (100) ticks. */
 typedef struct kacct_cpustat {
@@ -196,7 +198,7 @@ KACCT_EXPORT kacct_status kacct_get_task_times(kacct_model* m, uint64_t tid, kac
  * utime/stime are after cputime_adjust() for the stat and rusage kinds (0 for the clocks). */
 typedef struct kacct_read {
   uint64_t id;              /* the event's read_id / id= */
-  kacct_read_kind kind;
+  int32_t kind;             /* kacct_read_kind */
   uint64_t tid;             /* task read */
   uint64_t ts;              /* ts of the read event */
   uint64_t event_index;     /* 0-based index of the read event */
