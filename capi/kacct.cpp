@@ -101,6 +101,12 @@ std::string mini_header(std::uint32_t ncpus) {
   return trace::write(t);
 }
 
+// Reserves room for `extra` more elements, growing geometrically (amortised O(1) appends), so
+// that the appends after it cannot fail.
+template <class C> void make_room(C& c, std::size_t extra) {
+  if (c.size() + extra > c.capacity()) c.reserve(std::max(c.size() + extra, 2 * c.capacity()));
+}
+
 void invalidate(kacct_model* m) {
   m->prog.reset();
   m->result.reset();
@@ -148,6 +154,7 @@ bool consume(kacct_model* m, const std::string& chunk, bool final) {
       throw text_error(r.error(), KACCT_E_PARSE);
     }
     trace::Trace t = std::move(r).value();
+    make_room(m->text, chunk.size());  // allocate before anything changes
     trace::Tracker tk(t.header);
     for (const auto& e : t.events)
       if (auto err = tk.apply(e)) {
@@ -169,6 +176,8 @@ bool consume(kacct_model* m, const std::string& chunk, bool final) {
     }
     auto events = std::move(r).value().events;
     for (auto& e : events) e.line = renumber(e.line);
+    make_room(m->text, chunk.size());  // allocate before anything changes
+    make_room(m->tr.events, events.size());
     apply_events(m, events, [&](std::size_t, trace::Error err) {
       err.column = trace::field_column(mini, err.line - m->text_lines + hl, err.field);
       throw text_error(err, KACCT_E_EVENT);
@@ -290,6 +299,7 @@ void feed_structs(kacct_model* m, const kacct_event* ev, std::size_t n) {
   }
   auto events = std::move(r).value().events;
   for (auto& e : events) e.line = 0;
+  make_room(m->tr.events, events.size());  // allocate before anything changes
   apply_events(m, events, [&](std::size_t i, const trace::Error& err) {
     throw Fail{KACCT_E_EVENT, fmt::format("event {} ({}): {}", base + i, trace::name(events[i].kind), err.message)};
   });
