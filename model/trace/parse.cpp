@@ -433,6 +433,8 @@ Trace parse_or_throw(std::string_view text) {
   return t;
 }
 
+}  // namespace
+
 // Column of the field a semantic error names, found by re-tokenizing the line.
 uint32_t field_column(std::string_view text, uint32_t line, std::string_view field) {
   uint32_t col = 1;
@@ -454,8 +456,6 @@ uint32_t field_column(std::string_view text, uint32_t line, std::string_view fie
   }
   return col;
 }
-
-}  // namespace
 
 Result<Trace> parse(std::string_view text) {
   try {

@@ -137,6 +137,10 @@ std::optional<Error> check_header(const Header&);
 // is 0 because there is no text; use load() to get columns.
 std::optional<Error> validate(const Trace&);
 
+// Column of the field a semantic Error names (Error::field: "ts", "cpu", a key; anything else:
+// the kind token) on line `line` of `text`; 1 if the line or field is not found.
+uint32_t field_column(std::string_view text, uint32_t line, std::string_view field);
+
 // parse + validate; semantic errors get the column of the offending field.
 Result<Trace> load(std::string_view text);
 

@@ -1,0 +1,260 @@
+// The C API against the C++ model it wraps: on every sample trace (test/traces/) and several
+// CPU x config combinations, libkacct's counters, reads and verdicts equal sim::run's, whether
+// the trace is fed whole, in chunks, or as kacct_event structs; errors carry load()'s line and
+// column; garbage never escapes as anything but an error code.
+#include <gtest/gtest.h>
+#include <kacct/kacct.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "arch/registry.hpp"
+#include "model/sim/machine.hpp"
+#include "model/trace/trace.hpp"
+
+namespace kacct {
+namespace {
+
+struct Close {
+  void operator()(kacct_model* m) const { kacct_close(m); }
+};
+using Handle = std::unique_ptr<kacct_model, Close>;
+
+Handle open(const std::string& cpu, const std::string& cfg) {
+  kacct_model* m = nullptr;
+  EXPECT_EQ(kacct_open(cpu.c_str(), cfg.c_str(), &m), KACCT_OK) << kacct_last_error();
+  return Handle(m);
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::filesystem::path> sample_traces() {
+  std::vector<std::filesystem::path> out;
+  for (const auto& f : std::filesystem::directory_iterator(KACCT_TRACES_DIR))
+    if (f.path().extension() == ".trace") out.push_back(f.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const std::vector<std::pair<std::string, std::string>> kCombos = {
+    {"x86-64", "6.6-tick-hz250"},
+    {"x86-64", "6.1-tick-irqtime-steal-hz1000"},
+    {"POWER9", "5.4-tick-irqtime-hz300"},
+    {"e500", "4.19-tick-hz100"},
+    {"MPC8xx", "4.11-tick-irqtime-hz250"},
+};
+
+// Every prediction of `m` equals sim::run on the same trace.
+void expect_same(kacct_model* m, const trace::Trace& t, const std::string& cpu, const std::string& cfg,
+                 const std::string& what) {
+  SCOPED_TRACE(what + " " + cpu + " " + cfg);
+  const auto c = arch::find_cpu(cpu);
+  const auto k = arch::find_config(cfg);
+  ASSERT_TRUE(c && k);
+  auto p = sim::compile(t);
+  ASSERT_TRUE(p.ok());
+  const auto& prog = p.value();
+  const auto mc = sim::model_cfg(*c, *k);
+  const auto r = sim::run(prog, mc, {.check = false});
+
+  uint64_t n = 0;
+  ASSERT_EQ(kacct_event_count(m, &n), KACCT_OK) << kacct_error_message(m);
+  EXPECT_EQ(n, t.events.size());
+  uint32_t ncpus = 0;
+  ASSERT_EQ(kacct_ncpus(m, &ncpus), KACCT_OK);
+  ASSERT_EQ(ncpus, t.header.ncpus);
+  for (uint32_t cpu_i = 0; cpu_i < ncpus; ++cpu_i) {
+    kacct_cpustat cs;
+    ASSERT_EQ(kacct_get_cpustat(m, cpu_i, &cs), KACCT_OK) << kacct_error_message(m);
+    for (unsigned b = 0; b < KACCT_NR_BUCKETS; ++b) {
+      EXPECT_EQ(cs.ns[b], r.cpus[cpu_i].cpustat[b]) << "cpu " << cpu_i << " " << kacct_bucket_name(kacct_bucket(b));
+      EXPECT_EQ(cs.ticks[b], r.cpus[cpu_i].cpustat[b] / 10'000'000);
+    }
+  }
+  kacct_cpustat cs;
+  EXPECT_EQ(kacct_get_cpustat(m, ncpus, &cs), KACCT_E_INVALID_ARG);
+  for (std::size_t i = ncpus; i < prog.tasks.size(); ++i) {
+    kacct_task_times tt;
+    ASSERT_EQ(kacct_get_task_times(m, prog.tasks[i].tid, &tt), KACCT_OK) << kacct_error_message(m);
+    EXPECT_EQ(tt.utime, r.tasks[i].utime);
+    EXPECT_EQ(tt.stime, r.tasks[i].stime);
+    EXPECT_EQ(tt.gtime, r.tasks[i].gtime);
+    EXPECT_EQ(tt.sum_exec_runtime, r.tasks[i].sum_exec_runtime);
+  }
+  kacct_task_times tt;
+  EXPECT_EQ(kacct_get_task_times(m, 999999999, &tt), KACCT_E_NOT_FOUND);
+
+  std::size_t nreads = 0;
+  ASSERT_EQ(kacct_read_count(m, &nreads), KACCT_OK);
+  ASSERT_EQ(nreads, r.reads.size());
+  std::size_t k_read = 0;
+  for (std::size_t e = 0; e < prog.events.size(); ++e) {
+    if (prog.events[e].kind != trace::Kind::Read) continue;
+    const auto& want = r.reads[k_read];
+    kacct_read got;
+    ASSERT_EQ(kacct_get_read(m, k_read, &got), KACCT_OK);
+    EXPECT_EQ(got.id, want.id);
+    EXPECT_EQ(int(got.kind), int(want.kind));
+    EXPECT_EQ(got.tid, want.tid);
+    EXPECT_EQ(got.ts, want.ts);
+    EXPECT_EQ(got.event_index, e);
+    EXPECT_EQ(got.utime_ns, want.utime);
+    EXPECT_EQ(got.stime_ns, want.stime);
+    EXPECT_EQ(got.rtime_ns, want.rtime);
+    EXPECT_EQ(got.utime_ticks, want.utime / 10'000'000);
+    EXPECT_EQ(got.stime_us, want.stime / 1000);
+    ++k_read;
+  }
+  kacct_read rd;
+  EXPECT_EQ(kacct_get_read(m, nreads, &rd), KACCT_E_INVALID_ARG);
+
+  const auto rc = sim::run(prog, mc, {.check = true, .stop_at_violation = true});
+  kacct_verdict v;
+  ASSERT_EQ(kacct_check(m, &v), KACCT_OK);
+  EXPECT_EQ(v.holds, !rc.violation && rc.obligations_failed.empty());
+  EXPECT_EQ(std::string(v.invariant), rc.violation ? rc.violation->invariant : "");
+  EXPECT_EQ(v.obligations_failed, rc.obligations_failed.size());
+}
+
+// kacct_event for a trace event (the inverse of the library's conversion).
+kacct_event to_c(const trace::Event& e) {
+  kacct_event c{};
+  c.ts = e.ts;
+  c.cpu = e.cpu;
+  c.kind = kacct_kind(e.kind);
+  c.a = e.a;
+  c.b = e.b;
+  c.prev_state = kacct_prev_state(e.prev_state);
+  c.iowait = e.iowait;
+  c.exc_kind = kacct_exc_kind(e.exc_kind);
+  c.read_kind = kacct_read_kind(e.read_kind);
+  c.read_id = e.read_id;
+  c.fork_pid = e.fork_pid.value_or(0);
+  c.fork_kthread = e.fork_kthread;
+  c.fork_has_mm = e.fork_mm.has_value();
+  c.fork_mm = e.fork_mm.value_or(0);
+  c.fork_comm = e.fork_comm.empty() ? nullptr : e.fork_comm.c_str();
+  return c;
+}
+
+TEST(CApi, SampleTracesWholeChunkedAndStructsMatchTheSimulator) {
+  const auto traces = sample_traces();
+  ASSERT_GE(traces.size(), 4u);
+  for (const auto& path : traces) {
+    const std::string text = slurp(path);
+    auto loaded = trace::load(text);
+    ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
+    const auto& t = loaded.value();
+    for (const auto& [cpu, cfg] : kCombos) {
+      auto whole = open(cpu, cfg);
+      ASSERT_EQ(kacct_feed_text(whole.get(), text.data(), text.size()), KACCT_OK) << kacct_error_message(whole.get());
+      expect_same(whole.get(), t, cpu, cfg, path.filename().string() + " whole");
+    }
+    // Chunks of varying sizes (cutting lines, CRLF pairs and the header anywhere).
+    const auto& [cpu, cfg] = kCombos[0];
+    for (std::size_t step : {1u, 5u, 13u, 64u}) {
+      auto m = open(cpu, cfg);
+      for (std::size_t i = 0; i < text.size(); i += step)
+        ASSERT_EQ(kacct_feed_text(m.get(), text.data() + i, std::min(step, text.size() - i)), KACCT_OK)
+            << kacct_error_message(m.get());
+      expect_same(m.get(), t, cpu, cfg, path.filename().string() + " chunks of " + std::to_string(step));
+    }
+    // Header by API, events as structs (one batch, then one by one).
+    for (bool batch : {true, false}) {
+      auto m = open(cpu, cfg);
+      ASSERT_EQ(kacct_set_ncpus(m.get(), t.header.ncpus), KACCT_OK);
+      for (const auto& d : t.header.tasks) {
+        kacct_task kt{d.tid, d.pid, d.comm.c_str(), d.nice, d.kthread, d.mm.value_or(0)};
+        ASSERT_EQ(kacct_add_task(m.get(), &kt), KACCT_OK) << kacct_error_message(m.get());
+      }
+      std::vector<kacct_event> ev;
+      for (const auto& e : t.events) ev.push_back(to_c(e));
+      if (batch) {
+        ASSERT_EQ(kacct_feed_events(m.get(), ev.data(), ev.size()), KACCT_OK) << kacct_error_message(m.get());
+      } else {
+        for (const auto& e : ev) ASSERT_EQ(kacct_feed_event(m.get(), &e), KACCT_OK) << kacct_error_message(m.get());
+      }
+      expect_same(m.get(), t, cpu, cfg, path.filename().string() + (batch ? " struct batch" : " structs"));
+    }
+  }
+}
+
+TEST(CApi, ErrorsCarryTheLoadersLineAndColumnWhateverTheChunking) {
+  const std::string good = slurp(std::filesystem::path(KACCT_TRACES_DIR) / "two-threads-yield.trace");
+  // A syntax error and a semantic error (prev is not the current task), each late in the trace.
+  for (const std::string& bad_line : {std::string("9000 0 tick bogus=1\n"), std::string("9000 1 switch prev=7 next=0\n")}) {
+    std::string text = good;
+    if (text.back() != '\n') text += '\n';
+    text += bad_line;
+    auto want = trace::load(text);
+    ASSERT_FALSE(want.ok());
+    for (std::size_t step : {1u, 7u, 4096u}) {
+      auto m = open("x86-64", "6.6-tick-hz250");
+      kacct_status st = KACCT_OK;
+      for (std::size_t i = 0; i < text.size() && st == KACCT_OK; i += step)
+        st = kacct_feed_text(m.get(), text.data() + i, std::min(step, text.size() - i));
+      if (st == KACCT_OK) {  // the bad line was the unterminated tail: the first query reports it
+        uint64_t n;
+        st = kacct_event_count(m.get(), &n);
+      }
+      EXPECT_TRUE(st == KACCT_E_PARSE || st == KACCT_E_EVENT) << kacct_status_name(st);
+      EXPECT_EQ(kacct_error_line(m.get()), want.error().line) << kacct_error_message(m.get());
+      EXPECT_EQ(kacct_error_column(m.get()), want.error().column) << kacct_error_message(m.get());
+      EXPECT_EQ(std::string(kacct_error_message(m.get())), want.error().to_string());
+      if (step >= text.size()) continue;  // one chunk: all of it was rejected
+      // The good part is still there. A rejected chunk changes nothing, so the start of the bad
+      // line it ended may still be pending: the next query reports that line, then it is gone.
+      uint64_t n = 0;
+      kacct_status again = kacct_event_count(m.get(), &n);
+      if (again != KACCT_OK) again = kacct_event_count(m.get(), &n);
+      ASSERT_EQ(again, KACCT_OK) << kacct_error_message(m.get());
+      EXPECT_EQ(n, trace::load(good).value().events.size());
+    }
+  }
+}
+
+TEST(CApi, UnterminatedHeaderAndNothingFedAreStateOrParseErrors) {
+  auto m = open("x86-64", "6.6-tick-hz250");
+  uint64_t n;
+  EXPECT_EQ(kacct_event_count(m.get(), &n), KACCT_E_STATE);
+  const std::string part = "kacct-trace 1\ncpu x86-64\nncpus 1\n";
+  ASSERT_EQ(kacct_feed_text(m.get(), part.data(), part.size()), KACCT_OK);
+  EXPECT_EQ(kacct_event_count(m.get(), &n), KACCT_E_PARSE);
+  EXPECT_EQ(kacct_error_line(m.get()), 4u) << kacct_error_message(m.get());
+  kacct_event e{};
+  EXPECT_EQ(kacct_feed_event(m.get(), &e), KACCT_E_STATE);
+  EXPECT_EQ(kacct_set_ncpus(m.get(), 0), KACCT_E_INVALID_ARG);
+}
+
+TEST(CApi, GarbageNeverEscapesAsAnythingButAnErrorCode) {
+  std::mt19937_64 rng(7);
+  const std::string good = slurp(std::filesystem::path(KACCT_TRACES_DIR) / "syscall-loop.trace");
+  for (int round = 0; round < 200; ++round) {
+    std::string text = good;
+    const int edits = 1 + int(rng() % 4);
+    for (int i = 0; i < edits; ++i) text[rng() % text.size()] = char(rng() % 256);
+    auto m = open("POWER9", "6.6-tick-irqtime-hz250");
+    for (std::size_t i = 0; i < text.size();) {
+      const std::size_t step = 1 + rng() % 100;
+      kacct_feed_text(m.get(), text.data() + i, std::min(step, text.size() - i));
+      i += step;
+    }
+    kacct_verdict v;
+    const auto st = kacct_check(m.get(), &v);
+    EXPECT_TRUE(st == KACCT_OK || st == KACCT_E_PARSE || st == KACCT_E_EVENT || st == KACCT_E_STATE)
+        << kacct_status_name(st) << ": " << kacct_error_message(m.get());
+  }
+}
+
+}  // namespace
+}  // namespace kacct
