@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   add_gen(app);
   add_run(app);
   add_proofs(app);
+  add_native(app);
   try {
     try {
       app.parse(argc, argv);

@@ -115,7 +115,14 @@ template <unsigned W> class NativeBackend {
         side(cpu, cur, k_.is_idle(cur) ? Kctx::Idle : Kctx::Kernel, now, spurr);
         flush(cpu, cur, x);
         const auto next = e.arg;
-        if (cfg_.per_task) hand_over(k_.d, cfg_, accts_[cur], accts_[next], cost_);
+        if (cfg_.per_task) {
+          if (cfg_.scaled && !cfg_.copy_startspurr && accts_[next].startspurr != accts_[cur].startspurr)
+            finding(i, "native.stale_startspurr",
+                    fmt::format("PPC32 hand-over copies starttime but not startspurr ({} vs {}): the incoming task's "
+                                "next SPURR delta includes its time off the CPU",
+                                accts_[next].startspurr, accts_[cur].startspurr));
+          hand_over(k_.d, cfg_, accts_[cur], accts_[next], cost_);
+        }
         k_.sched_clock_update(cpu, e.ts);
         if (!k_.is_idle(next)) k_.r.tasks[next].exec_start = k_.r.cpus[cpu].rq.clock_task;
         if (k_.saved_mode[next] == Mode::User) user_exit(k_.d, acct(cpu, next), now, cost_);
@@ -208,10 +215,11 @@ template <unsigned W> class NativeBackend {
     return UL(std::uint64_t((unsigned __int128)e.ts * cfg_.tb_hz / 1'000'000'000u));
   }
   UL spurr_at(std::size_t i, const CEvent& e, UL tb) const {
-    const unsigned bit = cfg_.source == ScaledSource::Spurr ? 4 : cfg_.source == ScaledSource::Purr ? 2 : 0;
-    if (bit && !k_.p.hw_mask.empty() && (k_.p.hw_mask[i] & bit)) return UL(k_.p.hw[i][bit == 4 ? 2 : 1]);
+    if (cfg_.source == ScaledSource::Timebase) return tb;  // read_spurr(tb) returns its argument
+    const unsigned bit = cfg_.source == ScaledSource::Spurr ? 4 : 2;
+    if (!k_.p.hw_mask.empty() && (k_.p.hw_mask[i] & bit)) return UL(k_.p.hw[i][bit == 4 ? 2 : 1]);
+    // No register value in the trace: the register advances at spurr_num/spurr_den of the TB rate.
     const std::uint64_t t = std::uint64_t((unsigned __int128)e.ts * cfg_.tb_hz / 1'000'000'000u);
-    (void)tb;
     return UL(std::uint64_t((unsigned __int128)t * cfg_.spurr_num / cfg_.spurr_den));
   }
   // Boot: the accounting data is zero (paca / thread_info); the 2026 fix starts the clock at the TB.
