@@ -29,5 +29,7 @@ std::vector<Result> tick_all_jobs(unsigned timeout_ms);
 std::vector<Result> cputime_all_jobs(unsigned timeout_ms);
 std::vector<Result> division_all_jobs(unsigned timeout_ms);
 std::vector<Result> cputime_adjust_claims(const arch::Patch&, unsigned timeout_ms);
+std::vector<Result> native_all_jobs(unsigned timeout_ms);                          // jobs_native.cpp
+std::vector<Result> native_vtime_claims(const arch::Patch&, unsigned timeout_ms);  // jobs_native.cpp
 
 }  // namespace kacct::proofs

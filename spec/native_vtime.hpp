@@ -11,7 +11,7 @@
 //  native.split_sum         stime_scaled + utime_scaled == SPURR delta (when the product fits)
 //  native.split_bounds      each share <= SPURR delta (when the product fits)
 //  native.split_identity    SPURR delta == s + u  ->  shares == (s, u)
-//  native.split_no_overflow dS * s < 2^W and (u != 0 -> s + u != 0): the hazard, exact bound
+//  native.split_no_overflow s + u < 2^W, and dS * s < 2^W when it divides: the hazard, exact bounds
 //  native.flush_zeroes      after vtime_flush every bucket (and utime_sspurr) is 0
 //  native.flush_attribution a flush charges the task that was running while the time accrued
 #pragma once
@@ -62,13 +62,13 @@ boolean<D> snapshots_monotone(D& d, const Acct<D, W>& before, const Acct<D, W>& 
 template <class D, unsigned W> struct SplitIo {
   ulong_t<D, W> ds, s, u, s_sc, u_sc;
 };
-// The hazard: the W-bit product dS * s wraps, or the divisor s + u wraps to 0 (the kernel
-// divides only when dS != s + u and u != 0).
+// The hazards: s + u wraps at W bits (then the identity test and the divisor are wrong, down to
+// a division by zero), or the kernel divides (dS != s + u and u != 0) and the product dS * s
+// wraps. Exact bounds: s + u >= 2^W; dS * s >= 2^W.
 template <class D, unsigned W> boolean<D> split_no_overflow(D& d, const SplitIo<D, W>& x) {
   auto divides = d.band(d.bnot(d.eq(x.ds, d.add(x.s, x.u))), d.bnot(d.eq(x.u, d.template lit<W>(0))));
-  auto ok = d.band(d.bnot(d.mul_overflows(x.ds, x.s)), d.bnot(d.eq(d.add(x.s, x.u), d.template lit<W>(0))));
   auto fits = d.bnot(d.add_overflows(x.s, x.u));
-  return d.implies(divides, d.band(ok, fits));
+  return d.band(fits, d.implies(divides, d.bnot(d.mul_overflows(x.ds, x.s))));
 }
 template <class D, unsigned W> boolean<D> split_sum(D& d, const SplitIo<D, W>& x) {
   return d.implies(split_no_overflow(d, x), d.eq(d.add(x.s_sc, x.u_sc), x.ds));
