@@ -464,20 +464,16 @@ std::vector<Result> native_vtime_claims(const arch::Patch& patch, unsigned timeo
         // First overflow: dS * s >= 2^W with dS = k + u + s; the smallest square: s = dS ~ 2^(W/2).
         const std::uint64_t s = w32 ? 65'536 : std::uint64_t{1} << 32, u = 1, k = 1;
         const double secs = double(s) / double(c.tb_hz);
-        if (w32) {
-          const auto text = split_trace(std::string(c.name).c_str(), k, u, s, c.tb_hz);
-          const bool found = replays_finding(text, std::string(c.name).c_str(), before, "native.split_no_overflow");
-          parts.push_back(fmt::format("{}: before the patch dS*s wraps at 32 bits from s = dS = 65536 TB ticks "
-                                      "({:.2f} ms of kernel time at {} Hz){}; after: no split",
-                                      c.name, secs * 1e3, c.tb_hz, found ? ", replayed" : ", NOT replayed"));
-          if (found) {
-            r.verdict = Verdict::Violated;
-            if (!r.counterexample) r.counterexample = text;
-          } else r.verdict = worst(r.verdict, Verdict::Error);
+        const auto text = split_trace(std::string(c.name).c_str(), k, u, s, c.tb_hz);
+        const bool found = replays_finding(text, std::string(c.name).c_str(), before, "native.split_no_overflow");
+        parts.push_back(fmt::format("{}: before the patch dS*s wraps at {} bits from s ~ dS = {} TB ticks ({:.4g} s of "
+                                    "kernel time without a vtime_delta at {} Hz){}; after: no split",
+                                    c.name, c.word_bits, s, secs, c.tb_hz, found ? ", replayed" : ", NOT replayed"));
+        if (found) {
+          r.verdict = Verdict::Violated;
+          if (!r.counterexample) r.counterexample = text;
         } else {
-          parts.push_back(fmt::format("{}: before the patch dS*s wraps at 64 bits only from s = dS = 2^32 TB ticks "
-                                      "({:.0f} s of kernel time without a vtime_delta at {} Hz); after: no split",
-                                      c.name, secs, c.tb_hz));
+          r.verdict = worst(r.verdict, Verdict::Error);
         }
       }
       parts.push_back("the patch removes the hazard on these CPUs (the split is no longer compiled)");
