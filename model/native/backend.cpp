@@ -51,6 +51,9 @@ template <unsigned W> class NativeBackend {
     tb_cpu_.assign(n, 0);
     origin_.assign(n, 0);
     overcount_.assign(n, 0);
+    hw_.assign(n, HwLast{});
+    last_flush64_.assign(n, 0);
+    wrapped_.assign(n, false);
     started_.assign(n, false);
     tb_sinks_cpu_.assign(n, TbSinks<C, W>{});
     for (auto& s : tb_sinks_cpu_) zero_sinks(s);
@@ -70,7 +73,17 @@ template <unsigned W> class NativeBackend {
 
   void event(std::size_t i, const CEvent& e, const CpuCtx& x) {
     const std::uint32_t cpu = e.cpu;
-    const UL now = tb_at(i, e);
+    const std::uint64_t now64 = tb64_at(i, e);
+    const UL now = UL(now64);
+    hw_[cpu].now64 = now64;
+    if (W < 64 && !wrapped_[cpu] && now64 - last_flush64_[cpu] >= (std::uint64_t{1} << (W % 64))) {
+      // An unflushed stretch of 2^W TB ticks or more: the W-bit buckets and deltas wrap (on
+      // PPC32: TBL-based deltas, e.g. a u32 idle_time over many tickless wake-ups).
+      wrapped_[cpu] = true;
+      finding(i, "native.word_wrap",
+              fmt::format("cpu {}: {} TB ticks since the last flush >= 2^{}: {}-bit accounting fields wrap", cpu,
+                          now64 - last_flush64_[cpu], W, W));
+    }
     const UL spurr = spurr_at(i, e, now);
     now_ = now;
     cur_event_ = i;
@@ -156,7 +169,7 @@ template <unsigned W> class NativeBackend {
       k_.violate(i, "native.tb_conserved",
                  fmt::format("pending {} + flushed {} + open {} != elapsed {} TB ticks", spec::native::pending_tb(d, a),
                              flushed_[cpu], spec::native::open_tb(d, a, ks, now_), UL(now_ - origin_[cpu])));
-    if (cfg_.flush_epoch) {
+    if (cfg_.flush_epoch && !wrapped_[cpu]) {
       const auto& c = k_.r.cpus[cpu];
       std::uint64_t ns = spec::time_buckets(d, c) + c.cpustat[model::STEAL];
       if (!spec::native::ns_bounded(d, cfg_, ns, out_.tb_flushed[cpu], conversions_[cpu]))
@@ -208,20 +221,41 @@ template <unsigned W> class NativeBackend {
   A& acct(std::uint32_t cpu, std::uint32_t task) { return cfg_.per_task ? accts_[task] : accts_[cpu]; }
   const A& acct_of(std::uint32_t cpu, std::uint32_t task) const { return cfg_.per_task ? accts_[task] : accts_[cpu]; }
 
-  // mftb(): the trace's tb= if given, else the TB derived from ts at the CPU's frequency; PPC32
-  // reads TBL only (the low W bits).
-  UL tb_at(std::size_t i, const CEvent& e) const {
-    if (!k_.p.hw_mask.empty() && (k_.p.hw_mask[i] & 1)) return UL(k_.p.hw[i][0]);
-    return UL(std::uint64_t((unsigned __int128)e.ts * cfg_.tb_hz / 1'000'000'000u));
+  // mftb(): the trace's tb= if given, else the TB derived from ts at the CPU's frequency (from
+  // the last given value on this CPU, so that mixing given and derived values stays monotone);
+  // PPC32 reads TBL only (the low W bits). Same for SPURR/PURR, at spurr_num/spurr_den of the rate.
+  static std::uint64_t derive(std::uint64_t ts, std::uint64_t hz) {
+    return std::uint64_t((unsigned __int128)ts * hz / 1'000'000'000u);
   }
-  UL spurr_at(std::size_t i, const CEvent& e, UL tb) const {
+  std::uint64_t tb64_at(std::size_t i, const CEvent& e) {
+    auto& h = hw_[e.cpu];
+    if (!k_.p.hw_mask.empty() && (k_.p.hw_mask[i] & 1)) {
+      h.tb = k_.p.hw[i][0];
+      h.tb_ts = e.ts;
+      h.tb_set = true;
+    }
+    if (h.tb_set) return h.tb + derive(e.ts, cfg_.tb_hz) - derive(h.tb_ts, cfg_.tb_hz);
+    return derive(e.ts, cfg_.tb_hz);
+  }
+  UL spurr_at(std::size_t i, const CEvent& e, UL tb) {
     if (cfg_.source == ScaledSource::Timebase) return tb;  // read_spurr(tb) returns its argument
+    auto& h = hw_[e.cpu];
     const unsigned bit = cfg_.source == ScaledSource::Spurr ? 4 : 2;
-    if (!k_.p.hw_mask.empty() && (k_.p.hw_mask[i] & bit)) return UL(k_.p.hw[i][bit == 4 ? 2 : 1]);
-    // No register value in the trace: the register advances at spurr_num/spurr_den of the TB rate.
-    const std::uint64_t t = std::uint64_t((unsigned __int128)e.ts * cfg_.tb_hz / 1'000'000'000u);
-    return UL(std::uint64_t((unsigned __int128)t * cfg_.spurr_num / cfg_.spurr_den));
+    if (!k_.p.hw_mask.empty() && (k_.p.hw_mask[i] & bit)) {
+      h.sp = k_.p.hw[i][bit == 4 ? 2 : 1];
+      h.sp_ts = e.ts;
+      h.sp_set = true;
+    }
+    auto rate = [&](std::uint64_t ts) {
+      return std::uint64_t((unsigned __int128)derive(ts, cfg_.tb_hz) * cfg_.spurr_num / cfg_.spurr_den);
+    };
+    if (h.sp_set) return UL(h.sp + rate(e.ts) - rate(h.sp_ts));
+    return UL(rate(e.ts));
   }
+  struct HwLast {
+    std::uint64_t tb = 0, tb_ts = 0, sp = 0, sp_ts = 0, now64 = 0;
+    bool tb_set = false, sp_set = false;
+  };
   // Boot: the accounting data is zero (paca / thread_info); the 2026 fix starts the clock at the TB.
   void start(std::uint32_t cpu, UL now) {
     started_[cpu] = true;
@@ -302,6 +336,7 @@ template <unsigned W> class NativeBackend {
   }
   void flush(std::uint32_t cpu, std::uint32_t cur, const CpuCtx&) {
     flushed_step_ = true;
+    last_flush64_[cpu] = hw_[cpu].now64;
     if (!cfg_.flush_epoch) return immediate(cpu, cur, true);
     auto& a = acct(cpu, cur);
     const UL before = spec::native::pending_tb(k_.d, a);
@@ -331,6 +366,9 @@ template <unsigned W> class NativeBackend {
   std::vector<UL> flushed_;            // W-bit: TB ticks handed to the sinks, per CPU
   std::vector<std::uint64_t> conversions_;
   std::vector<std::vector<DtlEntry>> dtl_;
+  std::vector<HwLast> hw_;
+  std::vector<std::uint64_t> last_flush64_;
+  std::vector<bool> wrapped_;
   std::vector<UL> tb_cpu_, origin_, overcount_;  // overcount_: TB ticks the kernel counts twice (findings)
   std::vector<bool> started_;
   std::vector<TbSinks<C, W>> tb_sinks_cpu_, tb_sinks_task_;
