@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "arch/cpus.hpp"
+#include "arch/patches.hpp"
 #include "arch/version.hpp"
 
 namespace kacct::arch {
@@ -46,8 +47,38 @@ constexpr bool have_paravirt_steal(const CpuFacts& c, Accounting acct) {
   return c.isa == Isa::X86_64 || (c.platform == Platform::PPC_BOOK3S_64 && acct == Accounting::Gen);
 }
 
+// Releases the native vtime model covers: 4.9 (immediate accounting, before the 4.11
+// accumulate-then-flush rework; 4.10 adds only the ARCH_HAS_SCALED_CPUTIME symbol, selected for
+// every native powerpc build), then each release with a semantic or Kconfig change in between.
+inline constexpr std::array native_versions = {v(4, 9),  v(4, 11), v(4, 14), v(4, 19), v(4, 20),
+                                               v(5, 4),  v(5, 10), v(6, 1),  v(6, 12)};
+// HAVE_VIRT_CPU_ACCOUNTING: powerpc only among the modelled arches (PPC64 since 2.6.17, PPC32
+// since 4.7, c223c90386bc); s390 and ia64 also have it but are not in the CPU table.
+constexpr bool have_virt_cpu_accounting(const CpuFacts& c, KVersion ver) {
+  return c.isa == Isa::PPC64 || (c.isa == Isa::PPC32 && ver >= v(4, 7));
+}
+// ARCH_HAS_SCALED_CPUTIME with VIRT_CPU_ACCOUNTING_NATIVE (arch/powerpc/Kconfig): before 4.10
+// no symbol (the scaled fields and code exist everywhere); 4.10..4.19 every native powerpc
+// build; abcff86df2d2 (4.20) PPC64 only; b4645ffc49cf (5.4) PPC_BOOK3S_64 only.
+constexpr bool native_scaled_cputime(const CpuFacts& c, KVersion ver) {
+  if (applied("b4645ffc49cf", ver)) return c.platform == Platform::PPC_BOOK3S_64;
+  if (applied("abcff86df2d2", ver)) return c.isa == Isa::PPC64;
+  return true;
+}
+// Steal under NATIVE comes from the pseries shared-processor LPAR dispatch trace log
+// (PPC_SPLPAR, Book3S-64 pseries only); PARAVIRT_TIME_ACCOUNTING is not used by native.
+constexpr bool native_splpar(const CpuFacts& c) { return c.platform == Platform::PPC_BOOK3S_64; }
+
 // Why the kernel's Kconfig (or the model's coverage) rejects `cfg` on this CPU; empty if legal.
 constexpr std::string_view illegal_reason(const CpuFacts& c, const Config& cfg) {
+  if (cfg.acct == Accounting::Native) {
+    if (!have_virt_cpu_accounting(c, cfg.version))
+      return "VIRT_CPU_ACCOUNTING_NATIVE depends on HAVE_VIRT_CPU_ACCOUNTING: powerpc (PPC32 from 4.7) among the modelled CPUs";
+    if (cfg.irq_time) return "IRQ_TIME_ACCOUNTING depends on !VIRT_CPU_ACCOUNTING_NATIVE (init/Kconfig)";
+    if (cfg.steal && !native_splpar(c))
+      return "native steal comes from the pseries SPLPAR dispatch trace log (PPC_SPLPAR: Book3S-64 only)";
+    return {};
+  }
   if (cfg.acct != Accounting::Tick) return "only TICK_CPU_ACCOUNTING is modelled so far (native and gen vtime: later models)";
   if (cfg.irq_time && !have_irq_time_accounting(c))
     return "IRQ_TIME_ACCOUNTING depends on HAVE_IRQ_TIME_ACCOUNTING, which this CPU's arch does not select";

@@ -81,6 +81,14 @@ inline constexpr std::array patches = {
     Patch{"570c8efd5eb7", "sched/psi: Optimize psi_group_change() cpu_clock() usage", v(6, 16), v(6, 17),
           Mechanism::PsiIrq, {"psi_irq.no_double_count", "psi_irq.lock_held", "psi_irq.seq_even", ""},
           "one per-CPU psi_seq section and one cpu_clock() per update"},
+    Patch{"abcff86df2d2", "powerpc/time: Only set CONFIG_ARCH_HAS_SCALED_CPUTIME on PPC64", v(4, 19), v(4, 20),
+          Mechanism::NativeVtime,
+          {"native.unscaled_unchanged", "native.scaled_equals_unscaled", "native.split_no_overflow", ""},
+          "PPC32 native builds drop the SPURR split, the scaled buckets and the startspurr hand-over"},
+    Patch{"b4645ffc49cf", "powerpc/64: don't select ARCH_HAS_SCALED_CPUTIME on book3E", v(5, 3), v(5, 4),
+          Mechanism::NativeVtime,
+          {"native.unscaled_unchanged", "native.scaled_equals_unscaled", "native.split_no_overflow", ""},
+          "Book3E-64 (e5500/e6500) native builds drop the scaled cputime split"},
 };
 
 constexpr std::optional<Patch> find_patch(std::string_view id) {

@@ -23,6 +23,9 @@ const std::vector<Config>& configs() {
       for (bool irq : {false, true})
         for (bool steal : {false, true})
           for (unsigned hz : hz_values) out.push_back(Config{ver, Accounting::Tick, irq, steal, hz});
+    // Native vtime: HZ only paces the trace's ticks (no TICK_NSEC in the arithmetic): one value.
+    for (auto ver : native_versions)
+      for (bool steal : {false, true}) out.push_back(Config{ver, Accounting::Native, false, steal, 250});
     return out;
   }();
   return list;

@@ -12,6 +12,7 @@ std::span<const ProofModel> proof_model_table() {
       ProofModel{"tick", tick_all_jobs},
       ProofModel{"lazytlb", lazytlb_all_jobs},
       ProofModel{"psi_irq", psi_all_jobs},
+      ProofModel{"native_vtime", native_all_jobs},
   };
   return table;
 }
@@ -21,6 +22,7 @@ std::span<const PatchValidator> validator_table() {
       PatchValidator{arch::Mechanism::CputimeAdjust, cputime_adjust_claims},
       PatchValidator{arch::Mechanism::LazyTlb, lazytlb_claims},
       PatchValidator{arch::Mechanism::PsiIrq, psi_irq_claims},
+      PatchValidator{arch::Mechanism::NativeVtime, native_vtime_claims},
   };
   return table;
 }

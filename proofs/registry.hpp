@@ -36,5 +36,7 @@ std::vector<Result> lazytlb_claims(const arch::Patch&, unsigned timeout_ms);
 std::vector<Result> lazytlb_mutant_jobs(const std::string& mutant, bool shootdown, unsigned timeout_ms);
 std::vector<Result> psi_all_jobs(unsigned timeout_ms);
 std::vector<Result> psi_irq_claims(const arch::Patch&, unsigned timeout_ms);
+std::vector<Result> native_all_jobs(unsigned timeout_ms);                          // jobs_native.cpp
+std::vector<Result> native_vtime_claims(const arch::Patch&, unsigned timeout_ms);  // jobs_native.cpp
 
 }  // namespace kacct::proofs

@@ -75,5 +75,6 @@ void add_psi(CLI::App&);    // psi run + psi seed
 void add_gen(CLI::App&);
 void add_perf(CLI::App&);  // perf-convert + perf-replay
 void add_lazytlb(CLI::App&);  // lazytlb explore / run / seed
+void add_native(CLI::App&);  // native cost / seed-trace (cmd_native.cpp)
 
 }  // namespace kacct::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   add_perf(app);
   add_lazytlb(app);
   add_psi(app);
+  add_native(app);
   try {
     try {
       app.parse(argc, argv);

@@ -16,6 +16,7 @@ ModelCfg model_cfg(const arch::CpuFacts& cpu, const arch::Config& cfg) {
   m.tick.steal = cfg.steal;
   m.tick.tick_nsec = arch::tick_nsec(cfg.hz);
   m.adjust = model::adjust_cfg(cfg.version, cpu.exact_mul_u64_u64_div_u64);
+  if (cfg.acct == arch::Accounting::Native) m.native = native_cfg(cpu, cfg);
   return m;
 }
 
@@ -78,10 +79,20 @@ trace::Result<Program> compile(const trace::Trace& t) {
       }
       default: break;
     }
+    if (e.hw.tb || e.hw.purr || e.hw.spurr) {  // side vectors, filled on the first counter seen
+      p.hw.resize(p.events.size() + 1);
+      p.hw_mask.resize(p.events.size() + 1);
+      p.hw.back() = {e.hw.tb.value_or(0), e.hw.purr.value_or(0), e.hw.spurr.value_or(0)};
+      p.hw_mask.back() = std::uint8_t((e.hw.tb ? 1 : 0) | (e.hw.purr ? 2 : 0) | (e.hw.spurr ? 4 : 0));
+    }
     p.events.push_back(ce);
     p.lines.push_back(e.line);
   }
   p.ngroups = std::uint32_t(groups.size());
+  if (!p.hw.empty()) {
+    p.hw.resize(p.events.size());
+    p.hw_mask.resize(p.events.size());
+  }
   return p;
 }
 
@@ -195,7 +206,7 @@ class TickBackend {
 RunResult run(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
   switch (cfg.acct) {
     case arch::Accounting::Tick: return run_with<TickBackend>(p, cfg, o);
-    case arch::Accounting::Native:
+    case arch::Accounting::Native: return run_native(p, cfg, o);
     case arch::Accounting::Gen: break;
   }
   throw std::logic_error("kacct: no simulator backend for this accounting mode yet");

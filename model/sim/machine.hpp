@@ -3,11 +3,13 @@
 // validated and compiled once (dense task indices, 16-byte events) so that replay is fast.
 #pragma once
 #include <cstdint>
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "arch/config.hpp"
+#include "model/native/native.hpp"
 #include "model/tick/tick.hpp"
 #include "model/trace/ledger.hpp"
 #include "model/trace/trace.hpp"
@@ -49,6 +51,10 @@ struct Program {
   std::vector<TaskInfo> tasks;        // index 0..ncpus-1: the idle tasks
   std::vector<ReadInfo> reads;
   std::uint32_t ngroups = 0;
+  // Hardware counters the trace gave at an event (tb=, purr=, spurr=), by event index; empty
+  // when the trace has none. Bit k of `hw_mask[i]` says counter k (0 tb, 1 purr, 2 spurr) is set.
+  std::vector<std::array<std::uint64_t, 3>> hw;
+  std::vector<std::uint8_t> hw_mask;
 };
 
 // Validate and compile. Errors carry the trace line.
@@ -72,6 +78,23 @@ struct GroupAcct {
   TaskAcct<Concrete> dead;  // signal_struct sums of exited threads
   model::PrevCputime<Concrete> prev;
 };
+// Native vtime outputs beside the common ones (per CPU / per task, same indices).
+struct NativeResult {
+  std::vector<model::native::Scaled<Concrete>> task_scaled;  // utimescaled / stimescaled, ns
+  std::vector<nlohmann::ordered_json> acct;                  // cpu_accounting_data per context at the end
+  std::vector<std::uint64_t> tb_elapsed;                     // per CPU: TB ticks from boot to the last event
+  std::vector<std::uint64_t> tb_flushed;                     // per CPU: TB ticks handed to the generic sinks
+  std::uint64_t flushes = 0;                                 // bucket conversions (tb_to_ns calls at flush)
+  model::native::Cost cost;                                  // operation counts of the whole run
+  // Known kernel hazards the run reached (first occurrence of each): reported, not violations.
+  struct Finding {
+    std::string invariant;
+    std::size_t event = 0;
+    std::uint32_t line = 0;
+    std::string detail;
+  };
+  std::vector<Finding> findings;
+};
 struct RunResult {
   std::vector<CpuAcct<Concrete>> cpus;
   std::vector<TaskAcct<Concrete>> tasks;  // same indices as Program::tasks
@@ -80,6 +103,7 @@ struct RunResult {
   std::optional<Violation> violation;  // first one, when checking
   std::vector<std::string> obligations_failed;  // domain obligations (division by zero...)
   std::uint64_t events = 0;
+  std::optional<NativeResult> native;  // VIRT_CPU_ACCOUNTING_NATIVE only
 };
 
 struct RunOptions {
@@ -92,10 +116,14 @@ struct ModelCfg {
   arch::Accounting acct = arch::Accounting::Tick;  // which backend replays the trace
   model::TickCfg tick;
   model::AdjustCfg adjust;
+  model::native::NativeCfg native;  // VIRT_CPU_ACCOUNTING_NATIVE (model/native/)
 };
 ModelCfg model_cfg(const arch::CpuFacts&, const arch::Config&);
 
 RunResult run(const Program&, const ModelCfg&, const RunOptions& = {});
+// The native vtime backend (model/native/backend.cpp); run() calls it for Accounting::Native.
+RunResult run_native(const Program&, const ModelCfg&, const RunOptions&);
+model::native::NativeCfg native_cfg(const arch::CpuFacts&, const arch::Config&);
 
 // Per-CPU context the machine tracks from the trace (shared by every accounting backend).
 struct CpuCtx {

@@ -71,6 +71,7 @@ template <class Backend> class Machine {
   Machine(const Program& p, const ModelCfg& cfg, const RunOptions& o) : k_(p, cfg, o), acct_(k_) {}
 
   RunResult finish() && {
+    if constexpr (requires { acct_.finish(); }) acct_.finish();  // backend outputs beyond the common ones
     k_.r.obligations_failed.assign(k_.d.failed.begin(), k_.d.failed.end());
     return std::move(k_.r);
   }
@@ -193,7 +194,11 @@ template <class Backend> class Machine {
       prev = &r.tasks[ri.target].prev_cputime;
     }
     out.rtime = cur.sum_exec_runtime;
-    if (ri.kind != trace::ReadKind::ThreadCputime && ri.kind != trace::ReadKind::ProcessCputime) {
+    if (k_.cfg.acct == arch::Accounting::Native) {
+      // cputime_adjust() / task_cputime_adjusted() are the identity under NATIVE (kernel/sched/cputime.c).
+      out.utime = cur.utime;
+      out.stime = cur.stime;
+    } else if (ri.kind != trace::ReadKind::ThreadCputime && ri.kind != trace::ReadKind::ProcessCputime) {
       const auto before = *prev;
       const auto res = model::cputime_adjust(d, k_.cfg.adjust, cur, *prev);
       out.utime = res.utime;

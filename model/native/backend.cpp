@@ -1,0 +1,388 @@
+// The native vtime backend of the trace machine: turns trace events into the powerpc hooks
+// (user entry/exit, vtime_account_irq's paths, vtime_task_switch, the tick's vtime_flush, DTL
+// steal) on the per-CPU (PPC64) or per-task (PPC32) accounting data, in the kernel's order.
+#include <fmt/format.h>
+
+#include "arch/registry.hpp"
+#include "model/sim/machine_impl.hpp"
+#include "spec/native_vtime.hpp"
+
+namespace kacct::sim {
+using namespace model::native;
+
+model::native::NativeCfg native_cfg(const arch::CpuFacts& cpu, const arch::Config& cfg) {
+  NativeCfg n;
+  n.word_bits = cpu.word_bits;
+  n.per_task = cpu.isa == arch::Isa::PPC32;
+  n.scaled = arch::native_scaled_cputime(cpu, cfg.version);
+  n.source = cpu.spurr ? ScaledSource::Spurr : cpu.purr ? ScaledSource::Purr : ScaledSource::Timebase;
+  // cpu_has_feature() folds to false when the feature is outside CPU_FTRS_POSSIBLE: every PPC32
+  // and Book3E-64 build; Book3S-64 tests it at run time (patched branch).
+  n.source_folded = cpu.platform != arch::Platform::PPC_BOOK3S_64;
+  n.flush_epoch = cfg.version >= arch::v(4, 11);
+  n.copy_startspurr = n.per_task && n.scaled && n.flush_epoch;  // 4.11..4.19 on PPC32
+  n.zero_on_switch = n.per_task && !n.flush_epoch;               // 4.7..4.10
+  n.splpar = cfg.steal && arch::native_splpar(cpu);
+  n.starttime_init = false;  // the 2026 fix is in no modelled release
+  n.tb_hz = cpu.tb_hz;
+  const auto sc = tb_scale_of(cpu.tb_hz);
+  n.tb_scale = sc.scale;
+  n.tb_shift = sc.shift;
+  return n;
+}
+
+namespace {
+
+template <unsigned W> class NativeBackend {
+ public:
+  using UL = typename C::template U<W>;
+  using A = Acct<C, W>;
+
+  explicit NativeBackend(Core& k) : k_(k), cfg_(k.cfg.native) {
+    const auto n = k_.p.header.ncpus;
+    A z = zero_acct<C, W>(k_.d);
+    accts_.assign(cfg_.per_task ? k_.p.tasks.size() : n, z);
+    out_.task_scaled.assign(k_.p.tasks.size(), Scaled<C>{0, 0});
+    out_.tb_elapsed.assign(n, 0);
+    out_.tb_flushed.assign(n, 0);
+    flushed_.assign(n, 0);
+    conversions_.assign(n, 0);
+    dtl_.resize(n);
+    tb_cpu_.assign(n, 0);
+    origin_.assign(n, 0);
+    overcount_.assign(n, 0);
+    hw_.assign(n, HwLast{});
+    last_flush64_.assign(n, 0);
+    wrapped_.assign(n, false);
+    started_.assign(n, false);
+    tb_sinks_cpu_.assign(n, TbSinks<C, W>{});
+    for (auto& s : tb_sinks_cpu_) zero_sinks(s);
+    tb_sinks_task_.resize(k_.p.tasks.size());
+    for (auto& s : tb_sinks_task_) zero_sinks(s);
+    if (k_.o.check) cost_.split_log = &splits_;
+  }
+
+  struct Snapshot {
+    A acct;
+    CpuAcct<C> cpu;
+    TaskAcct<C> task;
+  };
+  Snapshot snapshot(std::uint32_t cpu, std::uint32_t task) const {
+    return {acct_of(cpu, task), k_.r.cpus[cpu], k_.r.tasks[task]};
+  }
+
+  void event(std::size_t i, const CEvent& e, const CpuCtx& x) {
+    const std::uint32_t cpu = e.cpu;
+    const std::uint64_t now64 = tb64_at(i, e);
+    const UL now = UL(now64);
+    hw_[cpu].now64 = now64;
+    if (W < 64 && !wrapped_[cpu] && now64 - last_flush64_[cpu] >= (std::uint64_t{1} << (W % 64))) {
+      // An unflushed stretch of 2^W TB ticks or more: the W-bit buckets and deltas wrap (on
+      // PPC32: TBL-based deltas, e.g. a u32 idle_time over many tickless wake-ups).
+      wrapped_[cpu] = true;
+      finding(i, "native.word_wrap",
+              fmt::format("cpu {}: {} TB ticks since the last flush >= 2^{}: {}-bit accounting fields wrap", cpu,
+                          now64 - last_flush64_[cpu], W, W));
+    }
+    const UL spurr = spurr_at(i, e, now);
+    now_ = now;
+    cur_event_ = i;
+    if (!started_[cpu]) start(cpu, now);
+    flushed_step_ = false;
+    const auto cur = x.cur;
+    const bool user = !kernel_side(x);
+    switch (e.kind) {
+      case Kind::SyscallEnter:
+      case Kind::ExcEnter: enter(cpu, cur, now); break;
+      case Kind::SyscallExit:
+      case Kind::ExcExit: user_exit(k_.d, acct(cpu, cur), now, cost_); break;
+      case Kind::IrqEnter:
+        if (user) enter(cpu, cur, now);
+        side(cpu, cur, cls(x), now, spurr);
+        break;
+      case Kind::IrqExit:
+        side(cpu, cur, Kctx::Hardirq, now, spurr);
+        if (x.irq_depth == 1 && !x.softirq && x.mode == Mode::User) user_exit(k_.d, acct(cpu, cur), now, cost_);
+        break;
+      case Kind::SoftirqEnter:
+        if (user) enter(cpu, cur, now);
+        side(cpu, cur, cls(x), now, spurr);
+        break;
+      case Kind::SoftirqExit:
+        side(cpu, cur, Kctx::Softirq, now, spurr);
+        if (x.irq_depth == 0 && x.mode == Mode::User) user_exit(k_.d, acct(cpu, cur), now, cost_);
+        break;
+      case Kind::GuestEnter: side(cpu, cur, Kctx::Kernel, now, spurr); break;  // then PF_VCPU is set
+      case Kind::GuestExit: side(cpu, cur, Kctx::Guest, now, spurr); break;    // PF_VCPU still set
+      case Kind::Tick:
+        // timer interrupt: (user entry), irq entry accounting, vtime_flush(current) from
+        // account_process_tick(), irq exit accounting, (user exit); then scheduler_tick().
+        if (user) enter(cpu, cur, now);
+        side(cpu, cur, cls(x), now, spurr);
+        flush(cpu, cur, x);
+        side(cpu, cur, Kctx::Hardirq, now, spurr);
+        if (user) user_exit(k_.d, acct(cpu, cur), now, cost_);
+        k_.sched_clock_update(cpu, e.ts);
+        break;
+      case Kind::Switch: {
+        // vtime_task_switch(prev) from finish_task_switch(): idle or kernel path, flush, PPC32 hand-over.
+        if (user) enter(cpu, cur, now);
+        side(cpu, cur, k_.is_idle(cur) ? Kctx::Idle : Kctx::Kernel, now, spurr);
+        flush(cpu, cur, x);
+        const auto next = e.arg;
+        if (cfg_.per_task) {
+          if (cfg_.scaled && !cfg_.copy_startspurr && accts_[next].startspurr != accts_[cur].startspurr)
+            finding(i, "native.stale_startspurr",
+                    fmt::format("PPC32 hand-over copies starttime but not startspurr ({} vs {}): the incoming task's "
+                                "next SPURR delta includes its time off the CPU",
+                                accts_[next].startspurr, accts_[cur].startspurr));
+          hand_over(k_.d, cfg_, accts_[cur], accts_[next], cost_);
+        }
+        k_.sched_clock_update(cpu, e.ts);
+        if (!k_.is_idle(next)) k_.r.tasks[next].exec_start = k_.r.cpus[cpu].rq.clock_task;
+        if (k_.saved_mode[next] == Mode::User) user_exit(k_.d, acct(cpu, next), now, cost_);
+        break;
+      }
+      case Kind::Steal:
+        if (cfg_.splpar) {  // the hypervisor logs a dispatch entry: its TB and the ticks waited
+          const std::uint64_t ticks =
+              std::uint64_t((unsigned __int128)k_.p.wide[e.arg] * cfg_.tb_hz / 1'000'000'000u);
+          dtl_[cpu].push_back({now, UL(ticks)});
+        }
+        break;
+      default: break;
+    }
+    tb_cpu_[cpu] = now;
+  }
+
+  void sync(std::uint32_t cpu, std::uint64_t now) { k_.sched_clock_update(cpu, now); }
+
+  void check(std::size_t i, std::uint32_t cpu, std::uint32_t cur, const Snapshot& before) {
+    auto& d = k_.d;
+    const auto& x = k_.ctx[cpu];
+    const A& a = acct_of(cpu, x.cur);
+    const bool ks = kernel_side(x);
+    // The context whose clock runs now: on PPC32 the current task's, else the CPU's.
+    if (!spec::native::snapshots_monotone(d, before.acct, acct_of(cpu, cur), now_) && !(cfg_.per_task && x.cur != cur))
+      k_.violate(i, "native.snapshots_monotone", "starttime or starttime_user moved backwards or past now");
+    if (!spec::native::tb_conserved(d, a, ks, now_, flushed_[cpu], UL(origin_[cpu] - overcount_[cpu])))
+      k_.violate(i, "native.tb_conserved",
+                 fmt::format("pending {} + flushed {} + open {} != elapsed {} TB ticks", spec::native::pending_tb(d, a),
+                             flushed_[cpu], spec::native::open_tb(d, a, ks, now_), UL(now_ - origin_[cpu])));
+    if (cfg_.flush_epoch && !wrapped_[cpu]) {
+      const auto& c = k_.r.cpus[cpu];
+      std::uint64_t ns = spec::time_buckets(d, c) + c.cpustat[model::STEAL];
+      if (!spec::native::ns_bounded(d, cfg_, ns, out_.tb_flushed[cpu], conversions_[cpu]))
+        k_.violate(i, "native.ns_bounded", fmt::format("{} ns flushed for {} TB ticks in {} conversions", ns,
+                                                       out_.tb_flushed[cpu], conversions_[cpu]));
+    }
+    if (flushed_step_ && !spec::native::flush_zeroes(d, cfg_, acct_of(cpu, cur)))
+      k_.violate(i, "native.flush_zeroes", "a bucket is nonzero right after vtime_flush");
+    for (const auto& s : splits_) {
+      spec::native::SplitIo<C, W> io{UL(s[0]), UL(s[1]), UL(s[2]), UL(s[3]), UL(s[4])};
+      if (!spec::native::split_no_overflow(d, io))
+        finding(i, "native.split_no_overflow",
+                fmt::format("dS={} s={} u={}: dS*s wraps at {} bits (s_sc={}, u_sc={})", s[0], s[1], s[2], W, s[3], s[4]));
+      if (!spec::native::split_sum(d, io)) k_.violate(i, "native.split_sum", "stime_scaled + utime_scaled != SPURR delta");
+      if (!spec::native::split_bounds(d, io)) k_.violate(i, "native.split_bounds", "a scaled share exceeds the SPURR delta");
+      if (!spec::native::split_identity(d, io)) k_.violate(i, "native.split_identity", "dS == s+u but the shares differ");
+      if (cfg_.source == ScaledSource::Timebase && (io.s_sc != io.s || io.u_sc != io.u))
+        finding(i, "native.scaled_equals_unscaled",
+                fmt::format("SPURR source is the timebase, yet the split gives ({}, {}) for (s, u) = ({}, {})", s[3], s[4],
+                            s[1], s[2]));
+    }
+    splits_.clear();
+  }
+
+  void finish() {
+    for (std::size_t c = 0; c < tb_cpu_.size(); ++c) out_.tb_elapsed[c] = std::uint64_t(UL(tb_cpu_[c] - origin_[c]));
+    for (const auto& a : accts_) out_.acct.push_back(to_json(a));
+    out_.cost = cost_;
+    out_.cost.split_log = nullptr;
+    k_.r.native = std::move(out_);
+  }
+
+ private:
+  struct DtlEntry {
+    UL tb, ticks;
+  };
+  static void zero_sinks(TbSinks<C, W>& s) {
+    s.cpustat.fill(0);
+    s.utime = s.stime = s.gtime = 0;
+  }
+  static bool kernel_side(const CpuCtx& x) { return !(x.mode == Mode::User && x.irq_depth == 0 && !x.softirq); }
+  Kctx cls(const CpuCtx& x) const {
+    if (x.irq_depth > 0) return Kctx::Hardirq;
+    if (x.softirq) return Kctx::Softirq;
+    if (k_.is_idle(x.cur)) return Kctx::Idle;
+    if (x.mode == Mode::Guest) return Kctx::Guest;
+    return Kctx::Kernel;
+  }
+  A& acct(std::uint32_t cpu, std::uint32_t task) { return cfg_.per_task ? accts_[task] : accts_[cpu]; }
+  const A& acct_of(std::uint32_t cpu, std::uint32_t task) const { return cfg_.per_task ? accts_[task] : accts_[cpu]; }
+
+  // mftb(): the trace's tb= if given, else the TB derived from ts at the CPU's frequency (from
+  // the last given value on this CPU, so that mixing given and derived values stays monotone);
+  // PPC32 reads TBL only (the low W bits). Same for SPURR/PURR, at spurr_num/spurr_den of the rate.
+  static std::uint64_t derive(std::uint64_t ts, std::uint64_t hz) {
+    return std::uint64_t((unsigned __int128)ts * hz / 1'000'000'000u);
+  }
+  std::uint64_t tb64_at(std::size_t i, const CEvent& e) {
+    auto& h = hw_[e.cpu];
+    if (!k_.p.hw_mask.empty() && (k_.p.hw_mask[i] & 1)) {
+      h.tb = k_.p.hw[i][0];
+      h.tb_ts = e.ts;
+      h.tb_set = true;
+    }
+    if (h.tb_set) return h.tb + derive(e.ts, cfg_.tb_hz) - derive(h.tb_ts, cfg_.tb_hz);
+    return derive(e.ts, cfg_.tb_hz);
+  }
+  UL spurr_at(std::size_t i, const CEvent& e, UL tb) {
+    if (cfg_.source == ScaledSource::Timebase) return tb;  // read_spurr(tb) returns its argument
+    auto& h = hw_[e.cpu];
+    const unsigned bit = cfg_.source == ScaledSource::Spurr ? 4 : 2;
+    if (!k_.p.hw_mask.empty() && (k_.p.hw_mask[i] & bit)) {
+      h.sp = k_.p.hw[i][bit == 4 ? 2 : 1];
+      h.sp_ts = e.ts;
+      h.sp_set = true;
+    }
+    auto rate = [&](std::uint64_t ts) {
+      return std::uint64_t((unsigned __int128)derive(ts, cfg_.tb_hz) * cfg_.spurr_num / cfg_.spurr_den);
+    };
+    if (h.sp_set) return UL(h.sp + rate(e.ts) - rate(h.sp_ts));
+    return UL(rate(e.ts));
+  }
+  struct HwLast {
+    std::uint64_t tb = 0, tb_ts = 0, sp = 0, sp_ts = 0, now64 = 0;
+    bool tb_set = false, sp_set = false;
+  };
+  // Boot: the accounting data is zero (paca / thread_info); the 2026 fix starts the clock at the TB.
+  void start(std::uint32_t cpu, UL now) {
+    started_[cpu] = true;
+    if (cfg_.starttime_init) {
+      for (std::uint32_t t = 0; t < accts_.size(); ++t)
+        if (!cfg_.per_task || t == cpu) accts_[t].starttime = accts_[t].starttime_user = now;
+      origin_[cpu] = now;
+    } else {
+      origin_[cpu] = 0;
+      if (now != 0)
+        finding(0, "native.boot_starttime",
+                fmt::format("cpu {}: starttime is 0 at boot but the TB reads {}: the first delta counts TB ticks since TB reset",
+                            cpu, now));
+    }
+  }
+  // scan_dispatch_log(upto): the steal of every logged entry with a TB <= upto.
+  UL scan(std::uint32_t cpu, UL upto) {
+    UL sum = 0;
+    auto& q = dtl_[cpu];
+    std::size_t n = 0;
+    while (n < q.size() && q[n].tb <= upto) sum = UL(sum + q[n++].ticks);
+    q.erase(q.begin(), q.begin() + std::ptrdiff_t(n));
+    return sum;
+  }
+  void enter(std::uint32_t cpu, std::uint32_t cur, UL now) {
+    auto& a = acct(cpu, cur);
+    UL sst = 0, ust = 0;
+    if (cfg_.splpar && !dtl_[cpu].empty()) {  // account_stolen_time(): only when the DTL moved
+      sst = scan(cpu, a.starttime_user);
+      ust = scan(cpu, now);
+      const UL user_now = UL(a.utime + UL(now - a.starttime_user));
+      if (sst > a.stime || ust > user_now)
+        finding(cur_event_, "native.steal_clamped",
+                fmt::format("account_stolen_time(): DTL steal sst={} ust={} exceeds stime={} / utime={}: the bucket wraps", sst,
+                            ust, a.stime, user_now));
+    }
+    user_entry(k_.d, cfg_, a, now, sst, ust, cost_);
+  }
+  void side(std::uint32_t cpu, std::uint32_t cur, Kctx where, UL now, UL spurr) {
+    auto& a = acct(cpu, cur);
+    const UL steal = cfg_.splpar ? scan(cpu, now) : UL(0);
+    if (where == Kctx::Idle && cfg_.flush_epoch && steal != 0) {
+      // 4.11+: vtime_delta() no longer takes the steal out of the interval, yet
+      // vtime_account_idle() still adds it: idle_time += (now - starttime) + steal.
+      overcount_[cpu] = UL(overcount_[cpu] + steal);
+      finding(cur_event_, "native.idle_steal_counted_twice",
+              fmt::format("vtime_account_idle(): idle += {} TB ticks of interval (which already contains the stolen "
+                          "time) + {} TB ticks of DTL steal",
+                          UL(now - a.starttime), steal));
+    }
+    account_kernel_side(k_.d, cfg_, a, where, now, spurr, steal, cost_);
+    if (!cfg_.flush_epoch) immediate(cpu, cur, false);
+  }
+  FlushCtx fctx(std::uint32_t cpu, std::uint32_t cur) const {
+    return {k_.p.tasks[cur].nice > 0, k_.ctx[cpu].nr_iowait > 0};
+  }
+  // Pre-4.11: the kernel-side buckets go to the generic code at once (TB ticks); ns for the
+  // common outputs are the conversion of the TB totals (cputime read-side conversion).
+  void immediate(std::uint32_t cpu, std::uint32_t cur, bool user_too) {
+    auto& a = acct(cpu, cur);
+    const UL before = spec::native::pending_tb(k_.d, a);
+    flush_immediate(k_.d, cfg_, a, tb_sinks_cpu_[cpu], tb_sinks_task_[cur], tb_scaled_[cur], fctx(cpu, cur), user_too, cost_);
+    const UL moved = UL(before - spec::native::pending_tb(k_.d, a));
+    flushed_[cpu] = UL(flushed_[cpu] + moved);
+    out_.tb_flushed[cpu] += moved;
+    auto& c = k_.r.cpus[cpu];
+    for (unsigned b = 0; b < model::NR_STATS; ++b) c.cpustat[b] = conv(tb_sinks_cpu_[cpu].cpustat[b]);
+    auto& t = k_.r.tasks[cur];
+    t.utime = conv(tb_sinks_task_[cur].utime);
+    t.stime = conv(tb_sinks_task_[cur].stime);
+    t.gtime = conv(tb_sinks_task_[cur].gtime);
+    out_.task_scaled[cur] = {conv(tb_scaled_[cur].utimescaled), conv(tb_scaled_[cur].stimescaled)};
+    conversions_[cpu] = model::NR_STATS;
+  }
+  std::uint64_t conv(std::uint64_t t) {
+    Cost unused;
+    return tb_to_ns(k_.d, cfg_, t, unused);
+  }
+  void flush(std::uint32_t cpu, std::uint32_t cur, const CpuCtx&) {
+    flushed_step_ = true;
+    last_flush64_[cpu] = hw_[cpu].now64;
+    if (!cfg_.flush_epoch) return immediate(cpu, cur, true);
+    auto& a = acct(cpu, cur);
+    const UL before = spec::native::pending_tb(k_.d, a);
+    // Bucket conversions that reach cpustat (the kernel converts only nonzero buckets).
+    std::uint64_t n = 0;
+    for (UL v : {a.utime, a.gtime, a.idle_time, a.stime, a.hardirq_time, a.softirq_time}) n += v != 0;
+    if (cfg_.splpar) n += a.steal_time != 0;
+    vtime_flush(k_.d, cfg_, a, k_.r.cpus[cpu], k_.r.tasks[cur], out_.task_scaled[cur], fctx(cpu, cur), cost_);
+    const UL moved = UL(before - spec::native::pending_tb(k_.d, a));
+    flushed_[cpu] = UL(flushed_[cpu] + moved);
+    out_.tb_flushed[cpu] += moved;
+    conversions_[cpu] += n;
+    out_.flushes += n;
+  }
+  void finding(std::size_t i, const char* inv, std::string detail) {
+    for (const auto& f : out_.findings)
+      if (f.invariant == inv) return;
+    out_.findings.push_back({inv, i, i < k_.p.lines.size() ? k_.p.lines[i] : 0, std::move(detail)});
+  }
+
+  Core& k_;
+  const NativeCfg& cfg_;
+  std::vector<A> accts_;
+  NativeResult out_;
+  Cost cost_;
+  std::vector<std::array<std::uint64_t, 5>> splits_;
+  std::vector<UL> flushed_;            // W-bit: TB ticks handed to the sinks, per CPU
+  std::vector<std::uint64_t> conversions_;
+  std::vector<std::vector<DtlEntry>> dtl_;
+  std::vector<HwLast> hw_;
+  std::vector<std::uint64_t> last_flush64_;
+  std::vector<bool> wrapped_;
+  std::vector<UL> tb_cpu_, origin_, overcount_;  // overcount_: TB ticks the kernel counts twice (findings)
+  std::vector<bool> started_;
+  std::vector<TbSinks<C, W>> tb_sinks_cpu_, tb_sinks_task_;
+  std::vector<Scaled<C>> tb_scaled_ = std::vector<Scaled<C>>(k_.p.tasks.size(), Scaled<C>{0, 0});
+  UL now_ = 0;
+  std::size_t cur_event_ = 0;
+  bool flushed_step_ = false;
+};
+
+}  // namespace
+
+RunResult run_native(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
+  if (cfg.native.word_bits == 32) return run_with<NativeBackend<32>>(p, cfg, o);
+  return run_with<NativeBackend<64>>(p, cfg, o);
+}
+
+}  // namespace kacct::sim

@@ -1,0 +1,37 @@
+// kacct native: the native vtime model's own views: `native cost` (the MPC8xx pthread_yield
+// seed scenario's operation counts per iteration, JSON) and `native seed-trace` (the trace).
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "common.hpp"
+#include "model/native/seed.hpp"
+
+namespace kacct::cli {
+
+void add_native(CLI::App& app) {
+  struct Opts {
+    std::uint32_t iterations = 1000;
+    std::string cpu = "MPC8xx";
+  };
+  auto o = std::make_shared<Opts>();
+  auto* nat = app.add_subcommand("native", "powerpc native vtime: seed-scenario cost counts and trace");
+  nat->require_subcommand(1);
+  auto* cost = nat->add_subcommand("cost", "Operation counts per iteration for TICK, NATIVE+scaled, NATIVE (JSON)");
+  cost->add_option("--iterations", o->iterations, "yield iterations (default 1000)")->check(CLI::Range(1u, 10'000'000u));
+  cost->add_option("--cpu", o->cpu, "CPU (default MPC8xx)");
+  cost->callback([o] {
+    resolve_cpu(o->cpu);
+    print_json(model::native::seed_cost_report(o->iterations, o->cpu.c_str()));
+  });
+  auto* seed = nat->add_subcommand("seed-trace", "Print the two-thread sched_yield ping-pong trace");
+  seed->add_option("--iterations", o->iterations, "yield iterations (default 1000)")->check(CLI::Range(1u, 10'000'000u));
+  seed->add_option("--cpu", o->cpu, "CPU (default MPC8xx)");
+  seed->callback([o] {
+    resolve_cpu(o->cpu);
+    const auto text = trace::write(model::native::yield_pingpong(o->iterations, 250, o->cpu.c_str()));
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  });
+}
+
+}  // namespace kacct::cli
