@@ -265,6 +265,10 @@ trace::Event to_event(const kacct_event& c, std::uint64_t index) {
           if (ch <= ' ' || ch > '~' || ch == '#') throw bad("fork_comm: expected printable characters without spaces or '#'");
       }
       break;
+    case trace::Kind::Runtime:
+      e.a = c.a;
+      e.b = c.b;
+      break;
     case trace::Kind::Read:
       if (std::uint32_t(c.read_kind) > 5) throw bad(fmt::format("read_kind {} out of range", int(c.read_kind)));
       e.a = c.a;
