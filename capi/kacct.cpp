@@ -311,20 +311,6 @@ void feed_structs(kacct_model* m, const kacct_event* ev, std::size_t n) {
   invalidate(m);
 }
 
-std::string source_line(const std::string& text, std::uint32_t n) {
-  if (n == 0) return {};
-  std::size_t pos = 0;
-  for (std::uint32_t i = 1; i < n; ++i) {
-    pos = text.find('\n', pos);
-    if (pos == std::string::npos) return {};
-    ++pos;
-  }
-  std::size_t end = text.find('\n', pos);
-  std::string l = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-  if (!l.empty() && l.back() == '\r') l.pop_back();
-  return l;
-}
-
 void set_error(kacct_model* m, kacct_status code, std::string msg, std::uint32_t line = 0, std::uint32_t col = 0) {
   try {
     m->err_msg = std::move(msg);
@@ -663,7 +649,7 @@ KACCT_EXPORT kacct_status kacct_check(kacct_model* m, kacct_verdict* out) {
     if (r.violation) {
       m->v_invariant = r.violation->invariant;
       m->v_detail = r.violation->detail;
-      m->v_line = source_line(m->text, r.violation->line);
+      m->v_line = trace::source_line(m->text, r.violation->line);
       out->event_index = r.violation->event;
       out->line = r.violation->line;
     }

@@ -12,16 +12,7 @@
 namespace kacct::cli {
 
 std::string Loaded::line(std::uint32_t n) const {
-  if (n == 0) return {};
-  std::size_t pos = 0;
-  for (std::uint32_t i = 1; i < n; ++i) {
-    pos = text.find('\n', pos);
-    if (pos == std::string::npos) return {};
-    ++pos;
-  }
-  auto end = text.find('\n', pos);
-  std::string l = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-  if (!l.empty() && l.back() == '\r') l.pop_back();
+  std::string l = trace::source_line(text, n);
   // Quote only printable bytes: the line may hold anything a comment can.
   for (auto& ch : l)
     if ((unsigned char)ch < 0x20 && ch != '\t') ch = '?';

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "model/lazytlb/script.hpp"
+#include "model/trace/tokens.hpp"
 
 namespace kacct::lazytlb {
 
@@ -98,22 +99,8 @@ std::string event_text(const Event& e) {
 
 // ---- parser --------------------------------------------------------------------------------
 namespace {
-struct Tok {
-  std::string_view s;
-  std::uint32_t col;
-};
-std::vector<Tok> split(std::string_view line) {
-  std::vector<Tok> out;
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-    std::size_t j = i;
-    while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r') ++j;
-    if (j > i) out.push_back({line.substr(i, j - i), std::uint32_t(i + 1)});
-    i = j;
-  }
-  return out;
-}
+using text::Tok;
+std::vector<Tok> split(std::string_view line) { return text::split(line, false); }  // comments stripped before
 bool to_int(std::string_view s, long& v) {
   auto r = std::from_chars(s.data(), s.data() + s.size(), v);
   return r.ec == std::errc() && r.ptr == s.data() + s.size();

@@ -1,5 +1,6 @@
 // PSI event scripts: parser, canonical writer, runner (see script.hpp).
 #include "model/psi/script.hpp"
+#include "model/trace/tokens.hpp"
 
 #include <fmt/format.h>
 
@@ -45,24 +46,8 @@ std::string_view event_name(Ev e) {
 
 namespace {
 
-struct Tok {
-  std::string_view s;
-  std::uint32_t col;
-};
-
-std::vector<Tok> split(std::string_view line) {
-  std::vector<Tok> out;
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-    if (i >= line.size() || line[i] == '#') break;
-    std::size_t j = i;
-    while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r' && line[j] != '#') ++j;
-    out.push_back({line.substr(i, j - i), std::uint32_t(i + 1)});
-    i = j;
-  }
-  return out;
-}
+using text::Tok;
+std::vector<Tok> split(std::string_view line) { return text::split(line, true); }
 
 class Parser {
  public:

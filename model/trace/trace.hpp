@@ -141,6 +141,10 @@ std::optional<Error> validate(const Trace&);
 // the kind token) on line `line` of `text`; 1 if the line or field is not found.
 uint32_t field_column(std::string_view text, uint32_t line, std::string_view field);
 
+// Line n (1-based) of text without its end of line ("" if there is none); for quoting the
+// line an error or a violation names.
+std::string source_line(std::string_view text, uint32_t n);
+
 // parse + validate; semantic errors get the column of the offending field.
 Result<Trace> load(std::string_view text);
 

@@ -94,4 +94,18 @@ std::string write(const Trace& t) {
   return fmt::to_string(buf);
 }
 
+std::string source_line(std::string_view text, uint32_t n) {
+  if (n == 0) return {};
+  std::size_t pos = 0;
+  for (uint32_t i = 1; i < n; ++i) {
+    pos = text.find('\n', pos);
+    if (pos == std::string_view::npos) return {};
+    ++pos;
+  }
+  const std::size_t end = text.find('\n', pos);
+  std::string l(text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos));
+  if (!l.empty() && l.back() == '\r') l.pop_back();
+  return l;
+}
+
 }  // namespace kacct::trace

@@ -1,0 +1,31 @@
+// Blank-separated tokens of one line of a text format (the lazy-TLB and PSI event scripts),
+// with their 1-based byte columns for error messages.
+#pragma once
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace kacct::text {
+
+struct Tok {
+  std::string_view s;
+  std::uint32_t col;
+};
+
+// Splits on spaces, tabs and CR; with `hash_comments`, '#' ends the line.
+inline std::vector<Tok> split(std::string_view line, bool hash_comments) {
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  std::vector<Tok> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && blank(line[i])) ++i;
+    if (i >= line.size() || (hash_comments && line[i] == '#')) break;
+    std::size_t j = i;
+    while (j < line.size() && !blank(line[j]) && !(hash_comments && line[j] == '#')) ++j;
+    out.push_back({line.substr(i, j - i), std::uint32_t(i + 1)});
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace kacct::text
