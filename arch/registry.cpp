@@ -23,6 +23,10 @@ const std::vector<Config>& configs() {
       for (bool irq : {false, true})
         for (bool steal : {false, true})
           for (unsigned hz : hz_values) out.push_back(Config{ver, Accounting::Tick, irq, steal, hz});
+    for (auto ver : gen_versions)
+      for (bool irq : {false, true})
+        for (bool steal : {false, true})
+          for (unsigned hz : gen_hz_values) out.push_back(Config{ver, Accounting::Gen, irq, steal, hz});
     return out;
   }();
   return list;

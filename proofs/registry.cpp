@@ -10,6 +10,7 @@ std::span<const ProofModel> proof_model_table() {
       ProofModel{"division", division_all_jobs},
       ProofModel{"cputime_adjust", cputime_all_jobs},
       ProofModel{"tick", tick_all_jobs},
+      ProofModel{"gen_vtime", gen_all_jobs},
   };
   return table;
 }
@@ -17,6 +18,7 @@ std::span<const ProofModel> proof_model_table() {
 std::span<const PatchValidator> validator_table() {
   static constexpr std::array table = {
       PatchValidator{arch::Mechanism::CputimeAdjust, cputime_adjust_claims},
+      PatchValidator{arch::Mechanism::GenVtime, gen_vtime_claims},
   };
   return table;
 }

@@ -29,5 +29,7 @@ std::vector<Result> tick_all_jobs(unsigned timeout_ms);
 std::vector<Result> cputime_all_jobs(unsigned timeout_ms);
 std::vector<Result> division_all_jobs(unsigned timeout_ms);
 std::vector<Result> cputime_adjust_claims(const arch::Patch&, unsigned timeout_ms);
+std::vector<Result> gen_all_jobs(unsigned timeout_ms);                                 // proofs/jobs_gen.cpp
+std::vector<Result> gen_vtime_claims(const arch::Patch&, unsigned timeout_ms);         // proofs/jobs_gen.cpp
 
 }  // namespace kacct::proofs

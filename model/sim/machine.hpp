@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "arch/config.hpp"
+#include "model/gen/result.hpp"
 #include "model/tick/tick.hpp"
 #include "model/trace/ledger.hpp"
 #include "model/trace/trace.hpp"
@@ -80,6 +81,7 @@ struct RunResult {
   std::optional<Violation> violation;  // first one, when checking
   std::vector<std::string> obligations_failed;  // domain obligations (division by zero...)
   std::uint64_t events = 0;
+  std::optional<model::GenResult> gen;  // gen vtime only: vtime state, cost counters, reader views
 };
 
 struct RunOptions {
@@ -92,10 +94,13 @@ struct ModelCfg {
   arch::Accounting acct = arch::Accounting::Tick;  // which backend replays the trace
   model::TickCfg tick;
   model::AdjustCfg adjust;
+  model::GenCfg gen;  // gen vtime (acct == Gen): variant, nohz_full CPUs, switch gap
 };
 ModelCfg model_cfg(const arch::CpuFacts&, const arch::Config&);
 
 RunResult run(const Program&, const ModelCfg&, const RunOptions& = {});
+// The gen vtime backend (model/gen/backend.cpp); run() dispatches to it.
+RunResult run_gen(const Program&, const ModelCfg&, const RunOptions&);
 
 // Per-CPU context the machine tracks from the trace (shared by every accounting backend).
 struct CpuCtx {
