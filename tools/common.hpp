@@ -72,5 +72,6 @@ void add_list(CLI::App&);
 void add_run(CLI::App&);    // run + check
 void add_proofs(CLI::App&); // prove + validate
 void add_gen(CLI::App&);
+void add_gen_vtime(CLI::App&);  // gen-vtime cost
 
 }  // namespace kacct::cli

@@ -65,7 +65,7 @@ TEST(GenVtime, AlignedTickUserLoop) {
     if (user_ok) {
       EXPECT_GT(task.utime + x.r.gen->vtime[1].utime + T250, truth.user) << ver.str();
     } else {
-      EXPECT_EQ(task.utime, 0u) << "jiffy vtime: the busy user loop shows no user time";
+      EXPECT_LE(task.utime, T250) << "jiffy vtime: the busy user loop shows (almost) no user time";
       EXPECT_GE(task.stime, 49 * T250);
       EXPECT_GT(truth.user, 49 * T250);
     }
