@@ -183,9 +183,10 @@ template <class D> struct GenStep {
       inner.sink_user(sv, st, s, x, a);
     });
   }
-  // __vtime_account_system / vtime_account_system(tsk, vtime) (4.13+): system (or guest if the
-  // tested PF_VCPU is set: account_system_time(irq_count()) sends PF_VCPU time to guest).
-  void flush_system(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n, bool pf_vcpu) {
+  // __vtime_account_system / vtime_account_system(tsk, vtime) (4.13+): system, or guest if the
+  // task has PF_VCPU when the amount reaches account_system_time(tsk, irq_count()).
+  void flush_system(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
+    const bool pf_vcpu = s.pf_vcpu;
     auto delta = get_delta(v, s, n);
     if (g.variant != GenVariant::Accum) return sink_system(v, t, s, x, delta, pf_vcpu);
     accumulate(v, &VtimeTask<D>::stime, t, delta, [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st, u64<D> a) {
@@ -204,10 +205,10 @@ template <class D> struct GenStep {
   // __vtime_account_kernel (5.5+: by state) / the switch flush before 5.5 (by PF_VCPU of prev,
   // or of current before 68e7a4d66b0c).
   void flush_kernel(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
-    if (g.variant != GenVariant::Accum) return flush_system(v, t, s, x, n, s.pf_vcpu);
+    if (g.variant != GenVariant::Accum) return flush_system(v, t, s, x, n);
     const bool guest = g.states55 ? s.state == VT_GUEST : (g.switch_guest_fix ? s.pf_vcpu : x.current_pf_vcpu);
     if (guest) flush_guest(v, t, s, x, n);
-    else flush_system(v, t, s, x, n, false);
+    else flush_system(v, t, s, x, n);
   }
   // Jiffy variant: the expensive part runs only if jiffies moved (vtime_delta() != 0).
   template <class Fn> void if_moved(VtimeTask<D>& v, TaskAcct<D>& t, const GenNow<D>& n, Fn&& fn) {
@@ -231,14 +232,14 @@ template <class D> struct GenStep {
   // vtime_user_enter(): return to user.
   void user_enter(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     begin(v, s);
-    if_moved(v, t, n, [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_system(sv, st, s, x, n, s.pf_vcpu); });
+    if_moved(v, t, n, [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_system(sv, st, s, x, n); });
     s.state = VT_USER;
     end(v, s);
   }
   // vtime_guest_enter().
   void guest_enter(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     begin(v, s);
-    if_moved(v, t, n, [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_system(sv, st, s, x, n, false); });
+    if_moved(v, t, n, [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_system(sv, st, s, x, n); });
     s.pf_vcpu = true;
     if (g.states55) s.state = VT_GUEST;
     end(v, s);
@@ -247,7 +248,7 @@ template <class D> struct GenStep {
   void guest_exit(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     begin(v, s);
     if (g.variant == GenVariant::Accum) flush_guest(v, t, s, x, n);
-    else flush_system(v, t, s, x, n, true);
+    else flush_system(v, t, s, x, n);  // PF_VCPU still set: guest
     s.pf_vcpu = false;
     if (g.states55) s.state = VT_SYS;
     end(v, s);
@@ -337,7 +338,7 @@ template <class D> struct GenStep {
   // vtime_gen_account_irq_exit (<= 4.7): system flush (index from the irq count), in one section.
   void irq_exit_hook(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     begin(v, s);
-    if_moved(v, t, n, [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_system(sv, st, s, x, n, s.pf_vcpu); });
+    if_moved(v, t, n, [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_system(sv, st, s, x, n); });
     end(v, s);
   }
 };
