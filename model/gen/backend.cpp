@@ -48,7 +48,7 @@ class GenBackend {
   GenNow<C> at(std::uint64_t ts) const { return {ts, ts / k_.cfg.tick.tick_nsec}; }
 
   void event(std::size_t i, const CEvent& e, const CpuCtx& x) {
-    delegated_ = false;
+    delegated_ = boundary_ = false;
     if (!g_.nohz(e.cpu)) {
       delegated_ = true;
       return tick_.event(i, e, x);
@@ -82,16 +82,18 @@ class GenBackend {
         // softirq the trace shows after irq_exit in user mode ran before the return to user,
         // so it is kernel time too (the trace cannot say more)
         if (from_user) st.user_exit(v, t, s, gx, n);
-        delegated_ = true;
         tick_.event(i, e, x);  // irqtime_account_irq()
+        boundary_ = true;
+        if (k_.o.check) mid_ = k_.r.cpus[e.cpu];
         gx.irq_count = pc;
         if (g_.irq_hooks) st.irq_enter_hook(v, t, s, gx, n, x.irq_depth > 0 || x.softirq);
         break;
       }
       case Kind::IrqExit:
       case Kind::SoftirqExit: {
-        delegated_ = true;
         tick_.event(i, e, x);  // irqtime_account_irq()
+        boundary_ = true;
+        if (k_.o.check) mid_ = k_.r.cpus[e.cpu];
         gx.irq_count = pc;
         if (g_.irq_hooks) st.irq_exit_hook(v, t, s, gx, n);
         gx.irq_count = 0;
@@ -100,7 +102,6 @@ class GenBackend {
         break;
       }
       case Kind::Switch: {
-        delegated_ = true;
         tick_.event(i, e, x);  // update_rq_clock, update_curr, set_next_entity
         const auto next = e.arg;
         gx.current_pf_vcpu = out_.ctl[next].pf_vcpu;  // `current` is next in finish_task_switch()
@@ -125,7 +126,6 @@ class GenBackend {
         k_.sched_clock_update(e.cpu, e.ts);
         break;
       case Kind::Steal:
-        delegated_ = true;
         tick_.event(i, e, x);
         break;
       case Kind::Read: record_procstat(e.ts); break;
@@ -149,7 +149,11 @@ class GenBackend {
     if (!g_.nohz(cpu)) return;
     const auto& c = k_.r.cpus[cpu];
     const auto& t = k_.r.tasks[cur];
-    if (!delegated_) {
+    // The tick model's invariants on a vtime CPU (the boundary relation on the irqtime part of
+    // the event only: the vtime flushes that follow it in the same event move buckets too).
+    if (boundary_ && !spec::irq_boundary_conserves(d, before.tick.cpu, mid_))
+      k_.violate(i, "irq_boundary_conserves", "irq time not in exactly one bucket and pending");
+    {
       if (!spec::steal_accounted(d, c)) k_.violate(i, "steal_accounted", "steal lost or double counted");
       if (!spec::rq_clock_split(d, c)) k_.violate(i, "rq_clock_split", "rq clock != clock_task + irq + steal");
       if (!spec::irqtime_pending_bounded(d, c)) k_.violate(i, "irqtime_pending_bounded", "tick_delta > total");
@@ -237,7 +241,8 @@ class GenBackend {
   TickBackend tick_;
   const model::GenCfg& g_;
   model::GenResult out_;
-  bool delegated_ = false;
+  bool delegated_ = false, boundary_ = false;
+  model::CpuAcct<C> mid_{};
   std::vector<std::array<std::uint64_t, 2>> last_view_;
   std::vector<std::array<std::uint64_t, model::NR_STATS>> last_stat_;
 };
