@@ -1,4 +1,4 @@
-// Gen vtime proofs: for each variant era (4.4 snapshot, 4.6 jiffy with irq hooks, 4.9 jiffy with
+// Gen vtime proofs: for each variant era (4.4 snapshot, 4.7 jiffy with irq hooks, 4.9 jiffy with
 // other time, 5.4 and 6.1 accumulated ns), each step (user exit/enter, guest enter/exit, the
 // <= 4.7 irq exit hook, a context switch for every prev/next kind) and each invariant of
 // spec/gen_vtime.hpp: for all 64-bit states satisfying the invariants before, they hold after.
@@ -41,7 +41,7 @@ struct Era {
   arch::KVersion ver;
   bool irq_time, steal;
 };
-const Era eras[] = {{"4.4-snapshot", arch::v(4, 4), false, false}, {"4.6-jiffy", arch::v(4, 6), false, false},
+const Era eras[] = {{"4.4-snapshot", arch::v(4, 4), false, false}, {"4.7-jiffy", arch::v(4, 7), false, false},
                     {"4.9-jiffy", arch::v(4, 9), false, false},    {"5.4-accum", arch::v(5, 4), false, false},
                     {"6.1-accum", arch::v(6, 1), false, false},    {"6.1-accum+irqtime+steal", arch::v(6, 1), true, true}};
 

@@ -156,3 +156,22 @@ TEST(GenVtime, SeedLoopCost) {
 
 }  // namespace
 }  // namespace kacct
+
+namespace kacct {
+namespace {
+// Finding: 4.6 jiffy vtime reproduces the NO_HZ_FULL getrusage() monotonicity regression that
+// 173be9a14f7b fixed in 4.7: a first read with utime == stime == 0 puts all rtime in stime, a
+// later read with stime == 0 and utime > 0 skips the clamps and stime goes back to 0.
+TEST(GenVtime, Getrusage46Regression) {
+  const std::string text =
+      "kacct-trace 1\ncpu x86-64\nncpus 1\nclock ns\ntask 900 pid=900 comm=qemu-kvm nice=10 mm=90\nevents\n"
+      "100000 0 switch prev=0 next=900\n100001 0 tick\n100001 0 read kind=proc_stat id=1\n100002 0 exc_exit\n"
+      "1000000 0 syscall_enter nr=16\n1100000 0 read kind=proc_stat id=2\n";
+  auto x46 = run(text, arch::v(4, 6), 1000);
+  ASSERT_TRUE(x46.r.violation);
+  EXPECT_EQ(x46.r.violation->invariant, "cputime_adjust.monotonic");
+  auto x47 = run(text, arch::v(4, 7), 1000);
+  EXPECT_FALSE(x47.r.violation) << x47.r.violation->invariant;
+}
+}  // namespace
+}  // namespace kacct
