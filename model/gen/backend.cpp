@@ -82,6 +82,7 @@ class GenBackend {
         // softirq the trace shows after irq_exit in user mode ran before the return to user,
         // so it is kernel time too (the trace cannot say more)
         if (from_user) st.user_exit(v, t, s, gx, n);
+        if (k_.o.check) pre_ = k_.r.cpus[e.cpu];
         tick_.event(i, e, x);  // irqtime_account_irq()
         boundary_ = true;
         if (k_.o.check) mid_ = k_.r.cpus[e.cpu];
@@ -91,6 +92,7 @@ class GenBackend {
       }
       case Kind::IrqExit:
       case Kind::SoftirqExit: {
+        if (k_.o.check) pre_ = k_.r.cpus[e.cpu];
         tick_.event(i, e, x);  // irqtime_account_irq()
         boundary_ = true;
         if (k_.o.check) mid_ = k_.r.cpus[e.cpu];
@@ -151,7 +153,7 @@ class GenBackend {
     const auto& t = k_.r.tasks[cur];
     // The tick model's invariants on a vtime CPU (the boundary relation on the irqtime part of
     // the event only: the vtime flushes that follow it in the same event move buckets too).
-    if (boundary_ && !spec::irq_boundary_conserves(d, before.tick.cpu, mid_))
+    if (boundary_ && !spec::irq_boundary_conserves(d, pre_, mid_))
       k_.violate(i, "irq_boundary_conserves", "irq time not in exactly one bucket and pending");
     {
       if (!spec::steal_accounted(d, c)) k_.violate(i, "steal_accounted", "steal lost or double counted");
@@ -242,7 +244,7 @@ class GenBackend {
   const model::GenCfg& g_;
   model::GenResult out_;
   bool delegated_ = false, boundary_ = false;
-  model::CpuAcct<C> mid_{};
+  model::CpuAcct<C> pre_{}, mid_{};
   std::vector<std::array<std::uint64_t, 2>> last_view_;
   std::vector<std::array<std::uint64_t, model::NR_STATS>> last_stat_;
 };
