@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "arch/registry.hpp"
@@ -225,9 +226,11 @@ Result era_job(const Era& era, Step step, const std::vector<Inv>& invs, unsigned
 
 }  // namespace
 
-std::vector<Result> gen_jobs(unsigned timeout_ms, const GenMutation& mutate, const std::string& only_inv) {
+std::vector<Result> gen_jobs(unsigned timeout_ms, const GenMutation& mutate, const std::string& only_inv,
+                             const std::vector<std::string>& only_eras) {
   std::vector<Result> out;
   for (const auto& era : eras) {
+    if (!only_eras.empty() && std::find(only_eras.begin(), only_eras.end(), era.name) == only_eras.end()) continue;
     if (mutate && std::string(era.name) != "6.1-accum") continue;
     const GenCfg g = gen_cfg(era.ver, 250);
     for (Step step : {Step::UserExit, Step::UserEnter, Step::GuestEnter, Step::GuestExit, Step::IrqExitHook, Step::Switch}) {

