@@ -35,6 +35,25 @@ struct Config {
 inline constexpr std::array tick_versions = {v(4, 11), v(4, 14), v(4, 19), v(5, 4), v(5, 10), v(6, 1), v(6, 6), v(6, 12)};
 inline constexpr std::array hz_values = {100u, 250u, 300u, 1000u};
 
+// Releases the gen vtime model covers: one per granularity and era (model/gen/gen.hpp): 4.4
+// ns snapshots, 4.7 jiffies with irq hooks, 4.9 jiffies with other time, 4.14 and 5.4
+// accumulated ns, 5.5 (states and kcpustat readers), 6.1, 6.12; one HZ value keeps the
+// property matrix small (HZ only sets TICK_NSEC and the jiffy length here; tests and proofs
+// use 250 too). 4.6, the first jiffy release, is not offered: its cputime_adjust has the
+// getrusage monotonicity bug fixed in 4.7 (173be9a14f7b), which gen vtime readers trigger
+// (test GenVtime.Getrusage46Regression) and which the props would report on every run.
+inline constexpr std::array gen_versions = {v(4, 4), v(4, 7), v(4, 9), v(4, 14), v(5, 4), v(5, 5), v(6, 1), v(6, 12)};
+inline constexpr std::array gen_hz_values = {1000u};
+
+// HAVE_VIRT_CPU_ACCOUNTING_GEN ("default y if 64BIT", arch/Kconfig; powerpc selects it outright
+// in 6.12) and HAVE_CONTEXT_TRACKING_USER (x86: if X86_64; powerpc: if PPC64 in 6.1, always in
+// 6.12), both needed by VIRT_CPU_ACCOUNTING_GEN (init/Kconfig 6.1 and 6.12). The release in
+// between where PPC32 gained them is not pinned down: the table only offers 6.1 and 6.12.
+constexpr bool have_virt_cpu_accounting_gen(const CpuFacts& c, KVersion ver) {
+  if (c.word_bits == 64) return true;
+  return c.isa == Isa::PPC32 && ver >= v(6, 12);
+}
+
 // TICK_NSEC = (NSEC_PER_SEC + HZ/2) / HZ (include/linux/jiffies.h; the rounding matters at HZ=300).
 constexpr std::uint64_t tick_nsec(unsigned hz) { return (1'000'000'000ull + hz / 2) / hz; }
 
@@ -79,7 +98,13 @@ constexpr std::string_view illegal_reason(const CpuFacts& c, const Config& cfg) 
       return "native steal comes from the pseries SPLPAR dispatch trace log (PPC_SPLPAR: Book3S-64 only)";
     return {};
   }
-  if (cfg.acct != Accounting::Tick) return "only TICK_CPU_ACCOUNTING is modelled so far (native and gen vtime: later models)";
+  if (cfg.acct == Accounting::Gen) {
+    if (!have_virt_cpu_accounting_gen(c, cfg.version))
+      return "VIRT_CPU_ACCOUNTING_GEN depends on HAVE_CONTEXT_TRACKING_USER and HAVE_VIRT_CPU_ACCOUNTING_GEN: 64-bit "
+             "only (x86-64, PPC64) before powerpc selected both for PPC32 (present in 6.12)";
+    if ((cfg.irq_time || cfg.steal) && cfg.version < v(4, 11))
+      return "gen vtime with IRQ_TIME_ACCOUNTING or steal is modelled from 4.11 (struct irqtime) on";
+  }
   if (cfg.irq_time && !have_irq_time_accounting(c))
     return "IRQ_TIME_ACCOUNTING depends on HAVE_IRQ_TIME_ACCOUNTING, which this CPU's arch does not select";
   if (cfg.steal && !have_paravirt_steal(c, cfg.acct))

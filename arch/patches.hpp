@@ -89,6 +89,19 @@ inline constexpr std::array patches = {
           Mechanism::NativeVtime,
           {"native.unscaled_unchanged", "native.scaled_equals_unscaled", "native.split_no_overflow", ""},
           "Book3E-64 (e5500/e6500) native builds drop the scaled cputime split"},
+    // Gen vtime (docs/models/gen-vtime.md lists the sources of each id and release).
+    Patch{"ff9a9b4c4334", "sched, time: Switch VIRT_CPU_ACCOUNTING_GEN to jiffy granularity", v(4, 5), v(4, 6),
+          Mechanism::GenVtime,
+          {"gen.no_time_lost", "gen.frederic_loops", "gen.attribution_bound", "gen.fewer_clock_reads"},
+          "vtime snapshots become jiffies; flushes only when jiffies moved (no sched_clock per transition)"},
+    Patch{"2a42eb9594a1", "sched/cputime: Accumulate vtime on top of nsec clocksource", v(4, 12), v(4, 13),
+          Mechanism::GenVtime,
+          {"gen.no_time_lost", "gen.attribution_bound", "gen.aligned_tick_user_loop", "gen.reader_monotonic"},
+          "ns clock again, accumulated per task and flushed once a residue reaches TICK_NSEC"},
+    Patch{"8d495477d62e", "sched/cputime: Spare a seqcount lock/unlock cycle on context switch", v(5, 4), v(5, 5),
+          Mechanism::GenVtime,
+          {"gen.seq_brackets", "gen.no_time_lost", "", ""},
+          "one prev write section per switch; the idle flush moves inside it (with the 5.5 IDLE/GUEST states)"},
 };
 
 constexpr std::optional<Patch> find_patch(std::string_view id) {

@@ -26,6 +26,10 @@ const std::vector<Config>& configs() {
     // Native vtime: HZ only paces the trace's ticks (no TICK_NSEC in the arithmetic): one value.
     for (auto ver : native_versions)
       for (bool steal : {false, true}) out.push_back(Config{ver, Accounting::Native, false, steal, 250});
+    for (auto ver : gen_versions)
+      for (bool irq : {false, true})
+        for (bool steal : {false, true})
+          for (unsigned hz : gen_hz_values) out.push_back(Config{ver, Accounting::Gen, irq, steal, hz});
     return out;
   }();
   return list;

@@ -13,6 +13,7 @@ std::span<const ProofModel> proof_model_table() {
       ProofModel{"lazytlb", lazytlb_all_jobs},
       ProofModel{"psi_irq", psi_all_jobs},
       ProofModel{"native_vtime", native_all_jobs},
+      ProofModel{"gen_vtime", gen_all_jobs},
   };
   return table;
 }
@@ -23,6 +24,7 @@ std::span<const PatchValidator> validator_table() {
       PatchValidator{arch::Mechanism::LazyTlb, lazytlb_claims},
       PatchValidator{arch::Mechanism::PsiIrq, psi_irq_claims},
       PatchValidator{arch::Mechanism::NativeVtime, native_vtime_claims},
+      PatchValidator{arch::Mechanism::GenVtime, gen_vtime_claims},
   };
   return table;
 }

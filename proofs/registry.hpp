@@ -38,5 +38,7 @@ std::vector<Result> psi_all_jobs(unsigned timeout_ms);
 std::vector<Result> psi_irq_claims(const arch::Patch&, unsigned timeout_ms);
 std::vector<Result> native_all_jobs(unsigned timeout_ms);                          // jobs_native.cpp
 std::vector<Result> native_vtime_claims(const arch::Patch&, unsigned timeout_ms);  // jobs_native.cpp
+std::vector<Result> gen_all_jobs(unsigned timeout_ms);                                 // proofs/jobs_gen.cpp
+std::vector<Result> gen_vtime_claims(const arch::Patch&, unsigned timeout_ms);         // proofs/jobs_gen.cpp
 
 }  // namespace kacct::proofs

@@ -76,5 +76,6 @@ void add_gen(CLI::App&);
 void add_perf(CLI::App&);  // perf-convert + perf-replay
 void add_lazytlb(CLI::App&);  // lazytlb explore / run / seed
 void add_native(CLI::App&);  // native cost / seed-trace (cmd_native.cpp)
+void add_gen_vtime(CLI::App&);  // gen-vtime cost
 
 }  // namespace kacct::cli

@@ -10,6 +10,7 @@
 
 #include "arch/config.hpp"
 #include "model/native/native.hpp"
+#include "model/gen/result.hpp"
 #include "model/tick/tick.hpp"
 #include "model/trace/ledger.hpp"
 #include "model/trace/trace.hpp"
@@ -104,6 +105,7 @@ struct RunResult {
   std::vector<std::string> obligations_failed;  // domain obligations (division by zero...)
   std::uint64_t events = 0;
   std::optional<NativeResult> native;  // VIRT_CPU_ACCOUNTING_NATIVE only
+  std::optional<model::GenResult> gen;  // gen vtime only: vtime state, cost counters, reader views
 };
 
 struct RunOptions {
@@ -117,6 +119,7 @@ struct ModelCfg {
   model::TickCfg tick;
   model::AdjustCfg adjust;
   model::native::NativeCfg native;  // VIRT_CPU_ACCOUNTING_NATIVE (model/native/)
+  model::GenCfg gen;  // gen vtime (acct == Gen): variant, nohz_full CPUs, switch gap
 };
 ModelCfg model_cfg(const arch::CpuFacts&, const arch::Config&);
 
@@ -124,6 +127,8 @@ RunResult run(const Program&, const ModelCfg&, const RunOptions& = {});
 // The native vtime backend (model/native/backend.cpp); run() calls it for Accounting::Native.
 RunResult run_native(const Program&, const ModelCfg&, const RunOptions&);
 model::native::NativeCfg native_cfg(const arch::CpuFacts&, const arch::Config&);
+// The gen vtime backend (model/gen/backend.cpp); run() dispatches to it.
+RunResult run_gen(const Program&, const ModelCfg&, const RunOptions&);
 
 // Per-CPU context the machine tracks from the trace (shared by every accounting backend).
 struct CpuCtx {

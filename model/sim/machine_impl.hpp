@@ -4,6 +4,11 @@
 //   void event(i, const CEvent&, const CpuCtx& before);           // kernel hooks of the event
 //   void sync(cpu, now);                                           // before a read of task times
 //   void check(i, cpu, task, const Snapshot& before);               // spec invariants (check mode)
+// and optionally
+//   model::TaskCputime<C> task_view(task, now);  // the task's times as task_cputime() returns
+//                                                // them (gen vtime adds the pending delta); used
+//                                                // by readers and by __exit_signal()
+//   void finish();                               // store backend-only results in RunResult
 // and is run by run_with<Backend>() from a case in sim::run().
 #pragma once
 #include <optional>
@@ -131,11 +136,13 @@ template <class Backend> class Machine {
         }
         break;
       case Kind::Exit: {
-        // __exit_signal(): the thread's counters join the group's dead-thread sums.
+        // __exit_signal(): the thread's counters (as task_cputime() reads them) join the group's
+        // dead-thread sums.
         auto& g = k_.r.groups[k_.p.tasks[cur].group].dead;
         const auto& t = k_.r.tasks[cur];
-        g.utime += t.utime;
-        g.stime += t.stime;
+        const auto v = view(cur, e.ts);
+        g.utime += v.utime;
+        g.stime += v.stime;
         g.gtime += t.gtime;
         g.sum_exec_runtime += t.sum_exec_runtime;
         k_.exited[cur] = true;
@@ -156,6 +163,15 @@ template <class Backend> class Machine {
     if constexpr (Check) acct_.check(i, e.cpu, cur, before);
   }
 
+  // task_cputime(): the backend's view if it has one, else the task's counters.
+  model::TaskCputime<C> view(std::uint32_t task, std::uint64_t now) {
+    if constexpr (requires { acct_.task_view(task, now); }) return acct_.task_view(task, now);
+    else {
+      const auto& t = k_.r.tasks[task];
+      return {t.utime, t.stime, t.sum_exec_runtime};
+    }
+  }
+
   void read(std::size_t i, const CEvent& e) {
     const auto& p = k_.p;
     auto& r = k_.r;
@@ -171,6 +187,10 @@ template <class Backend> class Machine {
       if (p.tasks[reader].group == p.tasks[ri.target].group) acct_.sync(e.cpu, e.ts);
     } else if (ri.kind == RK::ThreadCputime) {
       if (auto c = k_.running_on(ri.target)) acct_.sync(*c, e.ts);
+    } else if constexpr (requires { acct_.task_view(ri.target, e.ts); }) {
+      // Gen vtime: task_cputime() reports vtime in progress, so task_cputime_adjusted() takes
+      // task_sched_runtime(p) as rtime.
+      if (auto c = k_.running_on(ri.target)) acct_.sync(*c, e.ts);
     }
     ReadResult out{ri.id, ri.kind, p.tasks[ri.target].tid, e.ts, ri.line, 0, 0, 0};
     model::TaskCputime<C> cur{};
@@ -183,14 +203,15 @@ template <class Backend> class Machine {
       cur = {dead.utime, dead.stime, dead.sum_exec_runtime};
       for (std::size_t k = p.header.ncpus; k < p.tasks.size(); ++k)
         if (p.tasks[k].group == g && !k_.exited[k]) {
-          cur.utime += r.tasks[k].utime;
-          cur.stime += r.tasks[k].stime;
+          const auto v = view(std::uint32_t(k), e.ts);
+          cur.utime += v.utime;
+          cur.stime += v.stime;
           cur.sum_exec_runtime += r.tasks[k].sum_exec_runtime;
         }
       prev = &r.groups[g].prev;
     } else {
-      const auto& t = r.tasks[ri.target];
-      cur = {t.utime, t.stime, t.sum_exec_runtime};
+      const auto v = view(ri.target, e.ts);
+      cur = {v.utime, v.stime, r.tasks[ri.target].sum_exec_runtime};
       prev = &r.tasks[ri.target].prev_cputime;
     }
     out.rtime = cur.sum_exec_runtime;

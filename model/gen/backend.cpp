@@ -1,0 +1,260 @@
+// GenBackend: gen vtime (model/gen/gen.hpp) as a machine backend. nohz_full CPUs (GenCfg::nohz_full)
+// run vtime from context tracking; the others keep tick accounting (TickBackend). On every CPU
+// the rq clock / update_curr, IRQ_TIME_ACCOUNTING boundaries and steal work as in the tick model.
+#include <fmt/format.h>
+
+#include "model/sim/machine_impl.hpp"
+#include "model/sim/tick_backend.hpp"
+#include "spec/gen_vtime.hpp"
+
+namespace kacct::sim {
+namespace {
+using model::GenNow;
+using model::VState;
+
+class GenBackend {
+ public:
+  explicit GenBackend(Core& k) : k_(k), tick_(k), g_(k.cfg.gen) {
+    auto& d = k_.d;
+    const auto n = k_.p.header.ncpus;
+    out_.vtime.assign(k_.p.tasks.size(), model::zero_vtime(d));
+    out_.ctl.assign(k_.p.tasks.size(), model::VtimeCtl{});
+    out_.vcpu.assign(n, model::zero_vtime_cpu(d));
+    for (std::size_t t = 0; t < k_.p.tasks.size(); ++t) out_.ctl[t].nice_pos = k_.p.tasks[t].nice > 0;
+    last_view_.assign(k_.p.tasks.size(), {0, 0});
+    last_stat_.assign(n, {});
+    for (std::uint32_t c = 0; c < n; ++c) {
+      // vtime_init_idle(): the idle task is running, snapshot at boot (clock 0, jiffies 0).
+      auto& s = out_.ctl[c];
+      s.is_idle = true;
+      s.state = g_.states55 ? model::VT_IDLE : model::VT_SYS;
+      s.cpu = std::int32_t(c);
+    }
+  }
+  void finish() { k_.r.gen = std::move(out_); }
+
+  struct Snapshot {
+    TickBackend::Snapshot tick;
+    model::VtimeTask<C> v;
+    model::VtimeCpu<C> vc;
+    model::VtimeCtl ctl;
+    std::uint64_t sections = 0, unbracketed = 0;
+  };
+  Snapshot snapshot(std::uint32_t cpu, std::uint32_t task) const {
+    return {tick_.snapshot(cpu, task), out_.vtime[task], out_.vcpu[cpu], out_.ctl[task], out_.cost.seq_sections,
+            out_.cost.unbracketed_writes};
+  }
+
+  GenNow<C> at(std::uint64_t ts) const { return {ts, ts / k_.cfg.tick.tick_nsec}; }
+
+  void event(std::size_t i, const CEvent& e, const CpuCtx& x) {
+    delegated_ = boundary_ = false;
+    if (!g_.nohz(e.cpu)) {
+      delegated_ = true;
+      return tick_.event(i, e, x);
+    }
+    auto& d = k_.d;
+    auto st = step(e.cpu);
+    const auto cur = x.cur;
+    auto& v = out_.vtime[cur];
+    auto& s = out_.ctl[cur];
+    auto& t = k_.r.tasks[cur];
+    const auto n = at(e.ts);
+    model::GenCtx gx;
+    gx.nr_iowait = x.nr_iowait > 0;
+    gx.current_pf_vcpu = s.pf_vcpu;
+    const bool from_user = x.mode == Mode::User && x.irq_depth == 0 && !x.softirq;
+    const std::uint32_t pc = x.irq_depth * model::HARDIRQ_OFFSET + (x.softirq ? model::SOFTIRQ_OFFSET : 0);
+    switch (e.kind) {
+      case Kind::SyscallEnter:
+      case Kind::ExcEnter:
+        if (from_user) st.user_exit(v, t, s, gx, n);
+        break;
+      case Kind::SyscallExit:
+      case Kind::ExcExit:
+        if (x.irq_depth == 0 && !x.softirq) st.user_enter(v, t, s, gx, n);
+        break;
+      case Kind::GuestEnter: st.guest_enter(v, t, s, gx, n); break;
+      case Kind::GuestExit: st.guest_exit(v, t, s, gx, n); break;
+      case Kind::IrqEnter:
+      case Kind::SoftirqEnter: {
+        // context tracking: an interrupt from user mode leaves user first (user_exit_irqoff); a
+        // softirq the trace shows after irq_exit in user mode ran before the return to user,
+        // so it is kernel time too (the trace cannot say more)
+        if (from_user) st.user_exit(v, t, s, gx, n);
+        if (k_.o.check) pre_ = k_.r.cpus[e.cpu];
+        tick_.event(i, e, x);  // irqtime_account_irq()
+        boundary_ = true;
+        if (k_.o.check) mid_ = k_.r.cpus[e.cpu];
+        gx.irq_count = pc;
+        if (g_.irq_hooks) st.irq_enter_hook(v, t, s, gx, n, x.irq_depth > 0 || x.softirq);
+        break;
+      }
+      case Kind::IrqExit:
+      case Kind::SoftirqExit: {
+        if (k_.o.check) pre_ = k_.r.cpus[e.cpu];
+        tick_.event(i, e, x);  // irqtime_account_irq()
+        boundary_ = true;
+        if (k_.o.check) mid_ = k_.r.cpus[e.cpu];
+        gx.irq_count = pc;
+        if (g_.irq_hooks) st.irq_exit_hook(v, t, s, gx, n);
+        gx.irq_count = 0;
+        const bool to_user = x.mode == Mode::User && (e.kind == Kind::IrqExit ? x.irq_depth == 1 && !x.softirq : x.irq_depth == 0);
+        if (to_user) st.user_enter(v, t, s, gx, n);
+        break;
+      }
+      case Kind::Switch: {
+        tick_.event(i, e, x);  // update_rq_clock, update_curr, set_next_entity
+        const auto next = e.arg;
+        gx.current_pf_vcpu = out_.ctl[next].pf_vcpu;  // `current` is next in finish_task_switch()
+        st.task_switch(v, t, s, out_.vtime[next], out_.ctl[next], gx, n, at(e.ts + g_.switch_gap),
+                       std::int32_t(e.cpu));
+        ++out_.switches;
+        if (e.flags & 1) {  // prev is dead: what its vtime still holds is never flushed
+          out_.exit_lost += v.utime + v.stime + v.gtime;
+        }
+        break;
+      }
+      case Kind::Exit: {
+        // __exit_signal() folds task_cputime() into the group: the pending time of the current
+        // state is seen, the residues of the other states are not.
+        const auto vw = task_view(cur, e.ts);
+        (void)d;
+        out_.exit_unseen += (v.utime + v.stime + v.gtime) -
+                            ((vw.utime - t.utime) + (vw.stime - t.stime) - pending_delta(cur, e.ts));
+        break;
+      }
+      case Kind::Tick:  // account_process_tick() returns early on a vtime CPU; scheduler_tick() runs
+        k_.sched_clock_update(e.cpu, e.ts);
+        break;
+      case Kind::Steal:
+        tick_.event(i, e, x);
+        break;
+      case Kind::Read: record_procstat(e.ts); break;
+      default: break;  // idle enter/exit: no tick-based idle accounting on a vtime CPU
+    }
+  }
+
+  void sync(std::uint32_t cpu, std::uint64_t now) { k_.sched_clock_update(cpu, now); }
+
+  // task_cputime(t) on a kernel with vtime enabled somewhere.
+  model::TaskCputime<C> task_view(std::uint32_t task, std::uint64_t now) const {
+    const auto& t = k_.r.tasks[task];
+    const auto n = at(now);
+    const auto tt = model::task_cputime(g_, out_.vtime[task], out_.ctl[task], t, n.now, n.jiffies);
+    return {tt.utime, tt.stime, t.sum_exec_runtime};
+  }
+
+  void check(std::size_t i, std::uint32_t cpu, std::uint32_t cur, const Snapshot& before) {
+    auto& d = k_.d;
+    if (delegated_) tick_.check(i, cpu, cur, before.tick);
+    if (!g_.nohz(cpu)) return;
+    const auto& c = k_.r.cpus[cpu];
+    const auto& t = k_.r.tasks[cur];
+    // The tick model's invariants on a vtime CPU (the boundary relation on the irqtime part of
+    // the event only: the vtime flushes that follow it in the same event move buckets too).
+    if (boundary_ && !spec::irq_boundary_conserves(d, pre_, mid_))
+      k_.violate(i, "irq_boundary_conserves", "irq time not in exactly one bucket and pending");
+    {
+      if (!spec::steal_accounted(d, c)) k_.violate(i, "steal_accounted", "steal lost or double counted");
+      if (!spec::rq_clock_split(d, c)) k_.violate(i, "rq_clock_split", "rq clock != clock_task + irq + steal");
+      if (!spec::irqtime_pending_bounded(d, c)) k_.violate(i, "irqtime_pending_bounded", "tick_delta > total");
+      if (!spec::monotonic(d, before.tick.cpu, c)) k_.violate(i, "monotonic", "a per-CPU counter went backwards");
+      if (!spec::monotonic(d, before.tick.task, t)) k_.violate(i, "monotonic", "a task counter went backwards");
+    }
+    const auto& v = out_.vtime[cur];
+    const auto& s = out_.ctl[cur];
+    const auto now_cur = k_.ctx[cpu].cur;  // next, after a switch
+    for (auto k : {cur, now_cur}) {
+      if (!spec::gen_task_conserves(d, out_.vtime[k]))
+        k_.violate(i, "gen.task_conserves", "vtime consumed != flushed + other + residues");
+      if (!spec::gen_residues_bounded(d, g_, k_.cfg.tick, out_.vtime[k]))
+        k_.violate(i, "gen.residues_bounded", "a vtime residue reached TICK_NSEC without being flushed");
+    }
+    if (!spec::gen_cpu_conserves(d, g_, out_.vcpu[cpu], out_.vtime[now_cur]))
+      k_.violate(i, "gen.cpu_conserves", "CPU vtime consumed + lost != current snapshot");
+    if (!spec::gen_seq_even(d, v) || s.in_section != 0) k_.violate(i, "gen.seq_even", "a write section left open");
+    (void)t;
+    const std::uint32_t adv = v.seq - before.v.seq;
+    // Before 5.5 the idle task's vtime is written outside any section (vtime_account_idle at a
+    // switch or irq entry); readers skip idle tasks then, so only the counter records it.
+    const bool reader_visible = g_.states55 || !s.is_idle;
+    if ((reader_visible && !spec::gen_seq_brackets(d, before.v, v)) || (cur == k_.ctx[cpu].cur && adv != 2 * (out_.cost.seq_sections - before.sections) &&
+                                                    k_.p.events[i].kind != Kind::Switch))
+      k_.violate(i, "gen.seq_brackets", "vtime changed without a write section, or seq != 2 x sections");
+    if (!spec::gen_vtime_monotonic(d, before.v, v)) k_.violate(i, "gen.ghost_monotonic", "a vtime ghost went backwards");
+    // Reader monotonicity: a finding, not a violation (the kernel's readers drop residues).
+    if (k_.o.check) watch_readers(i, cpu, cur, k_.p.events[i].ts);
+  }
+
+ private:
+  model::GenStep<C> step(std::uint32_t cpu) {
+    return model::GenStep<C>{k_.d, k_.cfg.tick, g_, k_.r.cpus[cpu], out_.vcpu[cpu], out_.cost};
+  }
+  std::uint64_t pending_delta(std::uint32_t task, std::uint64_t now) const {
+    const auto& v = out_.vtime[task];
+    const auto& s = out_.ctl[task];
+    if (s.state < model::VT_SYS && g_.states55) return 0;
+    if (!g_.states55 && (s.state == model::VT_INACTIVE || s.is_idle)) return 0;
+    const auto n = at(now);
+    if (g_.variant == model::GenVariant::Jiffy)
+      return n.jiffies < v.starttime ? 0 : (n.jiffies - v.starttime) * g_.jiffy_ns;
+    return n.now < v.starttime ? 0 : n.now - v.starttime;
+  }
+  bool fetch(std::uint32_t cpu, std::uint64_t now, std::array<std::uint64_t, model::NR_STATS>& a) const {
+    const auto cur = k_.ctx[cpu].cur;
+    if (!g_.nohz(cpu)) {
+      a = k_.r.cpus[cpu].cpustat;
+      return true;
+    }
+    return model::kcpustat_cpu_fetch(g_, k_.r.cpus[cpu], out_.vtime[cur], out_.ctl[cur], std::int32_t(cpu), now, a);
+  }
+  void record_procstat(std::uint64_t ts) {
+    model::GenResult::ProcStat ps;
+    ps.ts = ts;
+    ps.cpus.resize(k_.p.header.ncpus);
+    for (std::uint32_t c = 0; c < k_.p.header.ncpus; ++c) fetch(c, ts, ps.cpus[c]);
+    out_.procstat.push_back(std::move(ps));
+  }
+  void watch_readers(std::size_t i, std::uint32_t cpu, std::uint32_t cur, std::uint64_t ts) {
+    const auto vw = task_view(cur, ts);
+    auto& lv = last_view_[cur];
+    auto note = [&](std::uint64_t& count, std::uint64_t& maxdrop, std::uint64_t drop, const std::string& what) {
+      ++count;
+      maxdrop = std::max(maxdrop, drop);
+      if (out_.first_backwards.empty())
+        out_.first_backwards = fmt::format("line {}: {} dropped by {} ns", k_.p.lines[i], what, drop);
+    };
+    if (vw.utime < lv[0]) note(out_.task_view_backwards, out_.max_task_view_drop, lv[0] - vw.utime, fmt::format("task_cputime utime of task {}", cur));
+    if (vw.stime < lv[1]) note(out_.task_view_backwards, out_.max_task_view_drop, lv[1] - vw.stime, fmt::format("task_cputime stime of task {}", cur));
+    lv = {vw.utime, vw.stime};
+    std::array<std::uint64_t, model::NR_STATS> a{};
+    if (!fetch(cpu, ts, a)) return;
+    auto& ls = last_stat_[cpu];
+    for (unsigned k = 0; k < model::NR_STATS; ++k) {
+      if (a[k] < ls[k])
+        note(out_.kcpustat_backwards, out_.max_kcpustat_drop, ls[k] - a[k],
+             fmt::format("kcpustat {} of CPU {}", model::usage_names[k], cpu));
+    }
+    ls = a;
+  }
+
+  Core& k_;
+  TickBackend tick_;
+  const model::GenCfg& g_;
+  model::GenResult out_;
+  bool delegated_ = false, boundary_ = false;
+  model::CpuAcct<C> pre_{}, mid_{};
+  std::vector<std::array<std::uint64_t, 2>> last_view_;
+  std::vector<std::array<std::uint64_t, model::NR_STATS>> last_stat_;
+};
+
+}  // namespace
+
+RunResult run_gen(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
+  Machine<GenBackend> m(p, cfg, o);
+  m.run();
+  return std::move(m).finish();
+}
+
+}  // namespace kacct::sim

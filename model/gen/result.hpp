@@ -1,0 +1,30 @@
+// What a gen vtime run leaves besides the common RunResult fields (sim::RunResult::gen).
+#pragma once
+#include <array>
+#include <string>
+#include <vector>
+
+#include "model/gen/gen.hpp"
+
+namespace kacct::model {
+
+struct GenResult {
+  std::vector<VtimeTask<Concrete>> vtime;  // per task (same indices as Program::tasks)
+  std::vector<VtimeCtl> ctl;
+  std::vector<VtimeCpu<Concrete>> vcpu;    // per CPU ghost: consumed, lost in switch gaps
+  GenCost cost;
+  std::uint64_t switches = 0;              // vtime context switches on nohz_full CPUs
+  std::uint64_t exit_lost = 0;             // residues of dead tasks never flushed (ns)
+  std::uint64_t exit_unseen = 0;           // residues a dead task's group never saw (ns)
+  // Readers that went backwards (check mode): task_cputime() of a task, kcpustat of a CPU.
+  std::uint64_t task_view_backwards = 0, kcpustat_backwards = 0;
+  std::uint64_t max_task_view_drop = 0, max_kcpustat_drop = 0;  // largest drop seen (ns)
+  std::string first_backwards;             // "line N: ..." of the first drop
+  struct ProcStat {  // /proc/stat as a reader at a Read event sees it (kcpustat_cpu_fetch per CPU)
+    std::uint64_t ts = 0;
+    std::vector<std::array<std::uint64_t, NR_STATS>> cpus;
+  };
+  std::vector<ProcStat> procstat;
+};
+
+}  // namespace kacct::model

@@ -1,0 +1,177 @@
+// Gen vtime scenarios: each variant against the ground-truth ledger, the aligned-tick pathology
+// of the jiffy variant, Frederic's loops, reader monotonicity, exit leftovers, seqcount discipline.
+#include <gtest/gtest.h>
+
+#include "arch/registry.hpp"
+#include "model/sim/machine.hpp"
+#include "model/trace/ledger.hpp"
+#include "model/gen/scenarios.hpp"
+
+namespace kacct {
+namespace {
+
+struct Run {
+  trace::Trace t;
+  sim::RunResult r;
+  trace::Ledger truth;
+};
+Run run(const std::string& text, arch::KVersion ver, unsigned hz = 250, bool irq = false, bool check = true) {
+  auto t = trace::load(text);
+  EXPECT_TRUE(t.ok()) << t.error().to_string();
+  auto p = sim::compile(t.value());
+  EXPECT_TRUE(p.ok()) << p.error().to_string();
+  const arch::Config cfg{ver, arch::Accounting::Gen, irq, false, hz};
+  const auto cpu = *arch::find_cpu("x86-64");
+  EXPECT_TRUE(arch::legal(cpu, cfg));
+  auto m = sim::model_cfg(cpu, cfg);
+  auto r = sim::run(p.value(), m, {.check = check});
+  auto g = trace::ground_truth(t.value());
+  EXPECT_TRUE(g.ok());
+  return {t.value(), std::move(r), g.value()};
+}
+constexpr std::uint64_t T250 = 4'000'000;
+
+TEST(GenVtime, VariantsFollowTheVersion) {
+  EXPECT_EQ(model::gen_cfg(arch::v(4, 4), 250).variant, model::GenVariant::Snapshot);
+  EXPECT_EQ(model::gen_cfg(arch::v(4, 6), 250).variant, model::GenVariant::Jiffy);
+  EXPECT_EQ(model::gen_cfg(arch::v(4, 12), 250).variant, model::GenVariant::Jiffy);
+  EXPECT_EQ(model::gen_cfg(arch::v(4, 14), 250).variant, model::GenVariant::Accum);
+  EXPECT_FALSE(model::gen_cfg(arch::v(5, 4), 250).states55);
+  EXPECT_TRUE(model::gen_cfg(arch::v(5, 5), 250).states55);
+}
+
+TEST(GenVtime, KconfigLegality) {
+  const auto x86 = *arch::find_cpu("x86-64"), e500 = *arch::find_cpu("e500"), p9 = *arch::find_cpu("POWER9");
+  auto gen = [](arch::KVersion v, bool irq = false) { return arch::Config{v, arch::Accounting::Gen, irq, false, 250}; };
+  EXPECT_TRUE(arch::legal(x86, gen(arch::v(6, 1))));
+  EXPECT_TRUE(arch::legal(p9, gen(arch::v(6, 1))));
+  EXPECT_FALSE(arch::legal(e500, gen(arch::v(6, 1))));  // PPC32: no HAVE_CONTEXT_TRACKING_USER in 6.1
+  EXPECT_TRUE(arch::legal(e500, gen(arch::v(6, 12))));
+  EXPECT_FALSE(arch::legal(x86, gen(arch::v(4, 9), true)));  // irqtime under gen modelled from 4.11
+  std::size_t n = 0;
+  for (const auto& c : arch::combos()) n += c.cfg.acct == arch::Accounting::Gen;
+  EXPECT_GT(n, 100u);
+}
+
+// Aligned ticks (the interrupt from user arrives just before jiffies moves): jiffy vtime charges
+// every jiffy to system; ns vtime (before and after) sees the user loop.
+TEST(GenVtime, AlignedTickUserLoop) {
+  const auto text = gentraces::user_loop(T250, 0, 50);
+  for (auto [ver, user_ok] : {std::pair{arch::v(4, 4), true}, {arch::v(4, 9), false}, {arch::v(6, 1), true}}) {
+    auto x = run(text, ver);
+    ASSERT_FALSE(x.r.violation) << x.r.violation->invariant << " " << x.r.violation->detail;
+    const auto& task = x.r.tasks[1];
+    const auto truth = x.truth.task.at(100);
+    if (user_ok) {
+      EXPECT_GT(task.utime + x.r.gen->vtime[1].utime + T250, truth.user) << ver.str();
+    } else {
+      EXPECT_LE(task.utime, T250) << "jiffy vtime: the busy user loop shows (almost) no user time";
+      EXPECT_GE(task.stime, 49 * T250);
+      EXPECT_GT(truth.user, 49 * T250);
+    }
+  }
+}
+// Frederic's user loop: ticks at a random phase (here mid-jiffy): accurate at jiffy granularity.
+TEST(GenVtime, FredericUserLoopAccurate) {
+  auto x = run(gentraces::user_loop(T250, T250 / 2, 50), arch::v(4, 9));
+  const auto truth = x.truth.task.at(100);
+  const auto& task = x.r.tasks[1];
+  EXPECT_LE(task.utime, truth.user + T250);
+  EXPECT_GE(task.utime + 2 * T250, truth.user);
+}
+// Frederic's brk kernel loop: short user fragments between syscalls are sampled in proportion.
+TEST(GenVtime, FredericBrkLoopAccurate) {
+  auto x = run(gentraces::syscall_loop(60'000, 1500, 200), arch::v(4, 9), 1000, false, false);
+  const auto truth = x.truth.task.at(100);
+  const auto& task = x.r.tasks[1];
+  const double tu = double(truth.user) / double(truth.user + truth.system);
+  const double mu = double(task.utime) / double(task.utime + task.stime);
+  EXPECT_NEAR(mu, tu, 0.03);
+}
+// Accum (and Snapshot) conserve exactly per task and category: truth = flushed + residue +
+// pending delta of the current state (no irq time, no steal, no switch gap).
+TEST(GenVtime, NsVariantsExactPerCategory) {
+  for (auto ver : {arch::v(4, 4), arch::v(4, 14), arch::v(5, 5), arch::v(6, 1), arch::v(6, 12)}) {
+    auto x = run(gentraces::syscall_loop(5'000, 1500, 700), ver);
+    ASSERT_FALSE(x.r.violation) << ver.str() << " " << x.r.violation->invariant;
+    const auto truth = x.truth.task.at(100);
+    const auto& t = x.r.tasks[1];
+    const auto& v = x.r.gen->vtime[1];
+    const auto& s = x.r.gen->ctl[1];
+    const auto pend = x.truth.end_ts - v.starttime;
+    EXPECT_EQ(truth.user, t.utime + v.utime + (s.state == model::VT_USER ? pend : 0)) << ver.str();
+    EXPECT_EQ(truth.system + truth.irq + truth.softirq, t.stime + v.stime + (s.state == model::VT_SYS ? pend : 0))
+        << ver.str();
+    EXPECT_LT(v.utime, T250);
+    EXPECT_LT(v.stime, T250);
+  }
+}
+// 5.5+ readers drop the residue of the state just left: /proc/stat user and task_cputime utime
+// go backwards by less than TICK_NSEC + the pending delta. Snapshot readers never do.
+TEST(GenVtime, ReadersGoBackwardsUnderAccum) {
+  auto acc = run(gentraces::syscall_loop(3'000, 1500, 700), arch::v(6, 1));
+  ASSERT_TRUE(acc.r.gen);
+  EXPECT_GT(acc.r.gen->kcpustat_backwards, 0u) << "kcpustat user should drop on user exit";
+  EXPECT_GT(acc.r.gen->task_view_backwards, 0u);
+  EXPECT_LT(acc.r.gen->max_kcpustat_drop, T250);
+  auto snap = run(gentraces::syscall_loop(3'000, 1500, 700), arch::v(4, 4));
+  EXPECT_EQ(snap.r.gen->task_view_backwards, 0u) << snap.r.gen->first_backwards;
+  EXPECT_EQ(snap.r.gen->kcpustat_backwards, 0u);
+}
+// Exit: the residues of an exiting task are never flushed (Accum); nothing is left under Snapshot.
+TEST(GenVtime, ExitLeftovers) {
+  std::string s = gentraces::header();
+  s += "1000 0 switch prev=0 next=100\n2000 0 syscall_exit\n3000000 0 syscall_enter nr=60\n3500000 0 exit\n"
+       "3600000 0 switch prev=100 next=0 prev_state=X\n";
+  auto acc = run(s, arch::v(6, 1));
+  ASSERT_FALSE(acc.r.violation) << acc.r.violation->invariant;
+  EXPECT_GT(acc.r.gen->exit_lost, 0u);
+  EXPECT_LT(acc.r.gen->exit_lost, 3 * T250);
+  EXPECT_GT(acc.r.gen->exit_unseen, 0u) << "the group misses the user residue";
+  auto snap = run(s, arch::v(4, 4));
+  EXPECT_EQ(snap.r.gen->exit_lost, 0u);
+}
+// Seqcount discipline: before 5.5 the idle flush at a switch writes outside any section.
+TEST(GenVtime, IdleFlushOutsideSectionBefore55) {
+  std::string s = gentraces::header();
+  s += "1000 0 switch prev=0 next=100\n2000 0 switch prev=100 next=0 prev_state=S\n5000 0 wakeup tid=100\n"
+       "6000 0 switch prev=0 next=100\n";
+  EXPECT_GT(run(s, arch::v(5, 4)).r.gen->cost.unbracketed_writes, 0u);
+  EXPECT_EQ(run(s, arch::v(5, 5)).r.gen->cost.unbracketed_writes, 0u);
+}
+// Cost per syscall of the seed loop, per variant.
+TEST(GenVtime, SeedLoopCost) {
+  const auto text = gentraces::syscall_loop(20'000, 150, 220);
+  auto a = run(text, arch::v(4, 4), 1000, false, false).r.gen->cost;
+  auto b = run(text, arch::v(4, 9), 1000, false, false).r.gen->cost;
+  auto c = run(text, arch::v(6, 1), 1000, false, false).r.gen->cost;
+  EXPECT_GE(a.clock_reads, 40'000u);
+  EXPECT_LE(b.clock_reads, 10u);
+  EXPECT_GE(c.clock_reads, 40'000u);
+  EXPECT_GE(a.account_calls, 40'000u);
+  EXPECT_LT(b.account_calls, 100u);
+  EXPECT_LT(c.account_calls, 100u);
+  EXPECT_GE(b.seq_sections, 40'000u);
+}
+
+}  // namespace
+}  // namespace kacct
+
+namespace kacct {
+namespace {
+// Finding: 4.6 jiffy vtime reproduces the NO_HZ_FULL getrusage() monotonicity regression that
+// 173be9a14f7b fixed in 4.7: a first read with utime == stime == 0 puts all rtime in stime, a
+// later read with stime == 0 and utime > 0 skips the clamps and stime goes back to 0.
+TEST(GenVtime, Getrusage46Regression) {
+  const std::string text =
+      "kacct-trace 1\ncpu x86-64\nncpus 1\nclock ns\ntask 900 pid=900 comm=qemu-kvm nice=10 mm=90\nevents\n"
+      "100000 0 switch prev=0 next=900\n100001 0 tick\n100001 0 read kind=proc_stat id=1\n100002 0 exc_exit\n"
+      "1000000 0 syscall_enter nr=16\n1100000 0 read kind=proc_stat id=2\n";
+  auto x46 = run(text, arch::v(4, 6), 1000);
+  ASSERT_TRUE(x46.r.violation);
+  EXPECT_EQ(x46.r.violation->invariant, "cputime_adjust.monotonic");
+  auto x47 = run(text, arch::v(4, 7), 1000);
+  EXPECT_FALSE(x47.r.violation) << x47.r.violation->invariant;
+}
+}  // namespace
+}  // namespace kacct
