@@ -37,8 +37,9 @@ const char* div_name(ScaleDiv s) {
   return "?";
 }
 
-// A single-task trace whose task_stat reads present exactly these (stime, utime, rtime) inputs
-// to cputime_adjust (whole ticks at HZ=1000; rtime = time since the task was switched in).
+// A single-task trace whose getrusage(RUSAGE_SELF) reads present exactly these (stime, utime,
+// rtime) inputs to cputime_adjust (whole ticks at HZ=1000; rtime = time since the task was
+// switched in: a group read brings the reader's runtime up to date, a per-thread read would not).
 std::string adjust_trace(const std::vector<AdjustInput>& calls) {
   std::string t = "kacct-trace 1\ncpu x86-64\nncpus 1\nclock ns\ntask 100 pid=100 comm=cex nice=0 mm=1\nevents\n";
   t += "0 0 switch prev=0 next=100\n";
@@ -49,7 +50,7 @@ std::string adjust_trace(const std::vector<AdjustInput>& calls) {
     for (; u < calls[i].utime; u += kTickNs) t += fmt::format("{} 0 tick\n", ++ts);
     t += fmt::format("{} 0 syscall_enter nr=0\n", ++ts);
     ts = calls[i].rtime;
-    t += fmt::format("{} 0 read kind=task_stat id={}\n", ts, i + 1);
+    t += fmt::format("{} 0 read kind=rusage_self id={}\n", ts, i + 1);
   }
   return t;
 }

@@ -418,7 +418,9 @@ nlohmann::ordered_json RunResult::json(const PsiCfg& cfg) const {
   }
   auto& pk = j["per_call"];
   pk = nlohmann::ordered_json::object();
-  for (const auto& [name, k] : per_kind) {
+  for (const auto& entry : per_kind) {  // (no structured binding: clang 14 cannot capture one)
+    const auto& name = entry.first;
+    const auto& k = entry.second;
     auto per = [&](std::uint64_t x) { return k.calls ? double(x) / double(k.calls) : 0.0; };
     pk[name] = {{"calls", k.calls},
                 {"clock_reads", per(k.costs.clock_reads)},
