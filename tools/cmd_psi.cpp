@@ -69,7 +69,9 @@ void run_cmd(const Opts& o) {
                variant_name(cfg.variant), s.events.size());
     Table t({"event", "calls", "clock reads", "irq reads", "levels", "seq sections", "psi calls"},
             {false, true, true, true, true, true, true});
-    for (const auto& [k, v] : r.per_kind) {
+    for (const auto& kv : r.per_kind) {  // (no structured binding: clang 14 cannot capture one)
+      const auto& k = kv.first;
+      const auto& v = kv.second;
       auto per = [&](std::uint64_t x) { return fmt::format("{:.2f}", v.calls ? double(x) / double(v.calls) : 0.0); };
       t.row({k, std::to_string(v.calls), per(v.costs.clock_reads), per(v.costs.irq_reads), per(v.costs.levels),
              per(v.costs.seq_sections), per(v.costs.psi_calls)});
