@@ -52,4 +52,11 @@ const std::vector<Combo>& combos() {
   return list;
 }
 
+std::vector<Combo> combos_of(Accounting a) {
+  std::vector<Combo> out;
+  for (const auto& c : combos())
+    if (c.cfg.acct == a) out.push_back(c);
+  return out;
+}
+
 }  // namespace kacct::arch

@@ -25,6 +25,8 @@ struct Combo {
 };
 // Every legal CPU x config combination, in a stable order.
 const std::vector<Combo>& combos();
+// The legal combinations of one accounting mode (same order).
+std::vector<Combo> combos_of(Accounting);
 
 // Call f(hana::type_c<Cpu>) for the CPU type named `name`; false if there is none.
 template <class F> bool with_cpu_type(std::string_view name, F&& f) {

@@ -31,12 +31,7 @@ constexpr std::uint64_t kMaxTs = std::uint64_t{1} << 50;
   std::abort();
 }
 const std::vector<kacct::arch::Combo>& gen_combos() {
-  static const auto list = [] {
-    std::vector<kacct::arch::Combo> out;
-    for (const auto& c : kacct::arch::combos())
-      if (c.cfg.acct == kacct::arch::Accounting::Gen) out.push_back(c);
-    return out;
-  }();
+  static const auto list = kacct::arch::combos_of(kacct::arch::Accounting::Gen);
   return list;
 }
 

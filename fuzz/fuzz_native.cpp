@@ -27,12 +27,7 @@ constexpr std::size_t kMaxActions = 2000;
 }
 
 const std::vector<kacct::arch::Combo>& native_combos() {
-  static const std::vector<kacct::arch::Combo> list = [] {
-    std::vector<kacct::arch::Combo> out;
-    for (const auto& c : kacct::arch::combos())
-      if (c.cfg.acct == kacct::arch::Accounting::Native) out.push_back(c);
-    return out;
-  }();
+  static const auto list = kacct::arch::combos_of(kacct::arch::Accounting::Native);
   return list;
 }
 
