@@ -18,6 +18,7 @@ const std::vector<CpuFacts>& cpus();
 std::optional<CpuFacts> find_cpu(std::string_view name);
 // Every configuration of the modelled mechanisms (legal on at least one CPU or not).
 const std::vector<Config>& configs();
+// By name: the configurations above, and gen vtime at any HZ of hz_values.
 std::optional<Config> find_config(std::string_view name);
 struct Combo {
   CpuFacts cpu;

@@ -3,12 +3,19 @@
  * before the syscall that reads; kacct perf-replay finds the marker in the perf trace and
  * predicts the value at the read syscall's exit. Output: JSON lines on stdout (docs/perf.md).
  *
- *   kacct-workload MODE [-t SECONDS] [-n READS] [-k KINDS]
+ *   kacct-workload MODE [-t SECONDS] [-n READS] [-k KINDS] [-c CPU]
  *   MODE: spin | syscall | readloop | pagefault | yield | sleep | mixed
- *   KINDS: comma list of proc_stat,task_stat,rusage_self,rusage_thread,process_cputime (default all)
+ *   KINDS: comma list of proc_stat,task_stat,rusage_self,rusage_thread,process_cputime,taskstats
+ *          (default: all but taskstats)
+ *   -c CPU: pin the process (and so the measured child and its threads) to CPU, e.g. a nohz_full one
+ * taskstats: the genetlink TASKSTATS_CMD_GET reply for the main thread (ac_utime/ac_stime, us);
+ * the kernel builds the reply inside the sendmsg() that follows the marker.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/taskstats.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -18,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,11 +33,12 @@
 
 #define MARKER_BASE 100000
 
-enum kind { PROC_STAT, TASK_STAT, RU_SELF, RU_THREAD, PROCESS_CPUTIME, NKINDS };
-static const char *kind_name[NKINDS] = {"proc_stat", "task_stat", "rusage_self", "rusage_thread", "process_cputime"};
+enum kind { PROC_STAT, TASK_STAT, RU_SELF, RU_THREAD, PROCESS_CPUTIME, TASKSTATS, NKINDS };
+static const char *kind_name[NKINDS] = {"proc_stat", "task_stat", "rusage_self", "rusage_thread", "process_cputime",
+                                        "taskstats"};
 
 static int kinds[NKINDS], nkinds;
-static int proc_fd = -1, task_fd = -1;
+static int proc_fd = -1, task_fd = -1, nl_fd = -1, ts_family = -1;
 static long main_tid;
 static volatile unsigned long sink;
 static volatile int stop_threads;
@@ -50,13 +59,90 @@ static int stat_times(const char *buf, unsigned long long *ut, unsigned long lon
   return sscanf(p, " %llu %llu", ut, st) == 2 ? 0 : -1;
 }
 
+
+/* Generic netlink, by hand (no libnl): one request, one reply. */
+struct nlreq {
+  struct nlmsghdr n;
+  struct genlmsghdr g;
+  char buf[256];
+};
+static void nl_attr(struct nlreq *r, unsigned short type, const void *data, unsigned short len) {
+  struct nlattr *a = (struct nlattr *)((char *)r + NLMSG_ALIGN(r->n.nlmsg_len));
+  a->nla_type = type;
+  a->nla_len = (unsigned short)(NLA_HDRLEN + len);
+  memcpy((char *)a + NLA_HDRLEN, data, len);
+  r->n.nlmsg_len = NLMSG_ALIGN(r->n.nlmsg_len) + NLA_ALIGN(a->nla_len);
+}
+static void nl_request(struct nlreq *r, unsigned short family, unsigned char cmd) {
+  memset(r, 0, sizeof *r);
+  r->n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+  r->n.nlmsg_type = family;
+  r->n.nlmsg_flags = NLM_F_REQUEST;
+  r->n.nlmsg_pid = (unsigned)getpid();
+  r->g.cmd = cmd;
+  r->g.version = 1;
+}
+static int nl_send(const struct nlreq *r) {
+  struct sockaddr_nl to = {.nl_family = AF_NETLINK};
+  return sendto(nl_fd, r, r->n.nlmsg_len, 0, (struct sockaddr *)&to, sizeof to) < 0 ? -1 : 0;
+}
+/* Walks the attributes of a reply; returns the payload of `want` (nested ones included). */
+static const void *nl_find(const char *p, int len, unsigned short want, int *plen) {
+  while (len >= (int)NLA_HDRLEN) {
+    const struct nlattr *a = (const struct nlattr *)p;
+    if (a->nla_len < NLA_HDRLEN || a->nla_len > len) return NULL;
+    const unsigned short type = a->nla_type & NLA_TYPE_MASK;
+    if (type == want) {
+      *plen = a->nla_len - (int)NLA_HDRLEN;
+      return p + NLA_HDRLEN;
+    }
+    if (type == TASKSTATS_TYPE_AGGR_PID || type == TASKSTATS_TYPE_AGGR_TGID) {
+      const void *in = nl_find(p + NLA_HDRLEN, a->nla_len - (int)NLA_HDRLEN, want, plen);
+      if (in) return in;
+    }
+    p += NLA_ALIGN(a->nla_len);
+    len -= NLA_ALIGN(a->nla_len);
+  }
+  return NULL;
+}
+static int nl_reply(char *buf, int size, unsigned short want, const void **out, int *plen) {
+  const int n = (int)recv(nl_fd, buf, (size_t)size, 0);
+  const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+  if (n < (int)NLMSG_LENGTH(GENL_HDRLEN) || !NLMSG_OK(h, (unsigned)n) || h->nlmsg_type == NLMSG_ERROR) return -1;
+  *out = nl_find((const char *)NLMSG_DATA(h) + GENL_HDRLEN, (int)h->nlmsg_len - (int)NLMSG_LENGTH(GENL_HDRLEN), want, plen);
+  return *out ? 0 : -1;
+}
+static int taskstats_open(void) {
+  struct nlreq r;
+  char buf[4096];
+  const void *id;
+  int len = 0;
+  nl_fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC);
+  if (nl_fd < 0) return -1;
+  nl_request(&r, GENL_ID_CTRL, CTRL_CMD_GETFAMILY);
+  nl_attr(&r, CTRL_ATTR_FAMILY_NAME, TASKSTATS_GENL_NAME, sizeof TASKSTATS_GENL_NAME);
+  if (nl_send(&r) || nl_reply(buf, sizeof buf, CTRL_ATTR_FAMILY_ID, &id, &len) || len < 2) return -1;
+  ts_family = *(const unsigned short *)id;
+  return 0;
+}
+
 static void do_read(unsigned marker, enum kind k) {
   char buf[1024];
   unsigned long long ut = 0, st = 0;
   ssize_t n = 0;
   struct rusage ru;
   struct timespec ts;
-  int rc = 0;
+  struct nlreq req;
+  char reply[4096];
+  const void *stats = NULL;
+  struct taskstats tst;
+  int rc = 0, slen = 0;
+  memset(&tst, 0, sizeof tst);
+  if (k == TASKSTATS) { /* built before the marker: the read is the sendto() alone */
+    const unsigned pid = (unsigned)main_tid;
+    nl_request(&req, (unsigned short)ts_family, TASKSTATS_CMD_GET);
+    nl_attr(&req, TASKSTATS_CMD_ATTR_PID, &pid, sizeof pid);
+  }
   syscall(MARKER_BASE + marker); /* the marker: ENOSYS */
   switch (k) {                   /* the very next syscall is the read */
     case PROC_STAT: n = pread(proc_fd, buf, sizeof buf - 1, 0); break;
@@ -64,6 +150,12 @@ static void do_read(unsigned marker, enum kind k) {
     case RU_SELF: rc = getrusage(RUSAGE_SELF, &ru); break;
     case RU_THREAD: rc = getrusage(RUSAGE_THREAD, &ru); break;
     case PROCESS_CPUTIME: rc = clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); break;
+    case TASKSTATS:
+      rc = nl_send(&req);
+      if (!rc) rc = nl_reply(reply, sizeof reply, TASKSTATS_TYPE_STATS, &stats, &slen);
+      /* The kernel's struct may be older (shorter) or newer than this header's; the prefix is stable. */
+      if (!rc) memcpy(&tst, stats, (size_t)slen < sizeof tst ? (size_t)slen : sizeof tst);
+      break;
     default: break;
   }
   if (n < 0 || rc != 0) {
@@ -78,6 +170,10 @@ static void do_read(unsigned marker, enum kind k) {
       exit(1);
     }
     printf("\"utime\": %llu, \"stime\": %llu, \"unit\": \"clock_ticks\"}\n", ut, st);
+  } else if (k == TASKSTATS) {
+    printf("\"utime\": %llu, \"stime\": %llu, \"utimescaled\": %llu, \"stimescaled\": %llu, \"unit\": \"us\"}\n",
+           (unsigned long long)tst.ac_utime, (unsigned long long)tst.ac_stime, (unsigned long long)tst.ac_utimescaled,
+           (unsigned long long)tst.ac_stimescaled);
   } else if (k == PROCESS_CPUTIME) {
     printf("\"value\": %llu, \"unit\": \"ns\"}\n", (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
   } else {
@@ -118,10 +214,11 @@ int main(int argc, char **argv) {
   double seconds = 1.0;
   unsigned nreads = 10;
   const char *klist = "proc_stat,task_stat,rusage_self,rusage_thread,process_cputime";
-  int opt;
+  int opt, cpu = -1;
   optind = 2;
-  while ((opt = getopt(argc, argv, "t:n:k:")) != -1) {
+  while ((opt = getopt(argc, argv, "t:n:k:c:")) != -1) {
     if (opt == 't') seconds = atof(optarg);
+    else if (opt == 'c') cpu = atoi(optarg);
     else if (opt == 'n') nreads = (unsigned)atoi(optarg);
     else if (opt == 'k') klist = optarg;
     else return 2;
@@ -131,7 +228,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 7; i++)
     if (!strcmp(mode, modes[i])) m = i;
   if (m < 0 || seconds <= 0 || nreads == 0) {
-    fprintf(stderr, "usage: kacct-workload spin|syscall|readloop|pagefault|yield|sleep|mixed [-t SECONDS] [-n READS] [-k KINDS]\n");
+    fprintf(stderr, "usage: kacct-workload spin|syscall|readloop|pagefault|yield|sleep|mixed [-t SECONDS] [-n READS] [-k KINDS] [-c CPU]\n");
     return 2;
   }
   char copy[256];
@@ -145,6 +242,20 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  if (cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set)) {
+      fprintf(stderr, "kacct-workload: cannot pin to CPU %d: %s\n", cpu, strerror(errno));
+      return 1;
+    }
+  }
+  for (int k = 0; k < nkinds; k++)
+    if (kinds[k] == TASKSTATS && ts_family < 0 && taskstats_open()) {
+      fprintf(stderr, "kacct-workload: taskstats (genetlink) unavailable: %s\n", strerror(errno));
+      return 1;
+    }
   /* The measured process is a child forked here, so that a trace started before this program
    * sees its whole life: its counters and prev_cputime start at zero inside the trace. */
   fflush(stdout);

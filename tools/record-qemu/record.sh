@@ -1,0 +1,60 @@
+#!/bin/bash
+# Boot Debian's stock 6.1 kernel under QEMU (TCG; KVM here is kvm_pvm, which cannot run stock
+# kernels) with nohz_full=1, run the workload pinned to CPU 1 (gen vtime) under perf, and bring
+# the traces and the kernel's answers out through a 9p share.
+#   record.sh ARCH OUTDIR [MODE...]       ARCH: amd64 | ppc64el; MODE default: all five
+# Env: WORK (setup.sh's directory, default /tmp/kacct-qemu), SECONDS_PER_RUN (1), READS (12),
+#      KINDS (all six read kinds), ICOUNT (ppc64el: 1 = -icount shift=0,sleep=off, deterministic).
+# OUTDIR/out/MODE.{perf.data,perf.script.xz,workload.jsonl,proc_stat.*} + guest-info, console.
+set -euo pipefail
+A=$1 OUT=$(readlink -f "$2"); shift 2
+MODES=${*:-spin syscall mixed yield sleep}
+W=${WORK:-/tmp/kacct-qemu}
+HERE=$(dirname "$(readlink -f "$0")")
+K=$W/$A
+[ -f "$K/initrd.cpio.gz" ] || { echo "record.sh: run setup.sh first ($K)" >&2; exit 1; }
+rm -rf "$OUT" && mkdir -p "$OUT"
+cp "$HERE/guest-job.sh" "$OUT/job.sh" && cp "$K/probes.txt" "$K/versions.txt" "$OUT/"
+TIMER=irq_vectors:local_timer_entry
+[ "$A" = ppc64el ] && TIMER="powerpc:timer_interrupt_entry powerpc:timer_interrupt_exit"
+cat > "$OUT/params" <<P
+MODES="$MODES"
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-1}
+READS=${READS:-12}
+KINDS=${KINDS:-proc_stat,task_stat,rusage_self,rusage_thread,process_cputime,taskstats}
+CPU=1
+TIMER_EVENTS="$TIMER"
+P
+V="-virtfs local,path=$OUT,mount_tag=share,security_model=none,id=share"
+case $A in
+amd64) # the TSC is declared unstable under TCG without tsc=reliable (then the vDSO falls back to syscalls)
+	Q=(qemu-system-x86_64 -accel tcg -M pc -cpu max -smp 2 -m 1G -nographic -no-reboot -kernel "$K/kernel"
+		-initrd "$K/initrd.cpio.gz" $V -append "console=ttyS0 nohz_full=1 quiet tsc=reliable") ;;
+ppc64el)
+	Q=(qemu-system-ppc64 -accel tcg -M pseries,x-vof=on -cpu POWER9 -smp 2 -m 1G -nographic -no-reboot
+		-kernel "$K/kernel" -initrd "$K/initrd.cpio.gz" $V -append "console=hvc0 nohz_full=1 quiet")
+	[ "${ICOUNT:-1}" = 1 ] && Q+=(-icount shift=0,sleep=off) ;;
+*) echo "record.sh: ARCH is amd64 or ppc64el" >&2; exit 2 ;;
+esac
+echo "${Q[*]}" > "$OUT/qemu-cmd.txt"
+# amd64 under MTTCG on a loaded 2-core host sometimes stalls in early boot (RCU stall, no /init
+# within minutes): a boot that has not started the job after BOOT_TIMEOUT s is retried.
+t0=$(date +%s.%N)
+for try in 1 2 3; do
+	rm -rf "$OUT/out" "$OUT/job.log"
+	timeout 1200 "${Q[@]}" < /dev/null > "$OUT/console.log" 2>&1 &
+	q=$!
+	for _ in $(seq "${BOOT_TIMEOUT:-90}"); do [ -f "$OUT/job.log" ] || ! kill -0 $q 2>/dev/null && break; sleep 1; done
+	if [ -f "$OUT/job.log" ]; then wait $q || echo "record.sh: qemu rc=$?" >&2; break; fi
+	kill $q 2>/dev/null; wait $q 2>/dev/null || true
+	echo "record.sh: boot $try did not reach the job, retrying" >&2
+done
+t1=$(date +%s.%N)
+echo "host wall: $(python3 -c "print(round($t1 - $t0, 1))") s" | tee -a "$OUT/console.log"
+cat "$OUT/job.log" 2>/dev/null || true
+for m in $MODES; do
+	[ -f "$OUT/out/$m.perf.data" ] || { echo "record.sh: no trace for $m" >&2; continue; }
+	perf script -i "$OUT/out/$m.perf.data" --kallsyms "$OUT/out/kallsyms" --ns \
+		-F comm,pid,tid,cpu,time,event,trace 2> "$OUT/out/$m.script.err" | xz -T1 -6 > "$OUT/out/$m.perf.script.xz"
+done
+ls -la "$OUT/out"

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Turn one record.sh run into conformance fixtures: per mode, a reduced perf script text
+(every line kacct's gen vtime replay uses; the system calls only where they mark a read or are
+the read), the kernel's answers and a meta.json.
+  reduce.py RUNDIR ARCH FIXTURES_DIR        (RUNDIR = record.sh's OUTDIR)
+Drops: raw_syscalls lines other than the marker syscalls (NR >= 100000) and the syscall right
+after each marker in the same thread; timer interrupt and tick_stop lines (the model does not
+use them on a nohz_full CPU). Keeps everything else (kprobes, sched_*), so the reduced trace
+replays to the same predictions (checked by record.sh's caller, docs/conformance.md)."""
+import datetime
+import json
+import lzma
+import os
+import re
+import sys
+
+run, arch, dest = sys.argv[1], sys.argv[2], sys.argv[3]
+out = os.path.join(run, 'out')
+head = re.compile(r'^\s*.+?\s+(-?\d+)/(-?\d+)\s+\[\d+\]\s+[\d.]+:\s+(\S+?):?\s')
+drop = ('powerpc:timer_interrupt_entry', 'powerpc:timer_interrupt_exit', 'irq_vectors:local_timer_entry',
+        'timer:tick_stop')
+params = dict(re.findall(r'^(\w+)="?([^"\n]*)"?$', open(os.path.join(run, 'params')).read(), re.M))
+versions = dict(l.strip().split('=', 1) for l in open(os.path.join(run, 'versions.txt')) if '=' in l)
+info = open(os.path.join(out, 'guest-info.txt')).read()
+qemu = open(os.path.join(run, 'qemu-cmd.txt')).read().strip()
+for mode in params['MODES'].split():
+    script = os.path.join(out, mode + '.perf.script.xz')
+    values = os.path.join(out, mode + '.workload.jsonl')
+    if not os.path.exists(script) or not os.path.exists(values):
+        print(f'{mode}: missing output, skipped', file=sys.stderr)
+        continue
+    lines = open(values).read().splitlines()
+    first = json.loads(lines[0])
+    reads = [json.loads(l) for l in lines[1:]]
+    spec = ' '.join(f"{r['kind']}:{r['tid']}@{r['marker']}" if r['kind'] in ('task_stat', 'rusage_thread', 'taskstats')
+                    else f"{r['kind']}@{r['marker']}" for r in reads)
+    after_marker = set()  # tids whose next syscall is a read
+    kept, total = [], 0
+    for line in lzma.open(script, 'rt'):
+        total += 1
+        m = head.match(line)
+        if m and m.group(3) in drop:
+            continue
+        if m and m.group(3).startswith('raw_syscalls:'):
+            tid = m.group(2)
+            if m.group(3) == 'raw_syscalls:sys_enter':
+                nr = re.search(r'NR (\d+)', line)
+                nr = int(nr.group(1)) if nr else -1
+                if nr >= 100000:
+                    after_marker.add(tid)
+                elif tid in after_marker:
+                    after_marker.discard(tid)
+                    after_marker.add(tid + '/read')
+                else:
+                    continue
+            else:  # sys_exit: keep the marker's and the read's
+                if tid + '/read' in after_marker:
+                    after_marker.discard(tid + '/read')
+                elif tid not in after_marker:
+                    continue
+        kept.append(line)
+    d = os.path.join(dest, f'{arch}-{mode}')
+    os.makedirs(d, exist_ok=True)
+    with lzma.open(os.path.join(d, 'trace.perf.xz'), 'wt', preset=9) as f:
+        f.writelines(kept)
+    with open(os.path.join(d, 'values.jsonl'), 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+    meta = {
+        'pid': first['pid'], 'mode': mode, 'arch': arch,
+        'args': f"{mode} -t {params['SECONDS_PER_RUN']} -n {params['READS']} -k {params['KINDS']} -c {params['CPU']}",
+        'kernel': versions.get('kernel', ''), 'qemu': versions.get('qemu', ''), 'qemu_cmd': qemu,
+        'cpu': 'POWER9' if arch == 'ppc64el' else 'x86-64', 'config': '6.1-gen-hz250', 'nohz_full': params['CPU'],
+        'clocksource': re.search(r'clocksource=(\S+)', info).group(1), 'reads': spec,
+        'recorded': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'),
+        'full_lines': total, 'kept_lines': len(kept),
+    }
+    with open(os.path.join(d, 'meta.json'), 'w') as f:
+        json.dump(meta, f, indent=1)
+        f.write('\n')
+    print(f'{arch}-{mode}: {len(kept)} of {total} lines kept, {os.path.getsize(os.path.join(d, "trace.perf.xz"))} bytes')
