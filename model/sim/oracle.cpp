@@ -1,5 +1,7 @@
 #include "model/sim/oracle.hpp"
 
+#include <fmt/format.h>
+
 #include <set>
 
 #include "model/sim/machine.hpp"
@@ -18,7 +20,8 @@ Unit unit_of(trace::ReadKind k) {
     case trace::ReadKind::ProcStat:
     case trace::ReadKind::TaskStat: return {"clock_ticks", 10'000'000};
     case trace::ReadKind::RusageSelf:
-    case trace::ReadKind::RusageThread: return {"us", 1000};
+    case trace::ReadKind::RusageThread:
+    case trace::ReadKind::Taskstats: return {"us", 1000};
     default: return {"ns", 1};
   }
 }
@@ -33,7 +36,13 @@ trace::Result<Prediction> predict(std::string_view text, const trace::perf::Opti
   const auto& c = out.conversion;
   auto prog = compile(c.trace);
   if (!prog) return trace::Error{0, 0, "internal error: the converted trace does not compile: " + prog.error().to_string(), "perf"};
-  const auto res = run(prog.value(), model_cfg(cpu, cfg), {.check = false});
+  auto mcfg = model_cfg(cpu, cfg);
+  if (c.stats.vtime.active) {
+    mcfg.gen.nohz_full = 0;
+    for (auto k : c.stats.vtime.cpus)
+      if (k < 64) mcfg.gen.nohz_full |= std::uint64_t{1} << k;
+  }
+  const auto res = run(prog.value(), mcfg, {.check = false});
   std::set<std::uint64_t> threads;
   for (const auto& d : c.trace.header.tasks)
     if (d.pid == pid) threads.insert(d.tid);
@@ -41,6 +50,20 @@ trace::Result<Prediction> predict(std::string_view text, const trace::perf::Opti
     if (e.kind == trace::Kind::Fork && e.fork_pid.value_or(e.b) == pid) threads.insert(e.b);
   for (std::size_t i = 0; i < res.reads.size(); ++i) {
     const auto& r = res.reads[i];
+    if (r.id >= trace::perf::kCheckpointBase) {
+      const auto k = r.id - trace::perf::kCheckpointBase;
+      if (k >= c.stats.checkpoints.size()) continue;
+      const auto& want = c.stats.checkpoints[k];
+      auto& cs = out.checkpoints;
+      ++cs.total;
+      if (r.utime == want.utime && r.stime == want.stime) {
+        ++cs.exact;
+      } else if (cs.diffs.size() < 10) {
+        cs.diffs.push_back(fmt::format("perf line {}: tid {}: kernel utime {} stime {}, kacct {} {} (ns)", want.line,
+                                       want.tid, want.utime, want.stime, r.utime, r.stime));
+      }
+      continue;
+    }
     if (!threads.count(r.tid)) continue;
     const auto u = unit_of(r.kind);
     PredictedRead p;
@@ -64,6 +87,72 @@ trace::Result<Prediction> predict(std::string_view text, const trace::perf::Opti
       out.ticks_kernel += it->second[1];
       out.ticks_by_tid[tid] = it->second;
     }
+  return out;
+}
+
+std::string_view name(Agreement a) {
+  switch (a) {
+    case Agreement::Exact: return "exact";
+    case Agreement::WithinBounds: return "within_bounds";
+    case Agreement::Off: return "off";
+    case Agreement::Unverifiable: return "unverifiable";
+  }
+  return "?";
+}
+
+std::vector<ReadComparison> compare(const Prediction& p, const std::vector<KernelRead>& kernel) {
+  using trace::perf::kUpperReadBit;
+  const auto& clocks = p.conversion.stats.read_clocks;
+  std::vector<ReadComparison> out;
+  for (const auto& k : kernel) {
+    ReadComparison c;
+    c.marker = k.marker;
+    c.kind = k.kind;
+    const PredictedRead *lo = nullptr, *hi = nullptr;
+    for (const auto& r : p.reads) {
+      if (r.marker == k.marker && r.kind == k.kind) lo = &r;
+      if (r.marker == (k.marker | kUpperReadBit) && r.kind == k.kind) hi = &r;
+    }
+    const trace::perf::Stats::ReadClock* clock = nullptr;
+    for (const auto& rc : clocks)
+      if (rc.marker == k.marker && rc.kind == k.kind) clock = &rc;
+    if (clock) c.how = clock->how;
+    if (!lo || lo->lost_events_before > 0) {
+      c.detail = lo ? "perf lost events before this read" : "no prediction (the marker or the read is not in the trace)";
+      out.push_back(c);
+      continue;
+    }
+    std::vector<std::string> bad;
+    auto check = [&](const char* what, std::optional<std::uint64_t> kv, std::uint64_t m, std::optional<std::uint64_t> m_hi) {
+      if (!kv) return;
+      const std::uint64_t a = std::min(m, m_hi.value_or(m)), b = std::max(m, m_hi.value_or(m));
+      if (*kv == m && (!m_hi || *m_hi == m)) return;
+      if (m_hi && *kv >= a && *kv <= b) {
+        if (c.agreement == Agreement::Exact) c.agreement = Agreement::WithinBounds;
+        return;
+      }
+      bad.push_back(m_hi ? fmt::format("{}: kernel {} not in kacct [{}, {}]", what, *kv, a, b)
+                         : fmt::format("{}: kernel {} kacct {}", what, *kv, m));
+    };
+    c.agreement = Agreement::Exact;
+    const bool clock_read = k.kind == trace::ReadKind::ProcessCputime || k.kind == trace::ReadKind::ThreadCputime;
+    if (clock_read) {
+      check("value", k.value, lo->value, std::nullopt);
+    } else {
+      check("utime", k.utime, lo->utime, hi ? std::optional(hi->utime) : std::nullopt);
+      check("stime", k.stime, lo->stime, hi ? std::optional(hi->stime) : std::nullopt);
+    }
+    if (clock && clock->raw) {  // the kernel's own inputs to cputime_adjust()
+      if (clock->cr != lo->rtime_ns) bad.push_back(fmt::format("rtime in: kernel {} kacct {}", clock->cr, lo->rtime_ns));
+      if (clock->how == "inferred" && clock->cu != clock->model_utime_in)
+        bad.push_back(fmt::format("utime in: kernel {} probes {}", clock->cu, clock->model_utime_in));
+    }
+    if (!bad.empty()) {
+      c.agreement = Agreement::Off;
+      for (const auto& b : bad) c.detail += (c.detail.empty() ? "" : "; ") + b;
+    }
+    out.push_back(c);
+  }
   return out;
 }
 

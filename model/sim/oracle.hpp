@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <array>
 #include <map>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,15 +26,44 @@ struct PredictedRead {
   std::uint64_t rtime_ns = 0;
   std::uint64_t lost_events_before = 0;  // perf lost events before this read: exact only if 0
 };
+// Gen vtime traces (kprobes): the kernel's task_cputime() at every transition, from the task's
+// next probe, against the model's at the same clock (ns).
+struct CheckpointScore {
+  std::uint64_t total = 0, exact = 0;
+  std::vector<std::string> diffs;  // the first few mismatches
+};
 struct Prediction {
-  std::vector<PredictedRead> reads;  // the reads of the process `pid`, in trace order
+  std::vector<PredictedRead> reads;  // the reads of the process `pid`, in trace order (checkpoints left out)
+  CheckpointScore checkpoints;
   std::uint64_t ticks_user = 0, ticks_kernel = 0;
   std::map<std::uint64_t, std::array<std::uint64_t, 2>> ticks_by_tid;
   trace::perf::Conversion conversion;
 };
 
-// Converts, replays on (cpu, cfg) and collects the reads of thread group `pid`.
+// Converts, replays on (cpu, cfg) and collects the reads of thread group `pid`. With gen vtime
+// probes in the trace, the CPUs they fired on are the nohz_full ones.
 trace::Result<Prediction> predict(std::string_view perf_text, const trace::perf::Options&, const arch::CpuFacts&,
                                   const arch::Config&, std::uint64_t pid);
+
+// What the kernel returned at one marked read (a line of kacct-workload's output).
+struct KernelRead {
+  std::uint64_t marker = 0;
+  trace::ReadKind kind{};
+  std::optional<std::uint64_t> utime, stime, value;  // in the read's unit
+};
+enum class Agreement : std::uint8_t { Exact, WithinBounds, Off, Unverifiable };
+struct ReadComparison {
+  std::uint64_t marker = 0;
+  trace::ReadKind kind{};
+  Agreement agreement = Agreement::Unverifiable;
+  std::string how;     // how the kernel's clock at the read is known (vtime traces), else ""
+  std::string detail;  // kernel vs kacct values, and any input check that failed
+};
+// Compares each kernel read with the prediction. Exact: the same values in the read's unit, and,
+// where the kernel's cputime_adjust() inputs were probed, the same rtime and utime inputs.
+// WithinBounds: a read whose clock is only bounded (taskstats: no probe sees it) lies between the
+// predictions at both bounds. Unverifiable: no prediction (marker lost) or perf lost events before.
+std::vector<ReadComparison> compare(const Prediction&, const std::vector<KernelRead>&);
+std::string_view name(Agreement);
 
 }  // namespace kacct::sim

@@ -7,27 +7,19 @@
 #include <set>
 #include <unordered_map>
 
+#include "model/trace/perf_fields.hpp"
+#include "model/trace/perf_vtime.hpp"
 #include "model/trace/tracker.hpp"
 
 namespace kacct::trace::perf {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t'; }
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && (is_space(s.back()) || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-std::optional<std::uint64_t> to_u64(std::string_view s, int base = 10) {
-  std::uint64_t v = 0;
-  if (s.empty()) return std::nullopt;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-bool all_hex(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
-}
+using detail::all_hex;
+using detail::field;
+using detail::is_space;
+using detail::num_field;
+using detail::to_u64;
+using detail::trim;
 
 struct Fail {
   Error e;
@@ -110,24 +102,6 @@ Record parse_header(std::string_view s, std::uint32_t line) {
   r.event = std::string(rest.substr(0, e));
   r.fields = std::string(trim(rest.substr(e + 1)));
   return r;
-}
-
-// key=value fields of a tracepoint's text ("prev_comm=a b" keeps only "a"; we need numbers).
-std::optional<std::string_view> field(std::string_view text, std::string_view key) {
-  for (std::size_t i = text.find(key); i != std::string_view::npos; i = text.find(key, i + 1)) {
-    if ((i == 0 || is_space(text[i - 1])) && i + key.size() < text.size() && text[i + key.size()] == '=') {
-      std::string_view v = text.substr(i + key.size() + 1);
-      std::size_t end = 0;
-      while (end < v.size() && !is_space(v[end])) ++end;
-      return v.substr(0, end);
-    }
-  }
-  return std::nullopt;
-}
-std::optional<std::uint64_t> num_field(std::string_view text, std::string_view key) {
-  auto v = field(text, key);
-  if (!v) return std::nullopt;
-  return to_u64(*v);
 }
 
 std::string sanitize_comm(std::string_view c) {
@@ -220,6 +194,13 @@ class Converter {
   Converter(const std::vector<Record>& recs, const Options& o) : recs_(recs), o_(o) {}
 
   Conversion run() {
+    ann_ = vtime::annotate(recs_);
+    probes_ = !ann_.task.empty();
+    auto& v = conv_.stats.vtime;
+    v.active = probes_;
+    v.cpus = ann_.cpus;
+    v.offset = ann_.offset;
+    if (ann_.offset_varies) conv_.stats.notes.push_back("vtime probes: __sched_clock_offset changed during the trace");
     declare();
     Tracker tr(conv_.trace.header);
     tr_ = &tr;
@@ -241,6 +222,7 @@ class Converter {
     auto& st = conv_.stats;
     std::uint32_t maxcpu = 0;
     st.base_ns = recs_.empty() ? 0 : recs_.front().ts;
+    last_ts_ = st.base_ns;
     std::set<std::uint64_t> user_groups;
     auto note = [&](std::uint64_t tid, const std::string& comm, std::optional<std::uint64_t> pid) {
       if (tid == 0) return;
@@ -270,6 +252,8 @@ class Converter {
       }
       if (r.tid && r.tid_known) seen_before_fork_.insert(r.tid);
       if (r.event == "raw_syscalls:sys_enter" && r.tid) info_[r.tid].user_evidence = true;
+      if (r.tid && (r.event == "kprobes:vtime_user_exit" || r.event == "kprobes:vtime_user_enter"))
+        info_[r.tid].user_evidence = true;
       if (r.event == "irq_vectors:local_timer_entry" && r.tid && chain_says_user(r) == 1) info_[r.tid].user_evidence = true;
     }
     for (auto& [tid, i] : info_)
@@ -306,14 +290,23 @@ class Converter {
     if (conv_.stats.notes.size() < 20)
       conv_.stats.notes.push_back(fmt::format("perf line {}: {} ({} on cpu {})", r.line, what, r.event, r.cpu));
   }
-  bool emit(Event e, const Record& r) {
-    e.ts = r.ts - conv_.stats.base_ns;
+  bool emit(Event e, const Record& r) { return emit_at(std::move(e), r, r.ts); }
+  // At perf-clock time t; vtime clocks can trail an event already emitted from a later
+  // tracepoint, so time is kept monotonic (and the moves counted).
+  bool emit_at(Event e, const Record& r, std::uint64_t t) {
+    if (t < last_ts_) {
+      ++conv_.stats.vtime.clamped;
+      conv_.stats.vtime.max_clamp_ns = std::max(conv_.stats.vtime.max_clamp_ns, last_ts_ - t);
+      t = last_ts_;
+    }
+    e.ts = t - conv_.stats.base_ns;
     e.line = 0;
     if (auto err = tr_->apply(e)) {
       repair("event dropped (inconsistent with the recorded state)", r);
       if (conv_.stats.notes.size() < 20) conv_.stats.notes.back() += ": " + err->message;
       return false;
     }
+    last_ts_ = t;
     conv_.trace.events.push_back(std::move(e));
     return true;
   }
@@ -439,7 +432,25 @@ class Converter {
       }
       if (e.prev_state != PrevState::Dead && *prev != 0 && tr_->current(c).exiting) e.prev_state = PrevState::Dead;
       if (!make_runnable(*next, c, r)) return repair("switch to an exited or unknown task skipped", r);
-      emit(e, r);
+      std::uint64_t t = r.ts;
+      if (vcpu(c)) {
+        flush_deferred(*prev, r, r.ts);
+        ++conv_.stats.vtime.switches;
+        if (auto it = ann_.switches.find(index(r)); it != ann_.switches.end()) {
+          const auto& sw = it->second;
+          if (sw.c1 && sw.c2 && *sw.c2 >= *sw.c1) {
+            ++conv_.stats.vtime.switches_exact;
+            t = *sw.c1;
+            e.switch_gap = *sw.c2 - *sw.c1;
+          } else if (sw.c2) {
+            t = *sw.c2;  // prev's flush clock unknown (the idle task's, or prev never probed again)
+          } else if (sw.c1) {
+            t = *sw.c1;
+          }
+          if (*prev != 0 && e.prev_state != PrevState::Dead) checkpoint(r, sw.probe, t);
+        }
+      }
+      emit_at(e, r, t);
       return;
     }
     if (!r.tid_known) {
@@ -447,6 +458,11 @@ class Converter {
         return repair("sample with an unknown tid (-1) skipped", r);
     } else if (!ensure_current(c, r.tid, r)) {
       return repair("sample of an exited or unknown task skipped", r);
+    }
+    if (probes_ && vtime::probe_of(n) != vtime::Probe::None) {
+      used();
+      if (vcpu(c)) vtime_probe(r, vtime::probe_of(n));
+      return;
     }
     if (n == "raw_syscalls:sys_enter") {
       auto nr = field(r.fields, "NR");
@@ -463,24 +479,19 @@ class Converter {
       if (!v) return bad(r, "NR <number>");
       if (r.tid == 0 || tr_->current(c).exiting) return;
       used();
+      if (vcpu(c)) return syscall_marker(r.tid, *v);  // the vtime probes carry the mode changes
       to_process_context(c, r);
       if (!set_mode(c, Mode::User, r, "return to user inferred (sys_enter in kernel mode)")) return;
       Event e = ev(Kind::SyscallEnter, c);
       e.a = *v;
       if (!emit(e, r)) return;
-      if (*v >= o_.marker_base && *v - o_.marker_base < (1ull << 32)) {
-        marker_[r.tid] = *v - o_.marker_base;
-        in_read_.erase(r.tid);
-        ++st.markers;
-      } else if (auto m = marker_.find(r.tid); m != marker_.end()) {
-        in_read_[r.tid] = m->second;  // the syscall after the marker is the read
-        marker_.erase(m);
-      }
+      syscall_marker(r.tid, *v);
       return;
     }
     if (n == "raw_syscalls:sys_exit") {
       if (r.tid == 0 || tr_->current(c).exiting) return;
       used();
+      if (vcpu(c)) return vtime_sys_exit(r);
       to_process_context(c, r);
       if (cpu(c).mode != Mode::Kernel) return repair("sys_exit in user mode skipped (sys_enter lost)", r);
       if (auto m = in_read_.find(r.tid); m != in_read_.end()) {
@@ -569,6 +580,12 @@ class Converter {
       Event e = ev(Kind::Runtime, c);
       e.a = *pid;
       e.b = *rt;
+      if (vcpu(c) && *pid == cpu(c).current && in_read_.count(*pid)) {
+        // Inside a marked read: the reader's vtime clock may come before this update_curr()
+        // (task_cputime_adjusted() reads vtime first); emitted with the read.
+        deferred_[*pid].push_back({e, r.ts});
+        return;
+      }
       emit(e, r);
       return;
     }
@@ -623,11 +640,183 @@ class Converter {
     static const std::set<std::string, std::less<>> known = {
         "irq_vectors:local_timer_exit", "timer:hrtimer_expire_exit", "timer:hrtimer_start",
         "timer:hrtimer_cancel", "timer:hrtimer_init", "sched:sched_waking", "sched:sched_migrate_task",
-        "irq:softirq_raise"};
+        "irq:softirq_raise", "timer:tick_stop", "powerpc:timer_interrupt_entry", "powerpc:timer_interrupt_exit"};
     if (known.count(n))
       ++st.ignored[n];
     else
       ++st.unknown[n];
+  }
+
+
+  // ---- gen vtime from kprobes (perf_vtime.hpp) ----
+  bool vcpu(std::uint32_t c) const { return probes_ && std::binary_search(ann_.cpus.begin(), ann_.cpus.end(), c); }
+  std::size_t index(const Record& r) const { return std::size_t(&r - recs_.data()); }
+
+  // Markers and the read syscall after them (both modes).
+  void syscall_marker(std::uint64_t tid, std::uint64_t nr) {
+    if (nr >= o_.marker_base && nr - o_.marker_base < (1ull << 32)) {
+      marker_[tid] = nr - o_.marker_base;
+      in_read_.erase(tid);
+      ++conv_.stats.markers;
+    } else if (auto m = marker_.find(tid); m != marker_.end()) {
+      in_read_[tid] = m->second;  // the syscall after the marker is the read
+      marker_.erase(m);
+      read_done_.erase(tid);
+    }
+  }
+  std::vector<const ReadSpec*> specs(std::uint64_t marker) const {
+    std::vector<const ReadSpec*> v;
+    for (const auto& s : o_.reads)
+      if (s.marker == marker) v.push_back(&s);
+    return v;
+  }
+  static bool adjusted(ReadKind k) {
+    return k == ReadKind::ProcStat || k == ReadKind::TaskStat || k == ReadKind::RusageSelf || k == ReadKind::RusageThread;
+  }
+  static bool group_read(ReadKind k) { return k == ReadKind::ProcStat || k == ReadKind::RusageSelf; }
+  bool emit_read(const ReadSpec& spec, std::uint64_t id, const Record& r, std::uint64_t t) {
+    Event e = ev(Kind::Read, r.cpu);
+    e.read_kind = spec.kind;
+    e.a = spec.tid == r.tid ? 0 : spec.tid;
+    e.read_id = id;
+    if (!emit_at(e, r, t)) return false;
+    ++conv_.stats.reads;
+    conv_.stats.lost_before_read.push_back(conv_.stats.lost_events);
+    return true;
+  }
+  void flush_deferred(std::uint64_t tid, const Record& r, std::uint64_t t) {
+    auto it = deferred_.find(tid);
+    if (it == deferred_.end()) return;
+    for (auto& [e, ts] : it->second) emit_at(e, r, std::min(ts, t));
+    deferred_.erase(it);
+  }
+  // The expected task_cputime() right at the transition that probe i starts, as a read.
+  void checkpoint(const Record& r, std::size_t i, std::uint64_t t) {
+    auto x = ann_.expect.find(i);
+    const std::uint32_t c = r.cpu;
+    if (x == ann_.expect.end() || cpu(c).current == 0 || cpu(c).mode != Mode::Kernel || tr_->current(c).exiting) return;
+    Event e = ev(Kind::Read, c);
+    e.read_kind = ReadKind::Taskstats;
+    e.read_id = kCheckpointBase + conv_.stats.checkpoints.size();
+    if (emit_at(e, r, t))
+      conv_.stats.checkpoints.push_back({e.read_id, cpu(c).current, x->second[0], x->second[1], r.line});
+  }
+
+  void vtime_probe(const Record& r, vtime::Probe p) {
+    using vtime::Probe;
+    const std::uint32_t c = r.cpu;
+    const std::size_t i = index(r);
+    const std::uint64_t tid = cpu(c).current;
+    if (p == Probe::Switch) return;  // its clocks went to the sched_switch before it
+    if (p == Probe::CputimeAdjust || p == Probe::BacctAddTsk) return read_probe(r, p);
+    if (tid == 0 || tr_->current(c).kthread || tr_->current(c).exiting) return repair("vtime transition of idle, a kthread or an exiting task skipped", r);
+    auto& v = conv_.stats.vtime;
+    ++v.transitions;
+    std::uint64_t t = r.ts;  // the probe fires just before the kernel reads its clock
+    if (auto k = ann_.clock.find(i); k != ann_.clock.end()) {
+      t = k->second;
+      ++v.transitions_exact;
+    }
+    to_process_context(c, r);
+    if (p == Probe::UserExit) {
+      if (cpu(c).mode != Mode::User && !set_mode(c, Mode::User, r, "return to user inferred (vtime_user_exit in kernel mode)")) return;
+      if (!emit_at(ev(Kind::ExcEnter, c), r, t)) return;
+      entry_[tid] = {t, i};
+      checkpoint(r, i, t);
+      return;
+    }
+    if (cpu(c).mode != Mode::Kernel && !set_mode(c, Mode::Kernel, r, "kernel entry inferred (vtime_user_enter in user mode)")) return;
+    flush_deferred(tid, r, t);
+    if (auto h = upper_.find(tid); h != upper_.end()) {  // a bounds read: its upper end is this exit
+      if (emit_read(*h->second.first, h->second.first->marker | kUpperReadBit, r, t))
+        conv_.stats.read_clocks[h->second.second].hi = t;
+      upper_.erase(h);
+    }
+    in_read_.erase(tid);
+    checkpoint(r, i, t);
+    emit_at(ev(Kind::ExcExit, c), r, t);
+  }
+
+  // cputime_adjust / bacct_add_tsk inside a marked read: when the kernel read its clock.
+  void read_probe(const Record& r, vtime::Probe p) {
+    const std::uint32_t c = r.cpu;
+    const std::uint64_t tid = cpu(c).current;
+    auto m = in_read_.find(tid);
+    if (m == in_read_.end() || read_done_.count(tid)) return;
+    const std::uint64_t marker = m->second;
+    auto& st = conv_.stats;
+    for (const ReadSpec* spec : specs(marker)) {
+      Stats::ReadClock rc;
+      rc.marker = marker;
+      rc.tid = spec->tid ? spec->tid : tid;
+      rc.kind = spec->kind;
+      if (p == vtime::Probe::BacctAddTsk && spec->kind == ReadKind::Taskstats) {
+        // No probe sees taskstats' clock: bounded by this probe (the read comes after it) and the
+        // syscall's exit (the upper twin read).
+        rc.how = "bounds";
+        rc.lo = rc.hi = r.ts;
+        flush_deferred(tid, r, r.ts);
+        if (emit_read(*spec, marker, r, r.ts)) {
+          upper_[tid] = {spec, st.read_clocks.size()};
+          st.read_clocks.push_back(rc);
+        }
+        read_done_.insert(tid);
+        continue;
+      }
+      if (p != vtime::Probe::CputimeAdjust || !adjusted(spec->kind)) continue;
+      auto a = vtime::adjust_fields(r.fields);
+      if (!a) return bad(r, "cs, cu, cr, pu and ps");
+      rc.raw = true;
+      rc.cs = a->cs, rc.cu = a->cu, rc.cr = a->cr, rc.pu = a->pu, rc.ps = a->ps;
+      // task_cputime() of the reader in state SYS: its totals at the syscall's entry plus the
+      // clock's advance since; other threads (not running) add their flushed counters.
+      std::optional<std::uint64_t> clock;
+      auto e = entry_.find(tid);
+      auto x = e == entry_.end() ? ann_.expect.end() : ann_.expect.find(e->second.second);
+      if (x != ann_.expect.end() && rc.tid == tid) {
+        std::uint64_t so = 0, uo = 0;
+        bool ok = true;
+        if (group_read(spec->kind)) {
+          const auto pid = tr_->current(c).pid;
+          for (const auto& [otid, info] : info_) {
+            const TaskState* t = tr_->task(otid);
+            if (otid == tid || !t || t->pid != pid) continue;
+            if (t->exited) ok = false;  // its sums moved to the signal struct: not followed here
+            if (const auto* f = ann_.after(otid, index(r))) {
+              so += f->ts;
+              uo += f->tu;
+            } else {
+              ok = false;
+            }
+          }
+        }
+        rc.model_utime_in = x->second[0] + uo;
+        const std::uint64_t base = x->second[1] + so;
+        if (ok && a->cs >= base && e->second.first + (a->cs - base) <= r.ts) clock = e->second.first + (a->cs - base);
+      }
+      flush_deferred(tid, r, clock.value_or(r.ts));
+      rc.how = clock ? "inferred" : "probe";
+      rc.lo = rc.hi = clock.value_or(r.ts);
+      if (emit_read(*spec, marker, r, rc.lo)) st.read_clocks.push_back(rc);
+      read_done_.insert(tid);
+    }
+  }
+
+  void vtime_sys_exit(const Record& r) {
+    const std::uint64_t tid = r.tid;
+    auto m = in_read_.find(tid);
+    if (m == in_read_.end() || read_done_.count(tid)) return;
+    flush_deferred(tid, r, r.ts);
+    for (const ReadSpec* spec : specs(m->second)) {
+      Stats::ReadClock rc;
+      rc.marker = m->second;
+      rc.tid = spec->tid ? spec->tid : tid;
+      rc.kind = spec->kind;
+      rc.how = "syscall_exit";
+      rc.lo = rc.hi = r.ts;
+      if (emit_read(*spec, m->second, r, r.ts)) conv_.stats.read_clocks.push_back(rc);
+    }
+    read_done_.insert(tid);
   }
 
   void bad(const Record& r, const char* expected) {
@@ -644,6 +833,14 @@ class Converter {
   std::set<std::uint64_t> exiting_;  // sched_process_exit seen, counters not yet folded
   std::unordered_map<std::uint64_t, std::uint64_t> marker_, in_read_;
   std::unordered_map<std::uint32_t, int> timer_mode_;
+  // gen vtime probes
+  vtime::Annotations ann_;
+  bool probes_ = false;
+  std::uint64_t last_ts_ = 0;
+  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::size_t>> entry_;  // tid -> {clock, probe} of its last user exit
+  std::unordered_map<std::uint64_t, std::vector<std::pair<Event, std::uint64_t>>> deferred_;  // runtime events held in a read
+  std::unordered_map<std::uint64_t, std::pair<const ReadSpec*, std::size_t>> upper_;  // tid -> bounds read waiting for its exit
+  std::set<std::uint64_t> read_done_;  // tids whose current marked read was emitted
 };
 
 }  // namespace

@@ -62,7 +62,38 @@ struct Stats {
   std::vector<std::uint64_t> lost_before_read;          // per emitted read, in order: lost_events so far
   std::map<std::uint64_t, std::array<std::uint64_t, 2>> task_ticks;  // tid -> {user, kernel} ticks emitted
   std::vector<std::string> notes;  // first few anomalies, with perf line numbers
+
+  // Gen vtime from kprobes (tools/record-qemu/probes.sh, model/trace/perf_vtime.hpp).
+  struct Vtime {
+    bool active = false;               // the trace has vtime probes: transitions come from them
+    std::vector<std::uint32_t> cpus;   // where they fired (nohz_full)
+    std::uint64_t offset = 0;          // perf clock - sched_clock
+    std::uint64_t transitions = 0, transitions_exact = 0;  // user exit/enter, with the kernel's clock
+    std::uint64_t switches = 0, switches_exact = 0;        // with both clocks (prev's flush, next's start)
+    std::uint64_t clamped = 0, max_clamp_ns = 0;  // events moved later to keep time monotonic
+  } vtime;
+  // Expected task_cputime() of the current task right at a transition, from the task's next
+  // probe: the trace carries a `read kind=taskstats id=<id>` there (id >= kCheckpointBase).
+  struct Checkpoint {
+    std::uint64_t id = 0, tid = 0, utime = 0, stime = 0;  // ns
+    std::uint32_t line = 0;                                // perf line of the probe
+  };
+  std::vector<Checkpoint> checkpoints;
+  // How the kernel's clock at each marked read is known (vtime traces).
+  struct ReadClock {
+    std::uint64_t marker = 0, tid = 0;
+    ReadKind kind{};
+    std::string how;                 // "inferred" (from cputime_adjust), "bounds" (lo/hi reads), "syscall_exit"
+    std::uint64_t lo = 0, hi = 0;    // perf clock; equal when inferred
+    bool raw = false;                // the cputime_adjust probe's inputs, when it fired
+    std::uint64_t cs = 0, cu = 0, cr = 0, pu = 0, ps = 0;
+    std::uint64_t model_utime_in = 0;  // the utime the probes' fields predict for cu (a check)
+  };
+  std::vector<ReadClock> read_clocks;
 };
+inline constexpr std::uint64_t kCheckpointBase = std::uint64_t{1} << 40;
+// A `bounds` read's upper twin has id marker + kUpperReadBit.
+inline constexpr std::uint64_t kUpperReadBit = std::uint64_t{1} << 39;
 struct Conversion {
   Trace trace;
   Stats stats;

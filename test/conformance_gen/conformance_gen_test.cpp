@@ -1,0 +1,142 @@
+// Replays every QEMU fixture (Debian 6.1, VIRT_CPU_ACCOUNTING_GEN on nohz_full CPU 1, HZ=250,
+// amd64 and ppc64el) and compares kacct's gen vtime prediction with what the kernel reported.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "arch/registry.hpp"
+#include "model/sim/oracle.hpp"
+#include "xz.hpp"
+
+namespace kacct {
+namespace {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+struct Fixture {
+  std::string name;
+  json meta;
+  std::vector<sim::KernelRead> values;
+  std::string text;
+};
+
+std::optional<trace::ReadKind> kind_of(const std::string& s) {
+  for (std::size_t k = 0; k < trace::kReadKindCount; ++k)
+    if (trace::name(trace::ReadKind(k)) == s) return trace::ReadKind(k);
+  return std::nullopt;
+}
+
+std::vector<Fixture> fixtures() {
+  std::vector<Fixture> out;
+  for (const auto& d : fs::directory_iterator(KACCT_GEN_FIXTURES)) {
+    if (!d.is_directory()) continue;
+    Fixture f;
+    f.name = d.path().filename();
+    std::ifstream m(d.path() / "meta.json");
+    f.meta = json::parse(m);
+    std::ifstream v(d.path() / "values.jsonl");
+    std::string line;
+    for (bool first = true; std::getline(v, line); first = false) {
+      if (first) continue;  // {"pid": ..., "mode": ...}
+      const auto j = json::parse(line);
+      sim::KernelRead r;
+      r.marker = j["marker"];
+      const auto k = kind_of(j["kind"]);
+      EXPECT_TRUE(k) << f.name << ": " << line;
+      r.kind = k.value_or(trace::ReadKind::ProcStat);
+      if (j.contains("value")) r.value = j["value"].get<std::uint64_t>();
+      if (j.contains("utime")) r.utime = j["utime"].get<std::uint64_t>();
+      if (j.contains("stime")) r.stime = j["stime"].get<std::uint64_t>();
+      f.values.push_back(r);
+    }
+    f.text = cli::read_input_maybe_xz((d.path() / "trace.perf.xz").string());
+    out.push_back(std::move(f));
+  }
+  std::sort(out.begin(), out.end(), [](const Fixture& a, const Fixture& b) { return a.name < b.name; });
+  return out;
+}
+
+trace::perf::Options options_of(const Fixture& f) {
+  trace::perf::Options o;
+  o.cpu_model = f.meta["cpu"];
+  std::istringstream in(f.meta["reads"].get<std::string>());
+  std::string spec, err;
+  while (in >> spec) {
+    auto r = trace::perf::parse_read_spec(spec, &err);
+    EXPECT_TRUE(r) << f.name << ": " << spec << ": " << err;
+    if (r) o.reads.push_back(*r);
+  }
+  return o;
+}
+
+struct Run {
+  sim::Prediction prediction;
+  std::vector<sim::ReadComparison> reads;
+};
+std::optional<Run> replay(const Fixture& f, const std::string& config) {
+  const auto cpu = arch::find_cpu(f.meta["cpu"].get<std::string>());
+  const auto cfg = arch::find_config(config);
+  EXPECT_TRUE(cpu && cfg) << f.name << ": " << config;
+  if (!cpu || !cfg) return std::nullopt;
+  auto pr = sim::predict(f.text, options_of(f), *cpu, *cfg, f.meta["pid"].get<std::uint64_t>());
+  EXPECT_TRUE(pr.ok()) << f.name << ": " << (pr.ok() ? "" : pr.error().to_string());
+  if (!pr) return std::nullopt;
+  Run r{std::move(pr).value(), {}};
+  r.reads = sim::compare(r.prediction, f.values);
+  return r;
+}
+
+TEST(ConformanceGen, EveryRecordedReadIsPredicted) {
+  const auto fx = fixtures();
+  ASSERT_GE(fx.size(), 6u) << "fixtures missing under " << KACCT_GEN_FIXTURES;
+  std::map<std::string, int> totals;
+  for (const auto& f : fx) {
+    auto run = replay(f, f.meta["config"]);
+    if (!run) continue;
+    const auto& st = run->prediction.conversion.stats;
+    ASSERT_TRUE(st.vtime.active) << f.name << ": no vtime probes in the trace";
+    std::map<sim::Agreement, int> n;
+    for (const auto& c : run->reads) {
+      ++n[c.agreement];
+      ++totals[std::string(sim::name(c.agreement))];
+      EXPECT_NE(c.agreement, sim::Agreement::Off)
+          << f.name << " marker " << c.marker << " " << trace::name(c.kind) << " (" << c.how << "): " << c.detail;
+      EXPECT_NE(c.agreement, sim::Agreement::Unverifiable) << f.name << " marker " << c.marker << ": " << c.detail;
+      // Only taskstats (no probe sees its clock) may be merely within bounds.
+      if (c.agreement == sim::Agreement::WithinBounds) EXPECT_EQ(c.kind, trace::ReadKind::Taskstats) << f.name;
+    }
+    // Every transition of every task on the nohz_full CPU: the kernel's task_cputime() there.
+    const auto& cp = run->prediction.checkpoints;
+    for (const auto& d : cp.diffs) ADD_FAILURE() << f.name << ": " << d;
+    EXPECT_GT(cp.total, 0u) << f.name;
+    EXPECT_EQ(cp.exact, cp.total) << f.name;
+    std::printf("%-18s reads: %d exact, %d within bounds of %zu; checkpoints %llu/%llu exact; transitions %llu (%llu exact "
+                "clocks), switches %llu (%llu exact)\n",
+                f.name.c_str(), n[sim::Agreement::Exact], n[sim::Agreement::WithinBounds], f.values.size(),
+                (unsigned long long)cp.exact, (unsigned long long)cp.total, (unsigned long long)st.vtime.transitions,
+                (unsigned long long)st.vtime.transitions_exact, (unsigned long long)st.vtime.switches,
+                (unsigned long long)st.vtime.switches_exact);
+  }
+  EXPECT_GT(totals["exact"], 0);
+}
+
+// The comparison can fail: the same traces replayed as if the CPU kept tick accounting (6.1 tick
+// model) or with the 4.9 jiffy-granular gen vtime must miss the kernel's values.
+TEST(ConformanceGen, OtherAccountingIsDetected) {
+  int off_tick = 0, off_jiffy = 0;
+  for (const auto& f : fixtures()) {
+    if (auto r = replay(f, "6.1-tick-hz250"))
+      for (const auto& c : r->reads) off_tick += c.agreement == sim::Agreement::Off;
+    if (auto r = replay(f, "4.9-gen-hz250")) {
+      for (const auto& c : r->reads) off_jiffy += c.agreement == sim::Agreement::Off;
+      off_jiffy += int(r->prediction.checkpoints.total - r->prediction.checkpoints.exact);
+    }
+  }
+  EXPECT_GT(off_tick, 0);
+  EXPECT_GT(off_jiffy, 0);
+}
+
+}  // namespace
+}  // namespace kacct
