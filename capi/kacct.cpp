@@ -31,7 +31,9 @@ static_assert(int(KACCT_EV_READ) == int(trace::Kind::Read) && int(KACCT_EV_SWITC
 static_assert(int(KACCT_PREV_X) == int(trace::PrevState::Dead) && int(KACCT_PREV_D) == int(trace::PrevState::DiskSleep));
 static_assert(int(KACCT_EXC_PAGE_FAULT) == int(trace::ExcKind::PageFault));
 static_assert(int(KACCT_READ_PROCESS_CPUTIME) == int(trace::ReadKind::ProcessCputime) &&
-              int(KACCT_READ_TASK_STAT) == int(trace::ReadKind::TaskStat));
+              int(KACCT_READ_TASK_STAT) == int(trace::ReadKind::TaskStat) &&
+              int(KACCT_READ_TASKSTATS) == int(trace::ReadKind::Taskstats) &&
+              int(KACCT_READ_TASKSTATS) + 1 == int(trace::kReadKindCount));
 static_assert(int(KACCT_NR_BUCKETS) == int(model::NR_STATS) && int(KACCT_CPUTIME_STEAL) == int(model::STEAL) &&
               int(KACCT_CPUTIME_GUEST_NICE) == int(model::GUEST_NICE));
 
@@ -270,7 +272,8 @@ trace::Event to_event(const kacct_event& c, std::uint64_t index) {
       e.b = c.b;
       break;
     case trace::Kind::Read:
-      if (std::uint32_t(c.read_kind) > 5) throw bad(fmt::format("read_kind {} out of range", int(c.read_kind)));
+      if (std::uint32_t(c.read_kind) >= trace::kReadKindCount)
+        throw bad(fmt::format("read_kind {} out of range", int(c.read_kind)));
       e.a = c.a;
       e.read_kind = trace::ReadKind(c.read_kind);
       e.read_id = c.read_id;

@@ -11,7 +11,8 @@
 //    IRQ_TIME_ACCOUNTING, whose irq-exit lag makes rtime approximate) and every read is
 //    bounded by the truth of its target (thread or thread group); utime, stime and rtime never
 //    decrease per (target, kind); when rtime grew, utime + stime == rtime, else the previous
-//    pair is returned.
+//    pair is returned; taskstats reads (raw task_cputime, not adjusted) never exceed the
+//    target's final counters.
 #include <map>
 
 #include "model/trace/ledger.hpp"
@@ -42,7 +43,7 @@ bool group_kind(trace::ReadKind k) {
   return k == trace::ReadKind::ProcStat || k == trace::ReadKind::RusageSelf || k == trace::ReadKind::ProcessCputime;
 }
 bool adjusted_kind(trace::ReadKind k) {
-  return k != trace::ReadKind::ThreadCputime && k != trace::ReadKind::ProcessCputime;
+  return k != trace::ReadKind::ThreadCputime && k != trace::ReadKind::ProcessCputime && k != trace::ReadKind::Taskstats;
 }
 
 TraceFacts facts_of(const trace::Trace& t) {
@@ -165,6 +166,11 @@ std::string outcome_error(const trace::Trace& t, const sim::Program& p, const Tr
         return fail(at + "no new rtime but (utime, stime) changed", rd.utime, pv.first);
       }
       pv = {rd.utime, rd.stime};
+    } else if (rd.kind == trace::ReadKind::Taskstats) {
+      // raw task_cputime(): the tick-sampled counters, never more than the ticks the target got
+      if (rd.utime + rd.stime > r.tasks[p.reads[i].target].utime + r.tasks[p.reads[i].target].stime)
+        return fail(at + "taskstats utime+stime > the task's final counters", rd.utime + rd.stime,
+                    r.tasks[p.reads[i].target].utime + r.tasks[p.reads[i].target].stime);
     } else if (rd.utime != 0 || rd.stime != 0) {
       return fail(at + "clock read with utime/stime", rd.utime, rd.stime);
     }

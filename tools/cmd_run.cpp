@@ -45,7 +45,8 @@ ReadUnit read_unit(ReadKind k) {
     case ReadKind::ProcStat:
     case ReadKind::TaskStat: return {"clock_ticks", kNsPerUserTick};
     case ReadKind::RusageSelf:
-    case ReadKind::RusageThread: return {"us", 1000};
+    case ReadKind::RusageThread:
+    case ReadKind::Taskstats: return {"us", 1000};
     case ReadKind::ThreadCputime:
     case ReadKind::ProcessCputime: return {"ns", 1};
   }

@@ -107,8 +107,10 @@ class GenBackend {
         tick_.event(i, e, x);  // update_rq_clock, update_curr, set_next_entity
         const auto next = e.arg;
         gx.current_pf_vcpu = out_.ctl[next].pf_vcpu;  // `current` is next in finish_task_switch()
-        st.task_switch(v, t, s, out_.vtime[next], out_.ctl[next], gx, n, at(e.ts + g_.switch_gap),
-                       std::int32_t(e.cpu));
+        // next's starttime is read `gap` after prev's flush: the event's gap= if the trace gives
+        // one, else the model parameter GenCfg::switch_gap
+        const std::uint64_t gap = (e.flags & 4) ? k_.p.gap[i] : g_.switch_gap;
+        st.task_switch(v, t, s, out_.vtime[next], out_.ctl[next], gx, n, at(e.ts + gap), std::int32_t(e.cpu));
         ++out_.switches;
         if (e.flags & 1) {  // prev is dead: what its vtime still holds is never flushed
           out_.exit_lost += v.utime + v.stime + v.gtime;

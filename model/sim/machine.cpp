@@ -55,7 +55,12 @@ trace::Result<Program> compile(const trace::Trace& t) {
       case Kind::Switch:
         // prev's index is the CPU's current task; the machine knows it. arg = next.
         ce.arg = dense(e.b);
-        ce.flags = std::uint8_t((e.prev_state == trace::PrevState::Dead ? 1 : 0) | (e.iowait ? 2 : 0));
+        ce.flags = std::uint8_t((e.prev_state == trace::PrevState::Dead ? 1 : 0) | (e.iowait ? 2 : 0) |
+                                (e.switch_gap ? 4 : 0));
+        if (e.switch_gap) {  // side vector, filled on the first gap seen
+          p.gap.resize(p.events.size() + 1);
+          p.gap.back() = *e.switch_gap;
+        }
         break;
       case Kind::Wakeup: ce.arg = dense(e.a); break;
       case Kind::Fork: {
@@ -95,6 +100,7 @@ trace::Result<Program> compile(const trace::Trace& t) {
     p.hw.resize(p.events.size());
     p.hw_mask.resize(p.events.size());
   }
+  if (!p.gap.empty()) p.gap.resize(p.events.size());
   return p;
 }
 

@@ -26,7 +26,7 @@ struct CEvent {  // compiled event
   std::uint32_t arg;   // dense task index, steal ns index, read index... by kind
   std::uint16_t cpu;
   trace::Kind kind;
-  std::uint8_t flags;  // Switch: bit0 prev dead, bit1 iowait
+  std::uint8_t flags;  // Switch: bit0 prev dead, bit1 iowait, bit2 gap= given (Program::gap)
 };
 static_assert(sizeof(CEvent) == 16);
 
@@ -56,6 +56,9 @@ struct Program {
   // when the trace has none. Bit k of `hw_mask[i]` says counter k (0 tb, 1 purr, 2 spurr) is set.
   std::vector<std::array<std::uint64_t, 3>> hw;
   std::vector<std::uint8_t> hw_mask;
+  // Switch gap= values by event index (valid where the switch's flags bit 2 is set); empty when
+  // the trace gives none.
+  std::vector<std::uint64_t> gap;
 };
 
 // Validate and compile. Errors carry the trace line.
@@ -66,7 +69,8 @@ struct ReadResult {
   trace::ReadKind kind{};
   std::uint64_t tid = 0, ts = 0;
   std::uint32_t line = 0;
-  std::uint64_t utime = 0, stime = 0;  // ns, after cputime_adjust (0 for the clock reads)
+  std::uint64_t utime = 0, stime = 0;  // ns, after cputime_adjust (0 for the clock reads; raw
+                                       // task_cputime() for taskstats)
   std::uint64_t rtime = 0;             // ns of sum_exec_runtime seen by the read
 };
 struct Violation {

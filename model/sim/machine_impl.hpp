@@ -187,6 +187,10 @@ template <class Backend> class Machine {
       if (p.tasks[reader].group == p.tasks[ri.target].group) acct_.sync(e.cpu, e.ts);
     } else if (ri.kind == RK::ThreadCputime) {
       if (auto c = k_.running_on(ri.target)) acct_.sync(*c, e.ts);
+    } else if (ri.kind == RK::Taskstats) {
+      // bacct_add_tsk() (6.1 kernel/tsacct.c) ignores task_cputime()'s "vtime in progress" result
+      // and never calls task_sched_runtime(); delayacct_add_tsk() reads the stored
+      // se.sum_exec_runtime. Nothing is brought up to date.
     } else if constexpr (requires { acct_.task_view(ri.target, e.ts); }) {
       // Gen vtime: task_cputime() reports vtime in progress, so task_cputime_adjusted() takes
       // task_sched_runtime(p) as rtime.
@@ -215,7 +219,12 @@ template <class Backend> class Machine {
       prev = &r.tasks[ri.target].prev_cputime;
     }
     out.rtime = cur.sum_exec_runtime;
-    if (k_.cfg.acct == arch::Accounting::Native) {
+    if (ri.kind == RK::Taskstats) {
+      // The taskstats reply reports task_cputime() as it is (ac_utime/ac_stime = ns / 1000): no
+      // cputime_adjust(), prev_cputime untouched.
+      out.utime = cur.utime;
+      out.stime = cur.stime;
+    } else if (k_.cfg.acct == arch::Accounting::Native) {
       // cputime_adjust() / task_cputime_adjusted() are the identity under NATIVE (kernel/sched/cputime.c).
       out.utime = cur.utime;
       out.stime = cur.stime;

@@ -14,7 +14,8 @@ struct Unit {
   std::uint64_t div;
 };
 // What userspace sees: /proc stat in USER_HZ clock ticks (nsec_to_clock_t, USER_HZ=100),
-// getrusage in microseconds (ns_to_kernel_old_timeval), the CPU clocks in ns.
+// getrusage in microseconds (ns_to_kernel_old_timeval), the taskstats reply in microseconds
+// (bacct_add_tsk: ac_utime/ac_stime = ns / NSEC_PER_USEC, truncated), the CPU clocks in ns.
 Unit unit_of(trace::ReadKind k) {
   switch (k) {
     case trace::ReadKind::ProcStat:

@@ -21,7 +21,7 @@ struct PredictedRead {
   std::uint64_t tid = 0, ts_ns = 0;  // ts_ns: perf's clock
   const char* unit = "ns";           // clock_ticks (USER_HZ=100), us, ns
   std::uint64_t utime = 0, stime = 0;        // in `unit` (stat, rusage)
-  std::uint64_t utime_ns = 0, stime_ns = 0;  // after cputime_adjust
+  std::uint64_t utime_ns = 0, stime_ns = 0;  // after cputime_adjust (taskstats: raw task_cputime)
   std::uint64_t value = 0;                   // clock reads, ns
   std::uint64_t rtime_ns = 0;
   std::uint64_t lost_events_before = 0;  // perf lost events before this read: exact only if 0

@@ -165,11 +165,11 @@ class Builder {
           break;
         }
         e.kind = Kind::Read;
-        e.read_kind = ReadKind(arg % 6);
+        e.read_kind = ReadKind(arg % kReadKindCount);
         e.read_id = ++reads_;
         const unsigned sel = (arg >> 3) % 4;
         const bool any_tid = e.read_kind == ReadKind::TaskStat || e.read_kind == ReadKind::ThreadCputime ||
-                             e.read_kind == ReadKind::ProcessCputime;
+                             e.read_kind == ReadKind::ProcessCputime || e.read_kind == ReadKind::Taskstats;
         if (sel == 2 && e.read_kind != ReadKind::ProcStat) {
           e.a = c.current;
         } else if (sel == 3 && any_tid) {

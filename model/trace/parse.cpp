@@ -93,9 +93,11 @@ constexpr std::array kAllKinds = [] {
 constexpr std::array kAllPrev = {PrevState::Runnable, PrevState::Sleeping, PrevState::DiskSleep,
                                  PrevState::Dead};
 constexpr std::array kAllExc = {ExcKind::PageFault, ExcKind::Other};
-constexpr std::array kAllRead = {ReadKind::ProcStat,     ReadKind::TaskStat,
-                                 ReadKind::RusageSelf,   ReadKind::RusageThread,
-                                 ReadKind::ThreadCputime, ReadKind::ProcessCputime};
+constexpr std::array kAllRead = [] {
+  std::array<ReadKind, kReadKindCount> a{};
+  for (size_t i = 0; i < kReadKindCount; ++i) a[i] = ReadKind(i);
+  return a;
+}();
 
 struct Arg {
   std::string_view key, val;
@@ -272,7 +274,7 @@ Event parse_event(LineParser& p, uint32_t lineno, uint32_t ncpus) {
       e.a = p.req_u64("vec", "softirq vector");
       break;
     case Kind::Switch:
-      keys({"prev", "next", "prev_state", "iowait"});
+      keys({"prev", "next", "prev_state", "iowait", "gap"});
       e.a = p.req_u64("prev", "tid");
       e.b = p.req_u64("next", "tid");
       e.prev_state = p.opt_enum("prev_state", kAllPrev).value_or(PrevState::Runnable);
@@ -280,6 +282,7 @@ Event parse_event(LineParser& p, uint32_t lineno, uint32_t ncpus) {
         if (*io > 1) p.fail(p.find("iowait")->vcol, "expected iowait=0 or iowait=1");
         e.iowait = *io == 1;
       }
+      e.switch_gap = p.opt_u64("gap", "ns between the switch's two clock reads");
       break;
     case Kind::Wakeup:
       keys({"tid"});

@@ -136,16 +136,17 @@ std::optional<ReadSpec> parse_read_spec(std::string_view s, std::string* error) 
   static constexpr std::pair<std::string_view, ReadKind> kinds[] = {
       {"proc_stat", ReadKind::ProcStat},       {"task_stat", ReadKind::TaskStat},
       {"rusage_self", ReadKind::RusageSelf},   {"rusage_thread", ReadKind::RusageThread},
-      {"thread_cputime", ReadKind::ThreadCputime}, {"process_cputime", ReadKind::ProcessCputime}};
+      {"thread_cputime", ReadKind::ThreadCputime}, {"process_cputime", ReadKind::ProcessCputime},
+      {"taskstats", ReadKind::Taskstats}};
   for (auto [n, k] : kinds)
     if (n == kind) {
       r.kind = k;
-      if (r.tid && k != ReadKind::TaskStat && k != ReadKind::ThreadCputime)
+      if (r.tid && k != ReadKind::TaskStat && k != ReadKind::ThreadCputime && k != ReadKind::Taskstats)
         return bad(fmt::format("{} reads the marking thread's own process or thread; no :TID", n));
       return r;
     }
   return bad(fmt::format("unknown read kind '{}' (proc_stat, task_stat[:TID], rusage_self, rusage_thread, "
-                         "thread_cputime[:TID], process_cputime)", kind));
+                         "thread_cputime[:TID], process_cputime, taskstats[:TID])", kind));
 }
 
 Result<std::vector<Record>> parse_script(std::string_view text) {

@@ -16,7 +16,7 @@ namespace kacct::trace::perf {
 // A read the workload announced with the invalid syscall marker_base + marker just before it.
 struct ReadSpec {
   ReadKind kind = ReadKind::ProcStat;
-  std::uint64_t tid = 0;  // task_stat / thread_cputime target; 0 = the marking thread
+  std::uint64_t tid = 0;  // task_stat / thread_cputime / taskstats target; 0 = the marking thread
   std::uint64_t marker = 0;
 };
 // "proc_stat@3", "task_stat:1234@2", "rusage_self@1"; nullopt and a message on error.

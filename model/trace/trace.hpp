@@ -25,7 +25,9 @@ enum class PrevState : uint8_t { Runnable, Sleeping, DiskSleep, Dead };  // R S 
 enum class ExcKind : uint8_t { Other, PageFault };                       // other pf
 enum class ReadKind : uint8_t {
   ProcStat, TaskStat, RusageSelf, RusageThread, ThreadCputime, ProcessCputime,
+  Taskstats,  // taskstats netlink reply for one thread (TASKSTATS_CMD_ATTR_PID): raw task_cputime()
 };
+inline constexpr size_t kReadKindCount = size_t(ReadKind::Taskstats) + 1;
 
 // Trace spellings ("syscall_enter", "R", "pf", "proc_stat", ...).
 std::string_view name(Kind);
@@ -52,6 +54,7 @@ struct Event {
   uint64_t a = 0, b = 0;
   PrevState prev_state = PrevState::Runnable;  // Switch
   bool iowait = false;                         // Switch
+  std::optional<uint64_t> switch_gap;          // Switch gap=: ns between vtime's two clock reads
   ExcKind exc_kind = ExcKind::Other;           // ExcEnter
   ReadKind read_kind = ReadKind::ProcStat;     // Read
   uint64_t read_id = 0;                        // Read
@@ -62,7 +65,7 @@ struct Event {
 
   friend bool operator==(const Event& x, const Event& y) {
     auto key = [](const Event& e) {
-      return std::tie(e.ts, e.cpu, e.kind, e.a, e.b, e.prev_state, e.iowait, e.exc_kind,
+      return std::tie(e.ts, e.cpu, e.kind, e.a, e.b, e.prev_state, e.iowait, e.switch_gap, e.exc_kind,
                       e.read_kind, e.read_id, e.fork_pid, e.fork_mm, e.fork_kthread,
                       e.fork_comm, e.hw);
     };

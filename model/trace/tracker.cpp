@@ -92,6 +92,12 @@ std::optional<Error> Tracker::check(const Event& e) const {
                                      " expected non-decreasing timestamps",
                                      e.ts, now_));
   const CpuContext& c = cpus_[e.cpu];
+  if (e.ts < c.gap_end)
+    return fail(e, "ts", fmt::format("ts {} is inside the gap of the switch at ts {}{} on cpu {} (gap ends at {});"
+                                     " expected ts >= {}",
+                                     e.ts, c.gap_switch_ts,
+                                     c.gap_switch_line ? fmt::format(" (line {})", c.gap_switch_line) : "",
+                                     e.cpu, c.gap_end, c.gap_end));
   const struct { const char* key; const std::optional<uint64_t>& now; const std::optional<uint64_t>& prev; }
       counters[] = {{"tb", e.hw.tb, c.hw.tb}, {"purr", e.hw.purr, c.hw.purr}, {"spurr", e.hw.spurr, c.hw.spurr}};
   for (const auto& k : counters)
@@ -161,6 +167,9 @@ std::optional<Error> Tracker::check(const Event& e) const {
         return fail(e, "prev_state", fmt::format("prev_state=X but task {} did not exit; expected an exit event first", e.a));
       if (e.iowait && e.prev_state != PrevState::Sleeping && e.prev_state != PrevState::DiskSleep)
         return fail(e, "iowait", "iowait=1 needs a blocking prev_state; expected prev_state=S or D");
+      if (e.switch_gap && *e.switch_gap > UINT64_MAX - e.ts)
+        return fail(e, "gap", fmt::format("gap={} puts next's clock read past 2^64-1 ns; expected gap <= {}",
+                                          *e.switch_gap, UINT64_MAX - e.ts));
       if (e.b == e.a) return fail(e, "next", fmt::format("next={} is already current; expected another task", e.b));
       if (e.b == 0) return std::nullopt;  // this CPU's idle task, not current here
       const TaskState* n = task(e.b);
@@ -262,6 +271,11 @@ void Tracker::update(const Event& e) {
     case Kind::IdleExit: c.nohz_idle = false; break;
     case Kind::Exit: cur.exiting = true; break;
     case Kind::Switch: {
+      if (e.switch_gap) {
+        c.gap_end = e.ts + *e.switch_gap;
+        c.gap_switch_ts = e.ts;
+        c.gap_switch_line = e.line;
+      }
       cur.saved_mode = c.mode;
       cur.running = false;
       if (e.prev_state == PrevState::Dead) {

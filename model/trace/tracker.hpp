@@ -20,6 +20,10 @@ struct CpuContext {
   uint32_t nr_iowait = 0;  // tasks that blocked in iowait here and are not woken yet
   uint64_t last_ts = 0;    // ts of this CPU's previous event (0 at start)
   HwCounters hw;           // last counter values seen on this CPU
+  // The last switch's gap= on this CPU: next's vtime clock read is at gap_end (= its ts + gap);
+  // the next event on this CPU must not come before it.
+  uint64_t gap_end = 0, gap_switch_ts = 0;
+  uint32_t gap_switch_line = 0;
 };
 
 struct TaskState {

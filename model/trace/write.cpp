@@ -28,7 +28,9 @@ std::string_view name(ExcKind k) { return k == ExcKind::PageFault ? "pf" : "othe
 std::string_view name(ReadKind k) {
   static constexpr std::string_view names[] = {"proc_stat",     "task_stat",
                                                "rusage_self",   "rusage_thread",
-                                               "thread_cputime", "process_cputime"};
+                                               "thread_cputime", "process_cputime",
+                                               "taskstats"};
+  static_assert(std::size(names) == kReadKindCount);
   return size_t(k) < std::size(names) ? names[size_t(k)] : "?";
 }
 
@@ -67,6 +69,7 @@ std::string write(const Trace& t) {
         fmt::format_to(out, " prev={} next={}", e.a, e.b);
         if (e.prev_state != PrevState::Runnable) fmt::format_to(out, " prev_state={}", name(e.prev_state));
         if (e.iowait) fmt::format_to(out, " iowait=1");
+        if (e.switch_gap) fmt::format_to(out, " gap={}", *e.switch_gap);
         break;
       case Kind::Wakeup: fmt::format_to(out, " tid={}", e.a); break;
       case Kind::Steal: fmt::format_to(out, " ns={}", e.a); break;

@@ -256,5 +256,55 @@ TEST(CApi, GarbageNeverEscapesAsAnythingButAnErrorCode) {
   }
 }
 
+// KACCT_READ_TASKSTATS (API 1.1) as a struct and as text, on gen vtime (HZ=1000): the raw task_cputime()
+// in ns and in microseconds (ac_utime/ac_stime); a switch's gap= goes in as a text line between
+// structs and moves next's accounting by exactly the gap; read_kind past the enum is rejected.
+TEST(CApi, TaskstatsReadsAndSwitchGapText) {
+  EXPECT_EQ(KACCT_API_VERSION, 10001);
+  EXPECT_EQ(int(KACCT_READ_TASKSTATS), 6);
+  const std::string header =
+      "kacct-trace 1\ncpu x86-64\nncpus 1\nclock ns\ntask 100 pid=100 comm=app mm=1\nevents\n";
+  for (std::uint64_t gap : {0ull, 234ull}) {
+    auto m = open("x86-64", "6.1-gen-hz1000");
+    ASSERT_EQ(kacct_feed_text(m.get(), header.data(), header.size()), KACCT_OK);
+    const std::string sw = "0 0 switch prev=0 next=100 gap=" + std::to_string(gap) + "\n";
+    ASSERT_EQ(kacct_feed_text(m.get(), sw.data(), sw.size()), KACCT_OK) << kacct_error_message(m.get());
+    kacct_event ev[3] = {};
+    ev[0].ts = 1000, ev[0].kind = KACCT_EV_SYSCALL_EXIT;
+    ev[1].ts = 3'001'000, ev[1].kind = KACCT_EV_SYSCALL_ENTER, ev[1].a = 1;
+    ev[2].ts = 3'500'000, ev[2].kind = KACCT_EV_READ, ev[2].read_kind = KACCT_READ_TASKSTATS, ev[2].read_id = 7;
+    ASSERT_EQ(kacct_feed_events(m.get(), ev, 3), KACCT_OK) << kacct_error_message(m.get());
+    const std::string tail = "3500000 0 read kind=taskstats id=8\n";
+    ASSERT_EQ(kacct_feed_text(m.get(), tail.data(), tail.size()), KACCT_OK) << kacct_error_message(m.get());
+    for (std::uint64_t id : {7, 8}) {
+      kacct_read r;
+      ASSERT_EQ(kacct_find_read(m.get(), id, &r), KACCT_OK) << kacct_error_message(m.get());
+      EXPECT_EQ(r.kind, KACCT_READ_TASKSTATS);
+      EXPECT_EQ(r.tid, 100u);
+      EXPECT_EQ(r.utime_ns, 3'000'000u);                 // 3 ms user >= TICK_NSEC (HZ=1000): flushed
+      EXPECT_EQ(r.stime_ns, 1000 - gap + 499'000);       // kernel residue + running delta
+      EXPECT_EQ(r.stime_us, (1000 - gap + 499'000) / 1000);
+      EXPECT_EQ(r.clock_ns, 0u);
+      EXPECT_EQ(r.rtime_ns, 0u);  // stored sum_exec_runtime: nothing brought it up to date
+    }
+    auto text = trace::load(header + sw + "1000 0 syscall_exit\n3001000 0 syscall_enter nr=1\n"
+                            "3500000 0 read kind=taskstats id=7\n" + tail);
+    ASSERT_TRUE(text.ok()) << text.error().to_string();
+    expect_same(m.get(), text.value(), "x86-64", "6.1-gen-hz1000", "taskstats gap " + std::to_string(gap));
+    kacct_event bad{};
+    bad.ts = 4'000'000, bad.kind = KACCT_EV_READ, bad.read_kind = KACCT_READ_TASKSTATS + 1;
+    EXPECT_EQ(kacct_feed_event(m.get(), &bad), KACCT_E_INVALID_ARG);
+    EXPECT_NE(std::string(kacct_error_message(m.get())).find("read_kind 7 out of range"), std::string::npos);
+    // an event inside a gap is an event error at its ts
+    if (gap > 0) {
+      auto g = open("x86-64", "6.1-gen-hz1000");
+      const std::string t = header + sw + "1 0 tick\n";
+      EXPECT_EQ(kacct_feed_text(g.get(), t.data(), t.size()), KACCT_E_EVENT);
+      EXPECT_EQ(kacct_error_line(g.get()), 8u);
+      EXPECT_EQ(kacct_error_column(g.get()), 1u);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kacct

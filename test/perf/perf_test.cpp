@@ -6,6 +6,7 @@
 
 #include "arch/registry.hpp"
 #include "model/sim/machine.hpp"
+#include "model/sim/oracle.hpp"
 #include "model/trace/perf.hpp"
 #include "xz.hpp"
 
@@ -159,6 +160,34 @@ TEST(PerfReadSpec, Parses) {
   EXPECT_FALSE(parse_read_spec("proc_stat:5@1", &err));
   EXPECT_FALSE(parse_read_spec("bogus@1", &err));
   EXPECT_NE(err.find("unknown read kind"), std::string::npos);
+  EXPECT_NE(err.find("taskstats[:TID]"), std::string::npos);
+  auto b = parse_read_spec("taskstats:77@4", &err);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->kind, ReadKind::Taskstats);
+  EXPECT_EQ(b->tid, 77u);
+  EXPECT_EQ(b->marker, 4u);
+  EXPECT_TRUE(parse_read_spec("taskstats@1", &err));
+}
+
+// The oracle's taskstats prediction: raw task times in microseconds (ac_utime/ac_stime = ns / 1000).
+TEST(PerfPredict, TaskstatsInMicroseconds) {
+  Options o;
+  o.reads = {{ReadKind::Taskstats, 0, 1}, {ReadKind::Taskstats, 500, 2}};
+  const auto pr = sim::predict(kFields, o, *arch::find_cpu("x86-64"), *arch::find_config("6.12-tick-hz250"), 500);
+  ASSERT_TRUE(pr) << pr.error().to_string();
+  const auto& rs = pr.value().reads;
+  ASSERT_EQ(rs.size(), 2u);
+  for (const auto& r : rs) {
+    EXPECT_EQ(r.kind, ReadKind::Taskstats);
+    EXPECT_STREQ(r.unit, "us");
+    EXPECT_EQ(r.utime, r.utime_ns / 1000);
+    EXPECT_EQ(r.stime, r.stime_ns / 1000);
+  }
+  EXPECT_EQ(rs[0].utime_ns + rs[0].stime_ns, 0u);  // no tick yet
+  EXPECT_EQ(rs[1].utime_ns, 4'000'000u);           // one user tick, one kernel tick: the raw counters
+  EXPECT_EQ(rs[1].stime_ns, 4'000'000u);
+  EXPECT_EQ(rs[1].utime, 4000u);
+  EXPECT_EQ(rs[1].rtime_ns, 102'000u + 3'898'200u + 4'000'000u);
 }
 
 // Truncated and garbled real traces: never a crash; either an error with a line number or a

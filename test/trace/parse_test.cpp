@@ -26,7 +26,7 @@ Trace every_kind() {
   at(Kind::IrqEnter).a = 7;
   at(Kind::SoftirqEnter).a = 3;
   Event& sw = at(Kind::Switch);
-  sw.a = 100, sw.b = 0, sw.prev_state = PrevState::DiskSleep, sw.iowait = true;
+  sw.a = 100, sw.b = 0, sw.prev_state = PrevState::DiskSleep, sw.iowait = true, sw.switch_gap = 9;
   at(Kind::Wakeup).a = 100;
   at(Kind::Steal).a = 5;
   Event& f = at(Kind::Fork);
@@ -84,6 +84,48 @@ TEST(TraceParse, CanonicalForm) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again.value(), r.value());
   EXPECT_EQ(write(again.value()), canonical);
+}
+
+// switch gap= and read kind=taskstats: written in the table's key order, an explicit gap=0 kept
+// (it differs from "no gap": the model's default then applies), parsed back equal.
+TEST(TraceParse, SwitchGapAndTaskstatsRoundTrip) {
+  const std::string messy = kHeader +
+                            "0 0 switch gap=0 next=100 prev=0\n"
+                            "1 0 read id=3 kind=taskstats\n"
+                            "2 0 read tid=200 kind=taskstats\n"
+                            "3 1 switch iowait=0 gap=250 prev=0 next=200\n"
+                            "300 1 switch prev=200 next=0\n";
+  auto r = parse(messy);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  const auto& ev = r.value().events;
+  ASSERT_EQ(ev.size(), 5u);
+  EXPECT_EQ(ev[0].switch_gap, std::optional<uint64_t>(0));
+  EXPECT_EQ(ev[3].switch_gap, std::optional<uint64_t>(250));
+  EXPECT_FALSE(ev[4].switch_gap);
+  EXPECT_EQ(ev[1].read_kind, ReadKind::Taskstats);
+  EXPECT_EQ(ev[1].read_id, 3u);
+  EXPECT_EQ(ev[2].a, 200u);
+  const std::string canonical = kHeader +
+                                "0 0 switch prev=0 next=100 gap=0\n"
+                                "1 0 read kind=taskstats id=3\n"
+                                "2 0 read kind=taskstats tid=200\n"
+                                "3 1 switch prev=0 next=200 gap=250\n"
+                                "300 1 switch prev=200 next=0\n";
+  const std::string text = write(r.value());
+  EXPECT_EQ(text, canonical);
+  auto again = parse(text);
+  ASSERT_TRUE(again.ok()) << again.error().to_string();
+  EXPECT_EQ(again.value(), r.value());
+  EXPECT_EQ(write(again.value()), text);
+  auto c = parse(canonical);
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c.value(), r.value());
+  // the gap is part of the event's identity
+  Event a = ev[0], b = ev[0];
+  b.switch_gap.reset();
+  EXPECT_NE(a, b);
+  EXPECT_EQ(name(ReadKind::Taskstats), "taskstats");
+  EXPECT_EQ(name(ReadKind(kReadKindCount)), "?");
 }
 
 TEST(TraceParse, CrlfIsAccepted) {
@@ -159,6 +201,12 @@ TEST(TraceParse, ErrorsNameLineAndColumn) {
       {"read kind", kHeader + "5 0 read kind=proc_status\n", 8, 15, "expected kind= one of proc_stat"},
       {"read no kind", kHeader + "5 0 read\n", 8, 9, "missing required key 'kind'"},
       {"read tid 0", kHeader + "5 0 read kind=task_stat tid=0\n", 8, 29, "non-zero tid"},
+      {"taskstats tid 0", kHeader + "5 0 read kind=taskstats tid=0\n", 8, 29, "non-zero tid"},
+      {"read kind list", kHeader + "5 0 read kind=task_stats\n", 8, 15, "process_cputime, taskstats, got 'task_stats'"},
+      {"gap not a number", kHeader + "5 0 switch prev=0 next=1 gap=-1\n", 8, 30, "expected ns between the switch's two clock reads"},
+      {"gap too big", kHeader + "5 0 switch prev=0 next=1 gap=18446744073709551616\n", 8, 30, "value exceeds 2^64-1"},
+      {"gap twice", kHeader + "5 0 switch prev=0 next=1 gap=1 gap=2\n", 8, 32, "duplicate key 'gap'"},
+      {"gap on wakeup", kHeader + "5 0 wakeup tid=1 gap=1\n", 8, 18, "unknown key 'gap' for wakeup"},
       {"exc kind", kHeader + "5 0 exc_enter kind=gp\n", 8, 20, "expected kind= one of pf, other"},
       {"fork flag twice", kHeader + "5 0 fork parent=1 child=2 kthread kthread\n", 8, 35, "duplicate flag"},
       {"NUL byte", kHeader + std::string("5 0 ti\0ck\n", 10), 8, 7, "unexpected byte 0x00"},

@@ -80,11 +80,60 @@ TEST(TraceValidate, ErrorsNameLineAndColumn) {
       {"read unknown tid", kRun100 + "1 0 read kind=task_stat tid=9\n", 9, 25, "tid=9 is an unknown task"},
       {"rusage other", kRun100 + "1 0 read kind=rusage_self tid=200\n", 9, 27, "rusage_self reads the current task"},
       {"proc_stat tid", kRun100 + "1 0 read kind=proc_stat tid=200\n", 9, 25, "proc_stat is system-wide"},
+      {"taskstats unknown tid", kRun100 + "1 0 read kind=taskstats tid=9\n", 9, 25, "tid=9 is an unknown task"},
+      {"taskstats in user", kUser100 + "2 0 read kind=taskstats\n", 10, 5, "read in user mode; expected kernel mode"},
+      {"taskstats by idle", "5 0 read kind=taskstats\n", 8, 5, "read by the idle task"},
+      {"taskstats in irq", kRun100 + "1 0 irq_enter\n2 0 read kind=taskstats tid=200\n", 10, 5, "read inside irq"},
+      {"event inside gap", kRun100 + "1 0 switch prev=100 next=0 gap=10\n5 0 tick\n", 10, 1,
+       "ts 5 is inside the gap of the switch at ts 1 (line 9) on cpu 0 (gap ends at 11); expected ts >= 11"},
+      {"event 1 ns before gap end", kRun100 + "1 0 switch prev=100 next=0 gap=10\n3 1 tick\n10 0 irq_enter\n", 11, 1,
+       "ts 10 is inside the gap"},
+      {"gap overflow", "18446744073709551615 0 switch prev=0 next=100 gap=1\n", 8, 47,
+       "gap=1 puts next's clock read past 2^64-1 ns; expected gap <= 0"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     expect_error(kHeader + c.events, c.line, c.column, c.message);
   }
+}
+
+// gap= holds back only its own CPU, up to and excluding ts + gap; a later switch without gap=
+// adds no new constraint; code-built traces name the field.
+TEST(TraceValidate, SwitchGapConstrainsOnlyItsCpu) {
+  const std::string ok = kHeader +
+                         "0 0 switch prev=0 next=100 gap=1000\n"
+                         "1 1 switch prev=0 next=200\n"   // other CPU, inside cpu0's gap
+                         "999 1 tick\n"
+                         "1000 0 tick\n"                   // exactly at the gap's end
+                         "1000 0 switch prev=100 next=0\n" // no gap=
+                         "1000 0 idle_enter\n";
+  auto r = load(ok);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  Tracker tr(r.value().header);
+  for (const auto& e : r.value().events) ASSERT_FALSE(tr.apply(e));
+  EXPECT_EQ(tr.cpu(0).gap_end, 1000u);
+  EXPECT_EQ(tr.cpu(1).gap_end, 0u);
+
+  Trace t = r.value();
+  t.events[3].ts = 999;  // cpu0 tick inside the gap
+  auto err = validate(t);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->field, "ts");
+  EXPECT_EQ(err->line, 11u);
+  t = r.value();
+  t.events[1].switch_gap = UINT64_MAX;  // the switch at ts 1: 1 + gap > 2^64-1
+  err = validate(t);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->field, "gap");
+  EXPECT_EQ(err->line, 9u);
+  // the ledger is unchanged by gap=: it charges by context
+  Trace nogap = r.value();
+  nogap.events[0].switch_gap.reset();
+  auto a = ground_truth(r.value()), b = ground_truth(nogap);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a.value().task.at(100).system, 1000u);
+  EXPECT_EQ(a.value().task.at(100).system, b.value().task.at(100).system);
+  EXPECT_EQ(a.value().cpu, b.value().cpu);
 }
 
 TEST(TraceValidate, CodeBuiltTracesHaveNoLineOrColumn) {

@@ -20,7 +20,7 @@
 
 /* API version: MAJOR*10000 + MINOR. A MAJOR change breaks source or binary compatibility. */
 #define KACCT_API_VERSION_MAJOR 1
-#define KACCT_API_VERSION_MINOR 0
+#define KACCT_API_VERSION_MINOR 1
 #define KACCT_API_VERSION (KACCT_API_VERSION_MAJOR * 10000 + KACCT_API_VERSION_MINOR)
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -118,7 +118,8 @@ typedef enum kacct_kind {
   KACCT_EV_SOFTIRQ_EXIT,
   KACCT_EV_GUEST_ENTER,
   KACCT_EV_GUEST_EXIT,
-  KACCT_EV_SWITCH, /* a = prev tid, b = next tid (0 = idle), prev_state, iowait */
+  KACCT_EV_SWITCH, /* a = prev tid, b = next tid (0 = idle), prev_state, iowait; the trace's gap= key
+                      has no struct field (the struct's size is ABI): feed such a switch as a text line */
   KACCT_EV_WAKEUP, /* a = tid */
   KACCT_EV_IDLE_ENTER,
   KACCT_EV_IDLE_EXIT,
@@ -139,7 +140,9 @@ typedef enum kacct_read_kind {
   KACCT_READ_RUSAGE_SELF,     /* getrusage(RUSAGE_SELF) */
   KACCT_READ_RUSAGE_THREAD,   /* getrusage(RUSAGE_THREAD) */
   KACCT_READ_THREAD_CPUTIME,  /* clock_gettime(CLOCK_THREAD_CPUTIME_ID) */
-  KACCT_READ_PROCESS_CPUTIME  /* clock_gettime(CLOCK_PROCESS_CPUTIME_ID) */
+  KACCT_READ_PROCESS_CPUTIME, /* clock_gettime(CLOCK_PROCESS_CPUTIME_ID) */
+  KACCT_READ_TASKSTATS        /* taskstats reply for one thread (TASKSTATS_CMD_ATTR_PID): ac_utime/ac_stime,
+                                 raw task_cputime(), not adjusted (API 1.1) */
 } kacct_read_kind;
 
 /* One event. Zero-initialise it and set what the kind uses; the other fields are ignored.
@@ -196,7 +199,8 @@ typedef struct kacct_task_times {
 KACCT_EXPORT kacct_status kacct_get_task_times(kacct_model* m, uint64_t tid, kacct_task_times* out);
 
 /* The result of a `read` event: what the kernel would have returned to the reader.
- * utime/stime are after cputime_adjust() for the stat and rusage kinds (0 for the clocks). */
+ * utime/stime are after cputime_adjust() for the stat and rusage kinds (0 for the clocks), and
+ * the raw task_cputime() for KACCT_READ_TASKSTATS (whose ac_utime/ac_stime are utime_us/stime_us). */
 typedef struct kacct_read {
   uint64_t id;              /* the event's read_id / id= */
   int32_t kind;             /* kacct_read_kind */
@@ -206,7 +210,7 @@ typedef struct kacct_read {
   uint32_t line;            /* trace line (0 for struct events) */
   uint64_t utime_ns, stime_ns, rtime_ns;
   uint64_t utime_ticks, stime_ticks; /* clock ticks (USER_HZ=100): /proc/.../stat fields 14, 15 */
-  uint64_t utime_us, stime_us;       /* microseconds: struct rusage ru_utime/ru_stime */
+  uint64_t utime_us, stime_us;       /* microseconds: struct rusage ru_utime/ru_stime; taskstats ac_utime/ac_stime */
   uint64_t clock_ns;                 /* the *_CPUTIME kinds: the clock value (= rtime_ns) */
 } kacct_read;
 KACCT_EXPORT kacct_status kacct_read_count(kacct_model* m, size_t* out);
