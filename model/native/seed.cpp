@@ -11,7 +11,7 @@ trace::Trace yield_pingpong(std::uint32_t iterations, unsigned hz, const char* c
   trace::Trace t;
   t.header.cpu_model = cpu;
   t.header.ncpus = 1;
-  for (std::uint64_t tid : {100u, 101u}) t.header.tasks.push_back({tid, 100, false, "sched", 0, 1});
+  for (std::uint64_t tid : {100u, 101u}) t.header.tasks.push_back(trace::task_decl(tid, 100, false, "sched", 0, 1));
   const std::uint64_t tick = arch::tick_nsec(hz);
   std::uint64_t next_tick = tick;
   auto push = [&](std::uint64_t ts, trace::Kind k, std::uint64_t a = 0, std::uint64_t b = 0) {

@@ -50,6 +50,11 @@ struct Core {
     saved_mode.assign(p.tasks.size(), Mode::Kernel);
     iowait_cpu.assign(p.tasks.size(), -1);
     exited.assign(p.tasks.size(), false);
+    for (std::size_t j = 0; j < p.header.tasks.size(); ++j) {  // counters the task had at the start
+      auto& t = r.tasks[n + j];
+      t.utime = p.header.tasks[j].utime.value_or(0);
+      t.stime = p.header.tasks[j].stime.value_or(0);
+    }
   }
   bool is_idle(std::uint32_t task) const { return task < p.header.ncpus; }
   void violate(std::size_t i, const char* inv, std::string detail) {

@@ -242,17 +242,17 @@ Header build_header(const BuildSpec& s) {
   Header h;
   h.cpu_model = s.cpu_model.empty() ? "POWER9" : s.cpu_model;
   h.ncpus = std::clamp<uint32_t>(s.ncpus, 1, 4);
-  if (s.kthread) h.tasks.push_back({kKthread, kKthread, true, "kthreadd", 0, std::nullopt});
-  if (s.ksoftirqd) h.tasks.push_back({kKsoftirqd, kKsoftirqd, true, "ksoftirqd/0", 0, std::nullopt});
+  if (s.kthread) h.tasks.push_back(task_decl(kKthread, kKthread, true, "kthreadd", 0, std::nullopt));
+  if (s.ksoftirqd) h.tasks.push_back(task_decl(kKsoftirqd, kKsoftirqd, true, "ksoftirqd/0", 0, std::nullopt));
   const uint32_t procs = std::clamp<uint32_t>(s.processes, 1, 4);
   const uint32_t threads = std::clamp<uint32_t>(s.threads, 1, 3);
   for (uint32_t p = 0; p < procs; ++p) {
     const uint64_t pid = 100 * (p + 1);
     const int nice = p % 2 == 1 ? clamp_nice(s.nice) : 0;
     for (uint32_t t = 0; t < threads; ++t)
-      h.tasks.push_back({pid + t, pid, false, "app" + std::to_string(p), nice, p + 1});
+      h.tasks.push_back(task_decl(pid + t, pid, false, "app" + std::to_string(p), nice, p + 1));
   }
-  if (s.vcpu) h.tasks.push_back({kVcpu, kVcpu, false, "qemu-kvm", clamp_nice(s.vcpu_nice), 90});
+  if (s.vcpu) h.tasks.push_back(task_decl(kVcpu, kVcpu, false, "qemu-kvm", clamp_nice(s.vcpu_nice), 90));
   return h;
 }
 

@@ -220,7 +220,8 @@ TaskDecl parse_task(LineParser& p) {
   TaskDecl d;
   d.tid = p.u64(p.tok(1, "task tid"), "task tid");
   if (d.tid == 0) p.fail(p.toks()[1].col, "expected a non-zero tid (0 is the idle task)");
-  p.args(2, {"pid", "comm", "nice", "mm"}, {"kthread"}, "task", false);
+  p.args(2, {"pid", "comm", "nice", "mm", "utime", "stime", "vtime_utime", "vtime_stime", "vtime_gtime"}, {"kthread"},
+         "task", false);
   d.pid = p.opt_u64("pid", "thread-group id").value_or(d.tid);
   d.kthread = p.flag("kthread");
   if (!p.find("comm")) p.req("comm", "name");
@@ -235,6 +236,11 @@ TaskDecl parse_task(LineParser& p) {
   d.mm = p.opt_u64("mm", "mm id");
   if (d.kthread && d.mm) p.fail(p.find("mm")->col, "unexpected mm= on a kthread; expected no mm");
   if (!d.kthread && !d.mm) p.req("mm", "mm id (user tasks have an mm)");
+  d.utime = p.opt_u64("utime", "ns");
+  d.stime = p.opt_u64("stime", "ns");
+  d.vtime_utime = p.opt_u64("vtime_utime", "ns");
+  d.vtime_stime = p.opt_u64("vtime_stime", "ns");
+  d.vtime_gtime = p.opt_u64("vtime_gtime", "ns");
   return d;
 }
 

@@ -216,6 +216,7 @@ class Converter {
     std::uint64_t tgid = 0;
     bool user_evidence = false;
     bool forked = false;
+    bool state_known = false;  // declared with the counters and vtime residues of its first probe
   };
 
   // Pass 1: every task that appears, its thread group, whether it ever ran in user mode.
@@ -272,6 +273,16 @@ class Converter {
       d.pid = d.kthread ? tid : i.tgid;
       if (!d.kthread) d.mm = d.pid;
       d.comm = sanitize_comm(i.comm);
+      if (auto s = ann_.seq.find(tid); s != ann_.seq.end()) {
+        // Its state before any transition the trace shows (a probe reads the state its previous
+        // transition left; until the first probe the task made none here).
+        const auto& f = ann_.task.at(s->second.front());
+        d.utime = f.tu;
+        d.stime = f.ts;
+        d.vtime_utime = f.vu;
+        d.vtime_stime = f.vst;
+        i.state_known = true;
+      }
       h.tasks.push_back(std::move(d));
     }
   }
@@ -369,6 +380,7 @@ class Converter {
     if (tid != 0 && !make_runnable(tid, c, r)) return false;
     repair("switch inferred (sample's task not current)", r);
     switch_out(c, tid, r);
+    if (cpu(c).current == tid) vtime_arrive(tid, r);
     return cpu(c).current == tid;
   }
 
@@ -452,6 +464,7 @@ class Converter {
         }
       }
       emit_at(e, r, t);
+      arrived_.insert(*next);
       return;
     }
     if (!r.tid_known) {
@@ -466,17 +479,7 @@ class Converter {
       return;
     }
     if (n == "raw_syscalls:sys_enter") {
-      auto nr = field(r.fields, "NR");
-      std::optional<std::uint64_t> v;
-      if (!nr) {  // "NR 39 (...)"
-        auto t = trim(std::string_view(r.fields));
-        if (t.rfind("NR ", 0) == 0) {
-          auto rest = t.substr(3);
-          v = to_u64(rest.substr(0, rest.find_first_of(" (")));
-        }
-      } else {
-        v = to_u64(*nr);
-      }
+      const auto v = syscall_nr(r);
       if (!v) return bad(r, "NR <number>");
       if (r.tid == 0 || tr_->current(c).exiting) return;
       used();
@@ -492,6 +495,9 @@ class Converter {
     if (n == "raw_syscalls:sys_exit") {
       if (r.tid == 0 || tr_->current(c).exiting) return;
       used();
+      // powerpc traces no sys_enter for a number beyond NR_syscalls (6.1
+      // do_syscall_trace_enter()), only its sys_exit: the marker is seen there.
+      if (auto v = syscall_nr(r); v && *v >= o_.marker_base && !marker_.count(r.tid)) syscall_marker(r.tid, *v);
       if (vcpu(c)) return vtime_sys_exit(r);
       to_process_context(c, r);
       if (cpu(c).mode != Mode::Kernel) return repair("sys_exit in user mode skipped (sys_enter lost)", r);
@@ -581,6 +587,7 @@ class Converter {
       Event e = ev(Kind::Runtime, c);
       e.a = *pid;
       e.b = *rt;
+      if (probes_) rt_since_[*pid] += *rt;
       if (vcpu(c) && *pid == cpu(c).current && in_read_.count(*pid)) {
         // Inside a marked read: the reader's vtime clock may come before this update_curr()
         // (task_cputime_adjusted() reads vtime first); emitted with the read.
@@ -649,6 +656,15 @@ class Converter {
   }
 
 
+  // "NR 39 (...)" (sys_enter), "NR 39 = 0" (sys_exit), or NR=39.
+  static std::optional<std::uint64_t> syscall_nr(const Record& r) {
+    if (auto nr = field(r.fields, "NR")) return to_u64(*nr);
+    auto t = trim(std::string_view(r.fields));
+    if (t.rfind("NR ", 0) != 0) return std::nullopt;
+    auto rest = t.substr(3);
+    return to_u64(rest.substr(0, rest.find_first_of(" (=")));
+  }
+
   // ---- gen vtime from kprobes (perf_vtime.hpp) ----
   bool vcpu(std::uint32_t c) const { return probes_ && std::binary_search(ann_.cpus.begin(), ann_.cpus.end(), c); }
   std::size_t index(const Record& r) const { return std::size_t(&r - recs_.data()); }
@@ -685,17 +701,47 @@ class Converter {
     conv_.stats.lost_before_read.push_back(conv_.stats.lost_events);
     return true;
   }
-  void flush_deferred(std::uint64_t tid, const Record& r, std::uint64_t t) {
+  // Emits the held runtime events (all, or only those perf saw up to `upto`) at no later than t.
+  void flush_deferred(std::uint64_t tid, const Record& r, std::uint64_t t,
+                      std::uint64_t upto = ~std::uint64_t{0}) {
     auto it = deferred_.find(tid);
     if (it == deferred_.end()) return;
-    for (auto& [e, ts] : it->second) emit_at(e, r, std::min(ts, t));
-    deferred_.erase(it);
+    auto& held = it->second;
+    std::size_t k = 0;
+    for (; k < held.size() && held[k].second <= upto; ++k) emit_at(held[k].first, r, std::min(held[k].second, t));
+    held.erase(held.begin(), held.begin() + std::ptrdiff_t(k));
+    if (held.empty()) deferred_.erase(it);
   }
+  // A task found running when the trace starts: its vtime delta since its last transition
+  // (before the trace) joins the residue of its state at the model's switch-in, and a task in
+  // user mode returns there at once (the same sums reach the kernel's next flush).
+  void vtime_arrive(std::uint64_t tid, const Record& r) {
+    const std::uint32_t c = r.cpu;
+    auto in = info_.find(tid);
+    auto s = ann_.seq.find(tid);
+    if (!vcpu(c) || in == info_.end() || !in->second.state_known || s == ann_.seq.end() || !arrived_.insert(tid).second) return;
+    const auto& f = ann_.task.at(s->second.front());
+    const std::uint64_t st = f.st + ann_.offset;
+    if (st > r.ts) return;  // switched in during the trace
+    for (auto& d : conv_.trace.header.tasks) {
+      if (d.tid != tid) continue;
+      if (f.vs == vtime::kUser) {
+        d.vtime_utime = d.vtime_utime.value_or(0) + (r.ts - st);
+        set_mode(c, Mode::User, r, "task running in user mode at the start (vtime state)");
+      } else if (f.vs == vtime::kSys) {
+        d.vtime_stime = d.vtime_stime.value_or(0) + (r.ts - st);
+      }
+    }
+  }
+
   // The expected task_cputime() right at the transition that probe i starts, as a read.
   void checkpoint(const Record& r, std::size_t i, std::uint64_t t) {
     auto x = ann_.expect.find(i);
     const std::uint32_t c = r.cpu;
     if (x == ann_.expect.end() || cpu(c).current == 0 || cpu(c).mode != Mode::Kernel || tr_->current(c).exiting) return;
+    // Only tasks whose starting state the model has: born in the trace, or declared with the
+    // state of their first probe.
+    if (auto in = info_.find(cpu(c).current); in == info_.end() || !(in->second.forked || in->second.state_known)) return;
     Event e = ev(Kind::Read, c);
     e.read_kind = ReadKind::Taskstats;
     e.read_id = kCheckpointBase + conv_.stats.checkpoints.size();
@@ -703,10 +749,42 @@ class Converter {
       conv_.stats.checkpoints.push_back({e.read_id, cpu(c).current, x->second[0], x->second[1], r.line});
   }
 
+  // Each task probe also reads se.sum_exec_runtime: the runtime events seen since its last probe
+  // must add up to the change. perf can drop a sched_stat_runtime without a LOST record (seen on
+  // ppc64el, an update_curr() with no event); the missing ns are restored here and counted.
+  void runtime_check(const Record& r, std::size_t i) {
+    auto f = ann_.task.find(i);
+    if (f == ann_.task.end() || f->second.pid == 0) return;
+    const auto pid = f->second.pid, rt = f->second.rt;
+    auto seen = rt_seen_.find(pid);
+    if (seen != rt_seen_.end()) {
+      const std::uint64_t expect = seen->second + rt_since_[pid];
+      auto& v = conv_.stats.vtime;
+      if (rt > expect && tr_->task(pid) && !tr_->task(pid)->exited) {
+        Event e = ev(Kind::Runtime, r.cpu);
+        e.a = pid;
+        e.b = rt - expect;
+        if (emit(e, r)) {
+          ++v.runtime_restored;
+          v.runtime_restored_ns += rt - expect;
+          repair("sched_stat_runtime missing: restored from the probe's sum_exec_runtime", r);
+        }
+      } else if (rt < expect) {
+        ++v.runtime_excess;
+        if (conv_.stats.notes.size() < 20)
+          conv_.stats.notes.push_back(fmt::format("perf line {}: task {}: runtime events exceed sum_exec_runtime by {} ns",
+                                                  r.line, pid, expect - rt));
+      }
+    }
+    rt_seen_[pid] = rt;
+    rt_since_[pid] = 0;
+  }
+
   void vtime_probe(const Record& r, vtime::Probe p) {
     using vtime::Probe;
     const std::uint32_t c = r.cpu;
     const std::size_t i = index(r);
+    runtime_check(r, i);
     const std::uint64_t tid = cpu(c).current;
     if (p == Probe::Switch) return;  // its clocks went to the sched_switch before it
     if (p == Probe::CputimeAdjust || p == Probe::BacctAddTsk) return read_probe(r, p);
@@ -795,7 +873,10 @@ class Converter {
         const std::uint64_t base = x->second[1] + so;
         if (ok && a->cs >= base && e->second.first + (a->cs - base) <= r.ts) clock = e->second.first + (a->cs - base);
       }
-      flush_deferred(tid, r, clock.value_or(r.ts));
+      // thread_group_cputime() updates current's runtime first, then sums: an update_curr() perf
+      // saw after that clock (an interrupt) is not in the sum. task_cputime_adjusted() reads vtime
+      // first and then task_sched_runtime(): every update up to this probe is in.
+      flush_deferred(tid, r, clock.value_or(r.ts), group_read(spec->kind) ? clock.value_or(r.ts) : r.ts);
       rc.how = clock ? "inferred" : "probe";
       rc.lo = rc.hi = clock.value_or(r.ts);
       if (emit_read(*spec, marker, r, rc.lo)) st.read_clocks.push_back(rc);
@@ -842,6 +923,8 @@ class Converter {
   std::unordered_map<std::uint64_t, std::vector<std::pair<Event, std::uint64_t>>> deferred_;  // runtime events held in a read
   std::unordered_map<std::uint64_t, std::pair<const ReadSpec*, std::size_t>> upper_;  // tid -> bounds read waiting for its exit
   std::set<std::uint64_t> read_done_;  // tids whose current marked read was emitted
+  std::set<std::uint64_t> arrived_;    // tasks the model has seen switched in
+  std::unordered_map<std::uint64_t, std::uint64_t> rt_seen_, rt_since_;  // tid -> probe's rt, runtime events since
 };
 
 }  // namespace

@@ -71,6 +71,9 @@ struct Stats {
     std::uint64_t transitions = 0, transitions_exact = 0;  // user exit/enter, with the kernel's clock
     std::uint64_t switches = 0, switches_exact = 0;        // with both clocks (prev's flush, next's start)
     std::uint64_t clamped = 0, max_clamp_ns = 0;  // events moved later to keep time monotonic
+    // se.sum_exec_runtime in the probes vs the runtime events: restored when perf dropped some,
+    // excess when the events add up to more than the kernel's counter.
+    std::uint64_t runtime_restored = 0, runtime_restored_ns = 0, runtime_excess = 0;
   } vtime;
   // Expected task_cputime() of the current task right at a transition, from the task's next
   // probe: the trace carries a `read kind=taskstats id=<id>` there (id >= kCheckpointBase).

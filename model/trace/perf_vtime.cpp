@@ -85,27 +85,10 @@ Annotations annotate(const std::vector<Record>& recs) {
   const std::uint64_t off = a.offset;
   auto perf_domain = [off](std::uint64_t sched_clock) { return sched_clock + off; };
 
-  for (const auto& [pid, idx] : a.seq) {
-    for (std::size_t k = 0; k + 1 < idx.size(); ++k) {
-      const std::size_t i = idx[k], n = idx[k + 1];
-      const auto& f = a.task.at(i);
-      const auto& g = a.task.at(n);
-      if (recs[n].cpu != recs[i].cpu) continue;  // migrated in between: the other CPU is not traced
-      const auto p = probe_of(recs[i].event);
-      if (p == Probe::UserExit || p == Probe::UserEnter) {
-        a.clock[i] = perf_domain(g.st);
-        a.expect[i] = {g.utime_sys(), g.stime_sys()};
-      } else if (pid != 0 && f.vs == kSys) {
-        // Switch out in state SYS: the flush added exactly (c1 - starttime) to the system total.
-        const std::uint64_t before = f.ts + f.vst, after = g.ts + g.vst;
-        if (after < before || g.tu != f.tu) continue;  // something else ran this task (another CPU?)
-        a.clock[i] = perf_domain(f.st + (after - before));
-        a.expect[i] = {g.utime_sys(), g.stime_sys()};
-      }
-    }
-  }
-  // Each sched_switch and the switch probe after it (finish_task_switch() on the same CPU).
+  // Each sched_switch and the switch probe after it (finish_task_switch() on the same CPU), and
+  // next's starttime there (its next probe's st).
   std::unordered_map<std::uint32_t, std::size_t> pending;  // cpu -> sched_switch index
+  std::unordered_map<std::size_t, std::size_t> switch_of;  // switch probe -> sched_switch index
   for (std::size_t i = 0; i < recs.size(); ++i) {
     const auto& r = recs[i];
     if (r.event == "sched:sched_switch") {
@@ -121,9 +104,36 @@ Annotations annotate(const std::vector<Record>& recs) {
     if (!prev || !next || *prev != a.task.at(i).pid || (r.tid_known && r.tid != *next)) continue;
     Annotations::Switch x;
     x.probe = i;
-    if (auto c = a.clock.find(i); c != a.clock.end()) x.c1 = c->second;
     if (auto j = a.index_after(*next, i); j && recs[*j].cpu == r.cpu) x.c2 = perf_domain(a.task.at(*j).st);
     a.switches.emplace(si, x);
+    switch_of.emplace(i, si);
+  }
+
+  for (const auto& [pid, idx] : a.seq) {
+    for (std::size_t k = 0; k + 1 < idx.size(); ++k) {
+      const std::size_t i = idx[k], n = idx[k + 1];
+      const auto& f = a.task.at(i);
+      const auto& g = a.task.at(n);
+      if (recs[n].cpu != recs[i].cpu) break;  // migrated in between: the other CPU is not traced
+      const auto p = probe_of(recs[i].event);
+      if (p == Probe::UserExit || p == Probe::UserEnter) {
+        a.clock[i] = perf_domain(g.st);
+        a.expect[i] = {g.utime_sys(), g.stime_sys()};
+        continue;
+      }
+      if (pid == 0 || f.vs != kSys) continue;
+      // Switch out in state SYS: the flush added exactly (c1 - starttime) to the system total,
+      // unless the task ran on an untraced CPU before it came back (then its counters moved by
+      // more, c1 would pass next's starttime): from there on its state is unknown.
+      const std::uint64_t before = f.ts + f.vst, after = g.ts + g.vst;
+      const auto sw = switch_of.find(i);
+      const std::uint64_t c1 = perf_domain(f.st + (after - before));
+      const bool past_next = sw != switch_of.end() && a.switches.at(sw->second).c2.value_or(c1) < c1;
+      if (after < before || g.tu != f.tu || past_next) break;
+      a.clock[i] = c1;
+      a.expect[i] = {g.utime_sys(), g.stime_sys()};
+      if (sw != switch_of.end()) a.switches.at(sw->second).c1 = c1;
+    }
   }
   return a;
 }

@@ -80,8 +80,24 @@ struct TaskDecl {
   std::string comm;
   int nice = 0;
   std::optional<uint64_t> mm;  // required for user tasks, absent for kthreads
+  // State at the start of the trace (default 0): task->utime/stime (ns), and under gen vtime the
+  // unflushed residues of struct vtime (utime/stime/gtime, ns), e.g. read by a probe.
+  std::optional<uint64_t> utime, stime, vtime_utime, vtime_stime, vtime_gtime;
   bool operator==(const TaskDecl&) const = default;
 };
+
+// A declaration without starting state.
+inline TaskDecl task_decl(uint64_t tid, uint64_t pid, bool kthread, std::string comm, int nice,
+                          std::optional<uint64_t> mm) {
+  TaskDecl d;
+  d.tid = tid;
+  d.pid = pid;
+  d.kthread = kthread;
+  d.comm = std::move(comm);
+  d.nice = nice;
+  d.mm = mm;
+  return d;
+}
 
 struct Header {
   uint32_t version = 1;

@@ -50,6 +50,11 @@ std::string write(const Trace& t) {
     fmt::format_to(out, "task {} pid={}{} comm={} nice={}", d.tid, d.pid,
                    d.kthread ? " kthread" : "", d.comm, d.nice);
     if (d.mm) fmt::format_to(out, " mm={}", *d.mm);
+    const std::pair<const char*, const std::optional<uint64_t>*> state[] = {
+        {"utime", &d.utime}, {"stime", &d.stime}, {"vtime_utime", &d.vtime_utime},
+        {"vtime_stime", &d.vtime_stime}, {"vtime_gtime", &d.vtime_gtime}};
+    for (auto [k, v] : state)
+      if (*v) fmt::format_to(out, " {}={}", k, **v);
     buf.push_back('\n');
   }
   fmt::format_to(out, "events\n");

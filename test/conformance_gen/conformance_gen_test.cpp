@@ -105,7 +105,9 @@ TEST(ConformanceGen, EveryRecordedReadIsPredicted) {
           << f.name << " marker " << c.marker << " " << trace::name(c.kind) << " (" << c.how << "): " << c.detail;
       EXPECT_NE(c.agreement, sim::Agreement::Unverifiable) << f.name << " marker " << c.marker << ": " << c.detail;
       // Only taskstats (no probe sees its clock) may be merely within bounds.
-      if (c.agreement == sim::Agreement::WithinBounds) EXPECT_EQ(c.kind, trace::ReadKind::Taskstats) << f.name;
+      if (c.agreement == sim::Agreement::WithinBounds) {
+        EXPECT_EQ(c.kind, trace::ReadKind::Taskstats) << f.name;
+      }
     }
     // Every transition of every task on the nohz_full CPU: the kernel's task_cputime() there.
     const auto& cp = run->prediction.checkpoints;

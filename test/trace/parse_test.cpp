@@ -18,7 +18,7 @@ Trace every_kind() {
   Trace t;
   t.header.cpu_model = "POWER9";
   t.header.ncpus = 4;
-  t.header.tasks = {{100, 100, false, "app", -3, 1}, {2, 2, true, "kthreadd", 0, std::nullopt}};
+  t.header.tasks = {task_decl(100, 100, false, "app", -3, 1), task_decl(2, 2, true, "kthreadd", 0, std::nullopt)};
   for (size_t k = 0; k < kKindCount; ++k) t.events.push_back(ev(k, uint32_t(k % 4), Kind(k)));
   auto at = [&](Kind k) -> Event& { return t.events[size_t(k)]; };
   at(Kind::SyscallEnter).a = 18446744073709551615u;

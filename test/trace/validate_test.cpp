@@ -150,7 +150,7 @@ TEST(TraceValidate, CodeBuiltTracesHaveNoLineOrColumn) {
 
   Trace dup;
   dup.header.cpu_model = "P";
-  dup.header.tasks = {{5, 5, false, "a", 0, 1}, {5, 5, false, "b", 0, 1}};
+  dup.header.tasks = {task_decl(5, 5, false, "a", 0, 1), task_decl(5, 5, false, "b", 0, 1)};
   ASSERT_TRUE(validate(dup));
   EXPECT_EQ(validate(dup)->message, "duplicate tid 5");
   EXPECT_FALSE(ground_truth(dup).ok());

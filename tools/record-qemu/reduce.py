@@ -32,7 +32,7 @@ for mode in params['MODES'].split():
     lines = open(values).read().splitlines()
     first = json.loads(lines[0])
     reads = [json.loads(l) for l in lines[1:]]
-    spec = ' '.join(f"{r['kind']}:{r['tid']}@{r['marker']}" if r['kind'] in ('task_stat', 'rusage_thread', 'taskstats')
+    spec = ' '.join(f"{r['kind']}:{r['tid']}@{r['marker']}" if r['kind'] in ('task_stat', 'taskstats')
                     else f"{r['kind']}@{r['marker']}" for r in reads)
     after_marker = set()  # tids whose next syscall is a read
     kept, total = [], 0
@@ -54,7 +54,10 @@ for mode in params['MODES'].split():
                 else:
                     continue
             else:  # sys_exit: keep the marker's and the read's
-                if tid + '/read' in after_marker:
+                nr = re.search(r'NR (\d+)', line)
+                if nr and int(nr.group(1)) >= 100000:  # powerpc traces no sys_enter for it
+                    after_marker.add(tid)
+                elif tid + '/read' in after_marker:
                     after_marker.discard(tid + '/read')
                 elif tid not in after_marker:
                     continue
