@@ -84,7 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (it == truth.value().task.end()) continue;
       const auto& v = res.gen->vtime[k];
       const auto& s = res.gen->ctl[k];
-      std::uint64_t total = v.consumed;
+      std::uint64_t total = v.consumed - res.gen->inherited[k];  // a child's copy of its parent's residues is no time of its own
       const bool running = s.state != model::VT_INACTIVE;
       if (running && truth.value().end_ts > v.starttime) total += truth.value().end_ts - v.starttime;
       if (total != it->second.total())

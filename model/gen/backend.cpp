@@ -20,6 +20,7 @@ class GenBackend {
     out_.vtime.assign(k_.p.tasks.size(), model::zero_vtime(d));
     out_.ctl.assign(k_.p.tasks.size(), model::VtimeCtl{});
     out_.vcpu.assign(n, model::zero_vtime_cpu(d));
+    out_.inherited.assign(k_.p.tasks.size(), 0);
     for (std::size_t t = 0; t < k_.p.tasks.size(); ++t) out_.ctl[t].nice_pos = k_.p.tasks[t].nice > 0;
     for (std::size_t j = 0; j < k_.p.header.tasks.size(); ++j) {  // residues a declared task starts with
       const auto& decl = k_.p.header.tasks[j];
@@ -158,6 +159,7 @@ class GenBackend {
     c.stime = p.stime;
     c.gtime = p.gtime;
     c.consumed = c.utime + c.stime + c.gtime;
+    out_.inherited[child] = c.consumed;
     out_.fork_inherited += c.consumed;
   }
 

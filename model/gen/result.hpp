@@ -17,6 +17,7 @@ struct GenResult {
   std::uint64_t exit_lost = 0;             // residues of dead tasks never flushed (ns)
   std::uint64_t exit_unseen = 0;           // residues a dead task's group never saw (ns)
   std::uint64_t fork_inherited = 0;        // parents' residues copied into children at fork (ns, counted twice)
+  std::vector<std::uint64_t> inherited;    // per task: the residues it got from its parent (part of its `consumed`)
   // Readers that went backwards (check mode): task_cputime() of a task, kcpustat of a CPU.
   std::uint64_t task_view_backwards = 0, kcpustat_backwards = 0;
   std::uint64_t max_task_view_drop = 0, max_kcpustat_drop = 0;  // largest drop seen (ns)

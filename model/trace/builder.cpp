@@ -115,7 +115,7 @@ class Builder {
         e.kind = c.nohz_idle ? Kind::IdleExit : Kind::IdleEnter;
         break;
       case Op::Steal: {
-        const uint64_t interval = now_ - c.last_ts;
+        const uint64_t interval = now_ - c.steal_base();
         const uint64_t ns = interval / 16 * (arg % 17) + interval % 16 * (arg % 17) / 16;
         if (ns == 0) return;
         e.kind = Kind::Steal;

@@ -200,9 +200,10 @@ std::optional<Error> Tracker::check(const Event& e) const {
       if (c.nohz_idle) return fail(e, "event", "tick in nohz idle (ticks are stopped); expected idle_exit first");
       return std::nullopt;
     case Kind::Steal:
-      if (e.a > e.ts - c.last_ts)
-        return fail(e, "ns", fmt::format("steal ns={} exceeds the interval {} since cpu {}'s previous event",
-                                         e.a, e.ts - c.last_ts, e.cpu));
+      if (e.a > e.ts - c.steal_base())
+        return fail(e, "ns", fmt::format("steal ns={} exceeds the interval {} since cpu {}'s previous event or "
+                                         "remote read of its task",
+                                         e.a, e.ts - c.steal_base(), e.cpu));
       return std::nullopt;
     case Kind::Fork: {
       if (auto err = need_process()) return err;
@@ -315,6 +316,12 @@ void Tracker::update(const Event& e) {
       tasks_.emplace(t.tid, std::move(t));
       break;
     }
+    case Kind::Read:
+      if (e.a != 0 && e.a != c.current)
+        if (auto it = tasks_.find(e.a); it != tasks_.end() && it->second.running && it->second.on_cpu >= 0 &&
+                                        uint32_t(it->second.on_cpu) != e.cpu)
+          cpus_[uint32_t(it->second.on_cpu)].remote_sync_ts = e.ts;
+      break;
     default: break;
   }
 }

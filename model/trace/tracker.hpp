@@ -24,6 +24,11 @@ struct CpuContext {
   // the next event on this CPU must not come before it.
   uint64_t gap_end = 0, gap_switch_ts = 0;
   uint32_t gap_switch_line = 0;
+  // A read on another CPU of the task running here may bring this CPU's rq clock up to date
+  // (task_sched_runtime()), which takes out the steal seen so far: steal= intervals start
+  // at the later of last_ts and this.
+  uint64_t remote_sync_ts = 0;
+  uint64_t steal_base() const { return last_ts > remote_sync_ts ? last_ts : remote_sync_ts; }
 };
 
 struct TaskState {
