@@ -17,9 +17,9 @@ using CpuMutation = std::function<void(Symbolic&, model::CpuAcct<Symbolic>&)>;
 using AdjustMutation = std::function<void(Symbolic&, model::PrevCputime<Symbolic>&)>;
 
 // `hzs` empty: every HZ value of the table; `only_step` empty: every step (else e.g.
-// "account_process_tick").
+// "account_process_tick"); `only_inv` empty: every invariant (else e.g. "tick_conserves").
 std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate = {}, std::vector<unsigned> hzs = {},
-                              const std::string& only_step = {});
+                              const std::string& only_step = {}, const std::string& only_inv = {});
 std::vector<Result> cputime_jobs(unsigned timeout_ms, const AdjustMutation& mutate = {});
 std::vector<Result> division_jobs(unsigned timeout_ms);
 // PSI irq (jobs_psi.cpp): every obligation per modelled version ("6.1", "6.10", "6.12", "6.17";

@@ -230,7 +230,7 @@ Result job(const std::string& name, const std::vector<Inv>& invs, const Family& 
 }  // namespace
 
 std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate, std::vector<unsigned> hzs,
-                              const std::string& only_step) {
+                              const std::string& only_step, const std::string& only_inv) {
   std::vector<Result> out;
   const auto ctxs = contexts();
   if (hzs.empty()) hzs.assign(arch::hz_values.begin(), arch::hz_values.end());
@@ -257,6 +257,7 @@ std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate, st
       const std::vector<unsigned> h = uses_hz ? hzs : std::vector<unsigned>{hzs.front()};
       // One invariant per query: the conjunction is much slower to bit-blast than its parts.
       for (Inv i : invs) {
+        if (!only_inv.empty() && only_inv != inv_name(i)) continue;
         // Monotonicity of a product with a symbolic tick count (with steal or irq time) does not
         // finish at 64 bits (measured: unknown after 60 s); give it 5 s and report unknown.
         const bool product = cs.front().step == Step::IdleTicks && i == Inv::Monotonic && (fam.steal || fam.irq_time);

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <future>
 #include <random>
 #include <stdexcept>
 
@@ -139,8 +141,7 @@ std::vector<PatchReport> validate(const ValidateOptions& o) {
     }
     chosen.push_back(*p);
   }
-  std::vector<PatchReport> out;
-  for (const auto& p : chosen) {
+  auto judge_patch = [&](const arch::Patch& p) {
     PatchReport rep{std::string(p.id), std::string(p.title), p.before.str(), p.after.str(), {}};
     const PatchValidator* v = nullptr;
     for (const auto& row : validator_table())
@@ -154,8 +155,20 @@ std::vector<PatchReport> validate(const ValidateOptions& o) {
     } else {
       rep.claims = v->claims(p, o.timeout_ms);
     }
-    out.push_back(std::move(rep));
-  }
+    return rep;
+  };
+  // The patches are independent: up to o.threads of them at a time, each report in its place
+  // (the output is the same as sequentially; only the solver's wall-clock budgets see the load).
+  std::vector<PatchReport> out(chosen.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < chosen.size(); i = next++) out[i] = judge_patch(chosen[i]);
+  };
+  std::vector<std::future<void>> helpers;
+  for (unsigned k = 1; k < std::min<std::size_t>(std::max(o.threads, 1u), chosen.size()); ++k)
+    helpers.push_back(std::async(std::launch::async, worker));
+  worker();
+  for (auto& h : helpers) h.get();
   return out;
 }
 

@@ -51,6 +51,7 @@ struct PatchReport {
 struct ValidateOptions {
   std::vector<std::string> patches;  // "" = all in arch/patches.hpp; prefixes of >= 7 hex digits
   unsigned timeout_ms = 30000;
+  unsigned threads = 1;  // patches judged in parallel (each Z3 query has its own context)
 };
 // Throws std::invalid_argument for an unknown patch id.
 std::vector<PatchReport> validate(const ValidateOptions&);

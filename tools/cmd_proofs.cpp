@@ -1,8 +1,10 @@
 // kacct prove / kacct validate: front ends of proofs::prove() and proofs::validate().
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 
 #include "common.hpp"
 #include "proofs/verdict.hpp"
@@ -76,13 +78,13 @@ void prove_cmd(const std::string& model, unsigned timeout, bool as_json) {
   if (w != proofs::Verdict::Holds) throw Exit{proofs::exit_code(w)};
 }
 
-void validate_cmd(const std::vector<std::string>& ids, unsigned timeout, bool as_json) {
+void validate_cmd(const std::vector<std::string>& ids, unsigned timeout, unsigned jobs, bool as_json) {
   for (const auto& id : ids)
     if (!arch::find_patch(id))
       throw Failure(fmt::format("unknown patch id '{}' (give >= 7 hex digits); known patches:{}", id, known_patches()));
   std::vector<proofs::PatchReport> reports;
   try {
-    reports = proofs::validate({ids, timeout});
+    reports = proofs::validate({ids, timeout, jobs ? jobs : std::max(1u, std::thread::hardware_concurrency())});
   } catch (const std::invalid_argument& e) {
     throw Failure(fmt::format("{}; known patches:{}", e.what(), known_patches()));
   }
@@ -117,6 +119,7 @@ void add_proofs(CLI::App& app) {
   struct Opts {
     std::string model;
     unsigned timeout = 30000;
+    unsigned jobs = 0;
     bool json = false;
     std::vector<std::string> patches;
   };
@@ -131,8 +134,9 @@ void add_proofs(CLI::App& app) {
   auto* val = app.add_subcommand("validate", "Check the claims of kernel patches (arch/patches.hpp)");
   val->add_option("PATCH", p->patches, "patch ids (>= 7 hex digits; default: all)");
   val->add_option("--timeout-ms", p->timeout, "solver timeout per claim")->check(CLI::Range(1u, 86'400'000u));
+  val->add_option("-j,--jobs", p->jobs, "patches judged in parallel (default: one per CPU)")->check(CLI::Range(1u, 1024u));
   val->add_flag("--json", p->json, "JSON output: a list of PatchReport::json()");
-  val->callback([p] { validate_cmd(p->patches, p->timeout, p->json); });
+  val->callback([p] { validate_cmd(p->patches, p->timeout, p->jobs, p->json); });
 }
 
 }  // namespace kacct::cli
