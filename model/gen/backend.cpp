@@ -153,6 +153,7 @@ class GenBackend {
   // (docs/conformance.md). The ghost `consumed` takes the copy too, so gen.task_conserves keeps
   // meaning "nothing lost within the task"; the created time is the finding `fork_inherited`.
   void inherit(std::uint32_t parent, std::uint32_t child) {
+    if (!g_.fork_copies_residues) return;
     auto& c = out_.vtime[child];
     const auto& p = out_.vtime[parent];
     c.utime = p.utime;

@@ -34,6 +34,9 @@ struct GenCfg {
   std::uint64_t jiffy_ns = 4'000'000;  // jiffies_to_cputime(1) / jiffies_to_nsecs(1)
   std::uint64_t switch_gap = 0;  // ns between prev's flush and next's starttime read (model parameter)
   std::uint64_t nohz_full = ~std::uint64_t{0};  // bit c: CPU c is nohz_full (vtime on); others tick
+  // copy_process() leaves the residues dup_task_struct() copied from the parent (every release
+  // with residues, 4.13..6.12 at least); false models a kernel that zeroes them.
+  bool fork_copies_residues = true;
   bool nohz(std::uint32_t cpu) const { return cpu >= 64 || ((nohz_full >> cpu) & 1); }
 };
 

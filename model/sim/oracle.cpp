@@ -29,7 +29,8 @@ Unit unit_of(trace::ReadKind k) {
 }  // namespace
 
 trace::Result<Prediction> predict(std::string_view text, const trace::perf::Options& o, const arch::CpuFacts& cpu,
-                                  const arch::Config& cfg, std::uint64_t pid) {
+                                  const arch::Config& cfg, std::uint64_t pid,
+                                  const std::function<void(ModelCfg&)>& tweak) {
   auto conv = trace::perf::convert(text, o);
   if (!conv) return conv.error();
   Prediction out;
@@ -43,6 +44,7 @@ trace::Result<Prediction> predict(std::string_view text, const trace::perf::Opti
     for (auto k : c.stats.vtime.cpus)
       if (k < 64) mcfg.gen.nohz_full |= std::uint64_t{1} << k;
   }
+  if (tweak) tweak(mcfg);
   const auto res = run(prog.value(), mcfg, {.check = false});
   std::set<std::uint64_t> threads;
   for (const auto& d : c.trace.header.tasks)

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "arch/config.hpp"
+#include "model/sim/machine.hpp"
 #include "model/trace/perf.hpp"
 
 namespace kacct::sim {
@@ -42,8 +44,10 @@ struct Prediction {
 
 // Converts, replays on (cpu, cfg) and collects the reads of thread group `pid`. With gen vtime
 // probes in the trace, the CPUs they fired on are the nohz_full ones.
+// `tweak` may change the model configuration first (a what-if: e.g. a kernel with a fix).
 trace::Result<Prediction> predict(std::string_view perf_text, const trace::perf::Options&, const arch::CpuFacts&,
-                                  const arch::Config&, std::uint64_t pid);
+                                  const arch::Config&, std::uint64_t pid,
+                                  const std::function<void(ModelCfg&)>& tweak = {});
 
 // What the kernel returned at one marked read (a line of kacct-workload's output).
 struct KernelRead {

@@ -786,8 +786,9 @@ class Converter {
     const std::size_t i = index(r);
     runtime_check(r, i);
     const std::uint64_t tid = cpu(c).current;
-    if (p == Probe::Switch) return;  // its clocks went to the sched_switch before it
     if (p == Probe::CputimeAdjust || p == Probe::BacctAddTsk) return read_probe(r, p);
+    if (!ann_.task.count(i)) return bad(r, "pid, st, vs, vu, vst, tu, ts and rt numbers");
+    if (p == Probe::Switch) return;  // its clocks went to the sched_switch before it
     if (tid == 0 || tr_->current(c).kthread || tr_->current(c).exiting) return repair("vtime transition of idle, a kthread or an exiting task skipped", r);
     auto& v = conv_.stats.vtime;
     ++v.transitions;
