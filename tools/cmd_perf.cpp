@@ -1,6 +1,7 @@
 // kacct perf-convert / kacct perf-replay: a real kernel's `perf script` output as a kacct trace,
 // and the values the kernel reported at the workload's marked reads, predicted (docs/perf.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
 #include <fstream>
@@ -44,7 +45,49 @@ json stats_json(const perf::Stats& s) {
   j["markers"] = s.markers;
   j["reads"] = s.reads;
   j["notes"] = s.notes;
+  if (s.vtime.active) {
+    const auto& v = s.vtime;
+    j["vtime"] = {{"cpus", v.cpus}, {"offset", v.offset}, {"transitions", v.transitions},
+                  {"transitions_exact", v.transitions_exact}, {"switches", v.switches},
+                  {"switches_exact", v.switches_exact}, {"clamped", v.clamped}, {"max_clamp_ns", v.max_clamp_ns},
+                  {"runtime_restored", v.runtime_restored}, {"runtime_restored_ns", v.runtime_restored_ns},
+                  {"runtime_excess", v.runtime_excess}, {"checkpoints", s.checkpoints.size()}};
+  }
   return j;
+}
+
+// kacct-workload's output: its first line names the run, each further line one read.
+std::vector<sim::KernelRead> load_values(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Failure(fmt::format("cannot read '{}'", path));
+  std::vector<sim::KernelRead> out;
+  std::string line;
+  for (std::uint32_t n = 1; std::getline(in, line); ++n) {
+    if (line.empty()) continue;
+    json x;
+    try {
+      x = json::parse(line);
+    } catch (const json::exception& e) {
+      throw Failure(fmt::format("{}:{}: not JSON: {}", path, n, e.what()));
+    }
+    if (!x.contains("marker")) continue;  // the header line {"pid": ...}
+    sim::KernelRead r;
+    try {
+      r.marker = x.at("marker").get<std::uint64_t>();
+      const auto kind = x.at("kind").get<std::string>();
+      bool found = false;
+      for (std::size_t k = 0; k < trace::kReadKindCount; ++k)
+        if (trace::name(trace::ReadKind(k)) == kind) r.kind = trace::ReadKind(k), found = true;
+      if (!found) throw Failure(fmt::format("{}:{}: unknown read kind '{}'", path, n, kind));
+      if (x.contains("value")) r.value = x["value"].get<std::uint64_t>();
+      if (x.contains("utime")) r.utime = x["utime"].get<std::uint64_t>();
+      if (x.contains("stime")) r.stime = x["stime"].get<std::uint64_t>();
+    } catch (const json::exception& e) {
+      throw Failure(fmt::format("{}:{}: {}", path, n, e.what()));
+    }
+    out.push_back(r);
+  }
+  return out;
 }
 
 void add_common(CLI::App* c, std::string& cpu, std::uint32_t& ncpus) {
@@ -92,7 +135,10 @@ void add_perf(CLI::App& app) {
     auto reads = std::make_shared<std::vector<std::string>>();
     auto as_json = std::make_shared<bool>(false);
     auto save = std::make_shared<std::string>();
+    auto values = std::make_shared<std::string>();
     c->add_option("TRACE", *path, "perf script text, plain or .xz, or - for stdin")->required();
+    c->add_option("--values", *values,
+                  "kacct-workload's output (what the kernel returned): compare; exit 1 if a read is off");
     c->add_option("--pid", *pid, "the workload's process id")->required();
     c->add_option("--read", *reads, "KIND[:TID]@K: the read that follows marker syscall 100000+K");
     c->add_option("--config", *config, "kernel configuration (default 6.12-tick-steal-hz250)");
@@ -154,8 +200,22 @@ void add_perf(CLI::App& app) {
       const auto tu = P.ticks_user, tk = P.ticks_kernel;
       j["ticks"] = {{"user", tu}, {"kernel", tk}, {"by_tid", by_tid}};
       j["conversion"] = stats_json(conv.stats);
+      bool off = false;
+      if (P.checkpoints.total) {
+        j["checkpoints"] = {{"total", P.checkpoints.total}, {"exact", P.checkpoints.exact}, {"diffs", P.checkpoints.diffs}};
+        off = off || P.checkpoints.exact != P.checkpoints.total;
+      }
+      if (!values->empty()) {
+        j["comparison"] = json::array();
+        for (const auto& r : sim::compare(P, load_values(*values))) {
+          j["comparison"].push_back({{"marker", r.marker}, {"kind", trace::name(r.kind)}, {"agreement", sim::name(r.agreement)},
+                                     {"how", r.how}, {"detail", r.detail}});
+          off = off || r.agreement == sim::Agreement::Off;
+        }
+      }
       if (*as_json) {
         print_json(j);
+        if (off) throw Exit{1};
         return;
       }
       fmt::print("pid {} on {} ({}): {} user ticks, {} kernel ticks\n", *pid, facts.name, cfg.name(), tu, tk);
@@ -173,6 +233,22 @@ void add_perf(CLI::App& app) {
         fmt::print("repairs (events perf did not record, inferred):\n");
         for (const auto& [k, v] : conv.stats.repairs) fmt::print("  {:>8}  {}\n", v, k);
       }
+      if (conv.stats.vtime.active) {
+        const auto& v = conv.stats.vtime;
+        fmt::print("gen vtime probes on cpus {}: {} transitions ({} at the kernel's clock), {} switches ({} with both "
+                   "clocks); checkpoints {}/{} exact\n",
+                   fmt::join(v.cpus, ","), v.transitions, v.transitions_exact, v.switches, v.switches_exact,
+                   P.checkpoints.exact, P.checkpoints.total);
+        for (const auto& d : P.checkpoints.diffs) fmt::print("  checkpoint off: {}\n", d);
+      }
+      if (j.contains("comparison")) {
+        Table cmp({"marker", "kind", "agreement", "clock", "detail"}, {true, false, false, false, false});
+        for (const auto& x : j["comparison"])
+          cmp.row({x["marker"].dump(), x["kind"].get<std::string>(), x["agreement"].get<std::string>(),
+                   x["how"].get<std::string>(), x["detail"].get<std::string>()});
+        fmt::print("against the kernel's values:\n{}", cmp.str());
+      }
+      if (off) throw Exit{1};
     });
   }
 }
