@@ -2,62 +2,19 @@
 // compares kacct's prediction with what the kernel returned to the workload.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "arch/registry.hpp"
 #include "model/sim/oracle.hpp"
-#include "xz.hpp"
+#include "fixture_util.hpp"
 
 namespace kacct {
 namespace {
-namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-struct Fixture {
-  std::string name;
-  json meta;
-  std::vector<json> values;  // what the kernel returned, one per read
-  std::string text;          // perf script text
-};
-
-std::vector<Fixture> fixtures() {
-  std::vector<Fixture> out;
-  for (const auto& d : fs::directory_iterator(KACCT_FIXTURES)) {
-    if (!d.is_directory()) continue;
-    Fixture f;
-    f.name = d.path().filename();
-    std::ifstream m(d.path() / "meta.json");
-    f.meta = json::parse(m);
-    std::ifstream v(d.path() / "values.jsonl");
-    std::string line;
-    bool first = true;
-    while (std::getline(v, line)) {
-      if (first) {
-        first = false;  // {"pid": ..., "mode": ...}
-        continue;
-      }
-      f.values.push_back(json::parse(line));
-    }
-    f.text = cli::read_input_maybe_xz((d.path() / "trace.perf.xz").string());
-    out.push_back(std::move(f));
-  }
-  std::sort(out.begin(), out.end(), [](const Fixture& a, const Fixture& b) { return a.name < b.name; });
-  return out;
-}
-
-trace::perf::Options options_of(const Fixture& f) {
-  trace::perf::Options o;
-  std::istringstream in(f.meta["reads"].get<std::string>());
-  std::string spec, err;
-  while (in >> spec) {
-    auto r = trace::perf::parse_read_spec(spec, &err);
-    EXPECT_TRUE(r) << f.name << ": " << spec << ": " << err;
-    if (r) o.reads.push_back(*r);
-  }
-  return o;
-}
+using Fixture = conformance::FixtureDir;
+std::vector<Fixture> fixtures() { return conformance::load_fixtures(KACCT_FIXTURES); }
+trace::perf::Options options_of(const Fixture& f) { return conformance::read_options(f); }
 
 struct Score {
   int exact = 0, within = 0, off = 0, unverifiable = 0;

@@ -2,17 +2,14 @@
 // amd64 and ppc64el) and compares kacct's gen vtime prediction with what the kernel reported.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "arch/registry.hpp"
 #include "model/sim/oracle.hpp"
-#include "xz.hpp"
+#include "../conformance/fixture_util.hpp"
 
 namespace kacct {
 namespace {
-namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 struct Fixture {
@@ -20,6 +17,7 @@ struct Fixture {
   json meta;
   std::vector<sim::KernelRead> values;
   std::string text;
+  trace::perf::Options options;
 };
 
 std::optional<trace::ReadKind> kind_of(const std::string& s) {
@@ -30,45 +28,23 @@ std::optional<trace::ReadKind> kind_of(const std::string& s) {
 
 std::vector<Fixture> fixtures() {
   std::vector<Fixture> out;
-  for (const auto& d : fs::directory_iterator(KACCT_GEN_FIXTURES)) {
-    if (!d.is_directory()) continue;
-    Fixture f;
-    f.name = d.path().filename();
-    std::ifstream m(d.path() / "meta.json");
-    f.meta = json::parse(m);
-    std::ifstream v(d.path() / "values.jsonl");
-    std::string line;
-    for (bool first = true; std::getline(v, line); first = false) {
-      if (first) continue;  // {"pid": ..., "mode": ...}
-      const auto j = json::parse(line);
+  for (auto& d : conformance::load_fixtures(KACCT_GEN_FIXTURES)) {
+    Fixture f{d.name, d.meta, {}, std::move(d.text), conformance::read_options(d)};
+    f.options.cpu_model = d.meta["cpu"];
+    for (const auto& j : d.values) {
       sim::KernelRead r;
       r.marker = j["marker"];
       const auto k = kind_of(j["kind"]);
-      EXPECT_TRUE(k) << f.name << ": " << line;
+      EXPECT_TRUE(k) << f.name << ": " << j.dump();
       r.kind = k.value_or(trace::ReadKind::ProcStat);
       if (j.contains("value")) r.value = j["value"].get<std::uint64_t>();
       if (j.contains("utime")) r.utime = j["utime"].get<std::uint64_t>();
       if (j.contains("stime")) r.stime = j["stime"].get<std::uint64_t>();
       f.values.push_back(r);
     }
-    f.text = cli::read_input_maybe_xz((d.path() / "trace.perf.xz").string());
     out.push_back(std::move(f));
   }
-  std::sort(out.begin(), out.end(), [](const Fixture& a, const Fixture& b) { return a.name < b.name; });
   return out;
-}
-
-trace::perf::Options options_of(const Fixture& f) {
-  trace::perf::Options o;
-  o.cpu_model = f.meta["cpu"];
-  std::istringstream in(f.meta["reads"].get<std::string>());
-  std::string spec, err;
-  while (in >> spec) {
-    auto r = trace::perf::parse_read_spec(spec, &err);
-    EXPECT_TRUE(r) << f.name << ": " << spec << ": " << err;
-    if (r) o.reads.push_back(*r);
-  }
-  return o;
 }
 
 struct Run {
@@ -81,7 +57,7 @@ std::optional<Run> replay(const Fixture& f, const std::string& config,
   const auto cfg = arch::find_config(config);
   EXPECT_TRUE(cpu && cfg) << f.name << ": " << config;
   if (!cpu || !cfg) return std::nullopt;
-  auto pr = sim::predict(f.text, options_of(f), *cpu, *cfg, f.meta["pid"].get<std::uint64_t>(), tweak);
+  auto pr = sim::predict(f.text, f.options, *cpu, *cfg, f.meta["pid"].get<std::uint64_t>(), tweak);
   EXPECT_TRUE(pr.ok()) << f.name << ": " << (pr.ok() ? "" : pr.error().to_string());
   if (!pr) return std::nullopt;
   Run r{std::move(pr).value(), {}};
