@@ -19,7 +19,7 @@ struct Patch {
   KVersion before;         // last release without it
   KVersion after;          // first release with it
   Mechanism mechanism;
-  std::array<std::string_view, 4> claims;  // names resolved by proofs/validate.cpp; "" = unused
+  std::array<std::string_view, 5> claims;  // names resolved by proofs/validate.cpp; "" = unused
   std::string_view why;    // one line: what the patch changed in the model
 };
 
@@ -96,7 +96,8 @@ inline constexpr std::array patches = {
           "vtime snapshots become jiffies; flushes only when jiffies moved (no sched_clock per transition)"},
     Patch{"2a42eb9594a1", "sched/cputime: Accumulate vtime on top of nsec clocksource", v(4, 12), v(4, 13),
           Mechanism::GenVtime,
-          {"gen.no_time_lost", "gen.attribution_bound", "gen.aligned_tick_user_loop", "gen.reader_monotonic"},
+          {"gen.no_time_lost", "gen.attribution_bound", "gen.aligned_tick_user_loop", "gen.reader_monotonic",
+           "gen.fork_no_double_count"},
           "ns clock again, accumulated per task and flushed once a residue reaches TICK_NSEC"},
     Patch{"8d495477d62e", "sched/cputime: Spare a seqcount lock/unlock cycle on context switch", v(5, 4), v(5, 5),
           Mechanism::GenVtime,

@@ -403,6 +403,25 @@ Result reader_monotonic(const arch::Patch& p) {
   return r;
 }
 
+// A task with unflushed residues forks (found against Debian 6.1 by the QEMU oracle,
+// docs/conformance.md): copy_process() keeps the residues dup_task_struct() copied.
+Result fork_no_double_count(const arch::Patch& p) {
+  Result r;
+  r.name = "gen.fork_no_double_count";
+  std::string s = gentraces::header();
+  s += "1000 0 switch prev=0 next=100\n2000 0 syscall_exit\n1500000 0 syscall_enter nr=57\n"
+       "1600000 0 syscall_exit\n1700000 0 syscall_enter nr=57\n2000000 0 fork parent=100 child=101 mm=2\n"
+       "2100000 0 syscall_exit\n2200000 0 switch prev=100 next=101\n2300000 0 syscall_exit\n";
+  const auto b = scenario(s, p.before, 250, false).r.gen->fork_inherited;
+  const auto a = scenario(s, p.after, 250, false).r.gen->fork_inherited;
+  r.verdict = a == 0 ? Verdict::Holds : Verdict::Violated;
+  r.detail = fmt::format("ns of the parent's vtime residues a forked child starts with (accounted by both): {} before ({}), "
+                         "{} after ({}); copy_process() resets vtime.starttime and .state only",
+                         b, p.before.str(), a, p.after.str());
+  if (a) r.counterexample = s;
+  return r;
+}
+
 Result seq_brackets(const arch::Patch& p) {
   Result r;
   r.name = "gen.seq_brackets";
@@ -435,6 +454,7 @@ std::vector<Result> gen_vtime_claims(const arch::Patch& p, unsigned timeout_ms) 
     else if (c == "gen.fewer_clock_reads") out.push_back(fewer_clock_reads(p));
     else if (c == "gen.reader_monotonic") out.push_back(reader_monotonic(p));
     else if (c == "gen.seq_brackets") out.push_back(seq_brackets(p));
+    else if (c == "gen.fork_no_double_count") out.push_back(fork_no_double_count(p));
     else {
       Result r;
       r.name = c;

@@ -45,6 +45,7 @@ TEST(GenProofs, PatchVerdicts) {
   auto accum = verdicts("2a42eb9594a1");
   EXPECT_EQ(accum["gen.attribution_bound"], proofs::Verdict::Holds);
   EXPECT_EQ(accum["gen.reader_monotonic"], proofs::Verdict::Violated);
+  EXPECT_EQ(accum["gen.fork_no_double_count"], proofs::Verdict::Violated);  // the QEMU oracle's finding
   EXPECT_EQ(verdicts("8d495477d62e")["gen.seq_brackets"], proofs::Verdict::Holds);
 }
 

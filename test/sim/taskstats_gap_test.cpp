@@ -193,7 +193,9 @@ TEST(SwitchGap, GenChargesNextExactlyTheGapLess) {
     }
   }
   // tick and native accounting ignore gap=
-  for (auto [cpu, config] : {std::pair{"x86-64", "6.1-tick-hz250"}, std::pair{"POWER9", "6.1-native-hz250"}}) {
+  for (const auto& cc : {std::pair{"x86-64", "6.1-tick-hz250"}, std::pair{"POWER9", "6.1-native-hz250"}}) {
+    const char* cpu = cc.first;  // clang 14: no lambda capture of a structured binding
+    const char* config = cc.second;
     auto tr = [&](const std::string& gap) {
       return "kacct-trace 1\ncpu " + std::string(cpu) +
              "\nncpus 1\nclock ns\ntask 100 pid=100 comm=app mm=1\ntask 200 pid=200 comm=b mm=2\nevents\n"
