@@ -26,7 +26,12 @@ TYPED_TEST(MachineProp, NoViolation) {
         RC_ASSERT(prog.ok());
         for (const auto& c : cfgs) {
           const auto r = sim::run(prog.value(), c.model, {.check = true});
-          if (r.violation) {
+          // Before 173be9a14f7b (4.7) cputime_adjust()'s utime == 0 / stime == 0 shortcuts skip the
+          // monotonicity clamps: a kernel bug the patch table claims (kacct validate 173be9a14f7b),
+          // which random traces on gen vtime (readers see vtime in progress) reach now and then.
+          const bool known = r.violation && r.violation->invariant == "cputime_adjust.monotonic" &&
+                             !arch::applied("173be9a14f7b", c.cfg.version);
+          if (r.violation && !known) {
             const auto& v = *r.violation;
             RC_FAIL(report(cpu, c.cfg,
                            "invariant " + v.invariant + " violated (" + v.detail + ") at event " +
