@@ -13,6 +13,7 @@
 #include "arch/registry.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/ledger.hpp"
+#include "proofs/bounds.hpp"
 #include "proofs/prover.hpp"
 #include "proofs/registry.hpp"
 #include "spec/gen_vtime.hpp"
@@ -27,15 +28,7 @@ namespace {
 constexpr std::uint64_t kBound = std::uint64_t{1} << 62;
 constexpr std::uint64_t kJiffyBound = std::uint64_t{1} << 40;
 
-template <class T> void bound(S& d, const T& v, std::vector<z3::expr>& out) {
-  if constexpr (is_symbv<T>::value) {
-    if constexpr (T::width == 64) out.push_back(z3::ule(v.e(), d.ctx().bv_val(kBound, 64)));
-  } else if constexpr (Reflected<T>) {
-    hana::for_each(hana::accessors<T>(), [&](auto acc) { bound(d, hana::second(acc)(v), out); });
-  } else if constexpr (requires { v.size(); }) {
-    for (const auto& x : v) bound(d, x, out);
-  }
-}
+template <class T> void bound(S& d, const T& v, std::vector<z3::expr>& out) { bound_u64(d, v, kBound, out); }
 
 struct Era {
   const char* name;

@@ -9,6 +9,7 @@
 
 #include "model/psi/script.hpp"
 #include "proofs/jobs.hpp"
+#include "proofs/bounds.hpp"
 #include "proofs/prover.hpp"
 #include "proofs/registry.hpp"
 #include "spec/psi.hpp"
@@ -28,15 +29,7 @@ constexpr const char* kTopoNote =
 constexpr const char* kStatesNote =
     "times[] other than IRQ_FULL and the PSI task state machine are not modelled; record_times only moves state_start";
 
-template <class T> void bound(S& d, const T& v, std::vector<z3::expr>& out) {
-  if constexpr (is_symbv<T>::value) {
-    if constexpr (T::width == 64) out.push_back(z3::ule(v.e(), d.ctx().bv_val(kBound, 64)));
-  } else if constexpr (Reflected<T>) {
-    hana::for_each(hana::accessors<T>(), [&](auto acc) { bound(d, hana::second(acc)(v), out); });
-  } else if constexpr (requires { v.size(); }) {
-    for (const auto& x : v) bound(d, x, out);
-  }
-}
+template <class T> void bound(S& d, const T& v, std::vector<z3::expr>& out) { bound_u64(d, v, kBound, out); }
 
 // The topology of every job.
 template <class D> World<D> topo(D& d) {

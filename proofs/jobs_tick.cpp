@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "proofs/jobs.hpp"
+#include "proofs/bounds.hpp"
 #include "proofs/prover.hpp"
 #include "arch/config.hpp"
 #include "spec/invariants.hpp"
@@ -23,15 +24,7 @@ constexpr const char* kBoundNote = "every counter and clock below 2^62 ns (146 y
 constexpr const char* kSeqNote = "sequential model: one CPU's accounting step runs without interleaving (irqs off)";
 
 // Every 64-bit field of a reflected state below kBound.
-template <class T> void bound(S& d, const T& v, std::vector<z3::expr>& out) {
-  if constexpr (is_symbv<T>::value) {
-    out.push_back(z3::ule(v.e(), d.ctx().bv_val(kBound, T::width)));
-  } else if constexpr (Reflected<T>) {
-    hana::for_each(hana::accessors<T>(), [&](auto acc) { bound(d, hana::second(acc)(v), out); });
-  } else if constexpr (requires { v.size(); }) {
-    for (const auto& x : v) bound(d, x, out);
-  }
-}
+template <class T> void bound(S& d, const T& v, std::vector<z3::expr>& out) { bound_u64(d, v, kBound, out); }
 
 struct NamedCtx {
   const char* name;
