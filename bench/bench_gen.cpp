@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "arch/registry.hpp"
-#include "model/gen/scenarios.hpp"
+#include "model/trace/scenarios.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/builder.hpp"
 
@@ -28,7 +28,7 @@ const sim::Program& compiled(const trace::Trace& t) {
   return *new sim::Program(std::move(r).value());  // kept for the process lifetime
 }
 const sim::Program& syscall_program() {
-  static const sim::Program& p = compiled(trace::load(gentraces::syscall_loop(events_wanted() / 2, 92, 138, 999)).value());
+  static const sim::Program& p = compiled(trace::load(trace::scenarios::syscall_loop(events_wanted() / 2, 92, 138, 999)).value());
   return p;
 }
 const sim::Program& builder_program() {

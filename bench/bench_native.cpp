@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "arch/registry.hpp"
-#include "bench_traces.hpp"
+#include "model/trace/scenarios.hpp"
 #include "model/native/seed.hpp"
 #include "model/sim/machine.hpp"
 
@@ -23,7 +23,7 @@ std::size_t events_wanted() {
 
 const sim::Program& heavy() {
   static std::unique_ptr<sim::Program> p;
-  if (!p) p = std::make_unique<sim::Program>(sim::compile(bench::tick_heavy_trace(4, events_wanted(), "POWER9")).value());
+  if (!p) p = std::make_unique<sim::Program>(sim::compile(trace::scenarios::tick_heavy_trace(4, events_wanted(), "POWER9")).value());
   return *p;
 }
 const sim::Program& seed() {

@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "bench_traces.hpp"
+#include "model/trace/scenarios.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/builder.hpp"
 
@@ -16,7 +16,7 @@ const std::string& text(int which) {
   auto& s = which == 0 ? tick : mix;
   if (s.empty()) {
     if (which == 0) {
-      s = trace::write(bench::tick_heavy_trace(4, 1'000'000));
+      s = trace::write(trace::scenarios::tick_heavy_trace(4, 1'000'000));
     } else {
       trace::BuildSpec spec;
       spec.ncpus = 4;

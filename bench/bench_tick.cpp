@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "arch/registry.hpp"
-#include "bench_traces.hpp"
+#include "model/trace/scenarios.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/builder.hpp"
 
@@ -24,7 +24,7 @@ const sim::Program& program(std::uint32_t ncpus) {
   static std::map<std::uint32_t, std::unique_ptr<sim::Program>> cache;
   auto& p = cache[ncpus];
   if (!p) {
-    auto t = bench::tick_heavy_trace(ncpus, events_wanted());
+    auto t = trace::scenarios::tick_heavy_trace(ncpus, events_wanted());
     auto r = sim::compile(t);
     if (!r) {
       std::fprintf(stderr, "bench trace invalid: %s\n", r.error().to_string().c_str());

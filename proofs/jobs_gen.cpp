@@ -17,7 +17,7 @@
 #include "proofs/prover.hpp"
 #include "proofs/registry.hpp"
 #include "spec/gen_vtime.hpp"
-#include "model/gen/scenarios.hpp"
+#include "model/trace/scenarios.hpp"
 
 namespace kacct::proofs {
 using namespace kacct::model;
@@ -309,8 +309,8 @@ Result frederic_loops(const arch::Patch& p) {
   Result r;
   r.name = "gen.frederic_loops";
   const auto tick = arch::tick_nsec(1000);
-  auto brk = scenario(gentraces::syscall_loop(60'000, 1500, 200), p.after, 1000, false);
-  auto usr = scenario(gentraces::user_loop(tick, tick / 2, 100), p.after, 1000, false);
+  auto brk = scenario(trace::scenarios::syscall_loop(60'000, 1500, 200), p.after, 1000, false);
+  auto usr = scenario(trace::scenarios::user_loop(tick, tick / 2, 100), p.after, 1000, false);
   const auto& bt = brk.truth.task.at(100);
   const auto& ut = usr.truth.task.at(100);
   const double b_true = user_share(bt.user, bt.system), b_model = user_share(brk.r.tasks[1].utime, brk.r.tasks[1].stime);
@@ -329,7 +329,7 @@ Result attribution_bound(const arch::Patch& p) {
   Result r;
   r.name = "gen.attribution_bound";
   const auto tick = arch::tick_nsec(250);
-  const auto text = gentraces::user_loop(tick, 0, 50);
+  const auto text = trace::scenarios::user_loop(tick, 0, 50);
   auto before = scenario(text, p.before, 250, false);
   auto after = scenario(text, p.after, 250, false);
   const auto truth = after.truth.task.at(100);
@@ -363,7 +363,7 @@ Result aligned_tick(const arch::Patch& p) {
 Result fewer_clock_reads(const arch::Patch& p) {
   Result r;
   r.name = "gen.fewer_clock_reads";
-  const auto text = gentraces::syscall_loop(20'000, 150, 220);
+  const auto text = trace::scenarios::syscall_loop(20'000, 150, 220);
   auto b = scenario(text, p.before, 1000, false).r.gen->cost;
   auto a = scenario(text, p.after, 1000, false).r.gen->cost;
   const double n = 20'000;
@@ -378,7 +378,7 @@ Result fewer_clock_reads(const arch::Patch& p) {
 Result reader_monotonic(const arch::Patch& p) {
   Result r;
   r.name = "gen.reader_monotonic";
-  const auto text = gentraces::syscall_loop(40, 1500, 700);
+  const auto text = trace::scenarios::syscall_loop(40, 1500, 700);
   auto s = scenario(text, p.after, 250, true);
   const auto& g = *s.r.gen;
   if (g.task_view_backwards + g.kcpustat_backwards == 0) {
@@ -401,7 +401,7 @@ Result reader_monotonic(const arch::Patch& p) {
 Result fork_no_double_count(const arch::Patch& p) {
   Result r;
   r.name = "gen.fork_no_double_count";
-  std::string s = gentraces::header();
+  std::string s = trace::scenarios::header();
   s += "1000 0 switch prev=0 next=100\n2000 0 syscall_exit\n1500000 0 syscall_enter nr=57\n"
        "1600000 0 syscall_exit\n1700000 0 syscall_enter nr=57\n2000000 0 fork parent=100 child=101 mm=2\n"
        "2100000 0 syscall_exit\n2200000 0 switch prev=100 next=101\n2300000 0 syscall_exit\n";
@@ -418,7 +418,7 @@ Result fork_no_double_count(const arch::Patch& p) {
 Result seq_brackets(const arch::Patch& p) {
   Result r;
   r.name = "gen.seq_brackets";
-  std::string s = gentraces::header();
+  std::string s = trace::scenarios::header();
   s += "1000 0 switch prev=0 next=100\n2000 0 switch prev=100 next=0 prev_state=S\n5000 0 wakeup tid=100\n6000 0 switch prev=0 next=100\n";
   auto b = scenario(s, p.before, 250, false).r.gen->cost.unbracketed_writes;
   auto a = scenario(s, p.after, 250, false).r.gen->cost.unbracketed_writes;

@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "common.hpp"
-#include "model/gen/scenarios.hpp"
+#include "model/trace/scenarios.hpp"
 #include "model/sim/machine.hpp"
 
 namespace kacct::cli {
@@ -35,7 +35,7 @@ int cost(std::uint64_t n) {
   out["rows"] = json::array();
   for (const auto& row : rows) {
     const std::uint64_t in_kernel = row.ns_per_syscall * 2 / 5;
-    const auto text = gentraces::syscall_loop(n, in_kernel, row.ns_per_syscall - in_kernel, 999);
+    const auto text = trace::scenarios::syscall_loop(n, in_kernel, row.ns_per_syscall - in_kernel, 999);
     auto t = trace::load(text);
     auto p = sim::compile(t.value());
     const auto cpu = *arch::find_cpu("x86-64");

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <charconv>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
+#include "model/trace/perf_convert.hpp"
 #include "model/trace/perf_fields.hpp"
-#include "model/trace/perf_vtime.hpp"
-#include "model/trace/tracker.hpp"
 
 namespace kacct::trace::perf {
 namespace {
@@ -186,749 +186,493 @@ Result<std::vector<Record>> parse_script(std::string_view text) {
   return out;
 }
 
-namespace {
+namespace detail {
 
-// The conversion state: a Tracker that every emitted event must satisfy, and the repairs that
-// keep the trace consistent with what perf recorded when perf lost or did not record events.
-class Converter {
- public:
-  Converter(const std::vector<Record>& recs, const Options& o) : recs_(recs), o_(o) {}
+Conversion Converter::run() {
+  vtime_setup();
+  declare();
+  Tracker tr(conv_.trace.header);
+  tr_ = &tr;
+  for (const auto& r : recs_) record(r);
+  tr_ = nullptr;
+  return std::move(conv_);
+}
 
-  Conversion run() {
-    ann_ = vtime::annotate(recs_);
-    probes_ = !ann_.task.empty();
-    auto& v = conv_.stats.vtime;
-    v.active = probes_;
-    v.cpus = ann_.cpus;
-    v.offset = ann_.offset;
-    if (ann_.offset_varies) conv_.stats.notes.push_back("vtime probes: __sched_clock_offset changed during the trace");
-    declare();
-    Tracker tr(conv_.trace.header);
-    tr_ = &tr;
-    for (const auto& r : recs_) record(r);
-    tr_ = nullptr;
-    return std::move(conv_);
-  }
-
- private:
-  struct Info {
-    std::string comm;
-    std::uint64_t tgid = 0;
-    bool user_evidence = false;
-    bool forked = false;
-    bool state_known = false;  // declared with the counters and vtime residues of its first probe
+// Pass 1: every task that appears, its thread group, whether it ever ran in user mode.
+void Converter::declare() {
+  auto& st = conv_.stats;
+  std::uint32_t maxcpu = 0;
+  st.base_ns = recs_.empty() ? 0 : recs_.front().ts;
+  last_ts_ = st.base_ns;
+  std::set<std::uint64_t> user_groups;
+  auto note = [&](std::uint64_t tid, const std::string& comm, std::optional<std::uint64_t> pid) {
+    if (tid == 0) return;
+    auto& i = info_[tid];
+    if (i.comm.empty() || !comm.empty()) i.comm = comm.empty() ? i.comm : comm;
+    if (pid) i.tgid = *pid;
+    if (i.tgid == 0) i.tgid = tid;
   };
-
-  // Pass 1: every task that appears, its thread group, whether it ever ran in user mode.
-  void declare() {
-    auto& st = conv_.stats;
-    std::uint32_t maxcpu = 0;
-    st.base_ns = recs_.empty() ? 0 : recs_.front().ts;
-    last_ts_ = st.base_ns;
-    std::set<std::uint64_t> user_groups;
-    auto note = [&](std::uint64_t tid, const std::string& comm, std::optional<std::uint64_t> pid) {
-      if (tid == 0) return;
-      auto& i = info_[tid];
-      if (i.comm.empty() || !comm.empty()) i.comm = comm.empty() ? i.comm : comm;
-      if (pid) i.tgid = *pid;
-      if (i.tgid == 0) i.tgid = tid;
-    };
-    for (const auto& r : recs_) {
-      maxcpu = std::max(maxcpu, r.cpu);
-      if (r.tid_known) note(r.tid, r.comm, r.pid);
-      if (r.event == "sched:sched_process_fork") {
-        if (auto c = num_field(r.fields, "child_pid")) {
-          note(*c, std::string(field(r.fields, "child_comm").value_or("")), std::nullopt);
-          if (!seen_before_fork_.count(*c)) info_[*c].forked = true;
-        }
-      } else if (r.event == "sched:sched_switch") {
-        if (auto n = num_field(r.fields, "next_pid"); n && *n) {
-          note(*n, std::string(field(r.fields, "next_comm").value_or("")), std::nullopt);
-          seen_before_fork_.insert(*n);
-        }
-      } else if (r.event == "sched:sched_stat_runtime") {
-        if (auto p = num_field(r.fields, "pid"); p && *p) {
-          note(*p, std::string(field(r.fields, "comm").value_or("")), std::nullopt);
-          seen_before_fork_.insert(*p);
-        }
+  for (const auto& r : recs_) {
+    maxcpu = std::max(maxcpu, r.cpu);
+    if (r.tid_known) note(r.tid, r.comm, r.pid);
+    if (r.event == "sched:sched_process_fork") {
+      if (auto c = num_field(r.fields, "child_pid")) {
+        note(*c, std::string(field(r.fields, "child_comm").value_or("")), std::nullopt);
+        if (!seen_before_fork_.count(*c)) info_[*c].forked = true;
       }
-      if (r.tid && r.tid_known) seen_before_fork_.insert(r.tid);
-      if (r.event == "raw_syscalls:sys_enter" && r.tid) info_[r.tid].user_evidence = true;
-      if (r.tid && (r.event == "kprobes:vtime_user_exit" || r.event == "kprobes:vtime_user_enter"))
-        info_[r.tid].user_evidence = true;
-      if (r.event == "irq_vectors:local_timer_entry" && r.tid && chain_says_user(r) == 1) info_[r.tid].user_evidence = true;
-    }
-    for (auto& [tid, i] : info_)
-      if (i.user_evidence) user_groups.insert(i.tgid);
-    for (auto& [tid, i] : info_) i.user_evidence = i.user_evidence || user_groups.count(i.tgid);
-    auto& h = conv_.trace.header;
-    h.cpu_model = o_.cpu_model;
-    h.ncpus = o_.ncpus ? o_.ncpus : maxcpu + 1;
-    h.rtime_events = true;
-    for (auto& [tid, i] : info_) {
-      if (i.forked) continue;
-      TaskDecl d;
-      d.tid = tid;
-      d.kthread = !i.user_evidence;
-      d.pid = d.kthread ? tid : i.tgid;
-      if (!d.kthread) d.mm = d.pid;
-      d.comm = sanitize_comm(i.comm);
-      if (auto s = ann_.seq.find(tid); s != ann_.seq.end()) {
-        // Its state before any transition the trace shows (a probe reads the state its previous
-        // transition left; until the first probe the task made none here).
-        const auto& f = ann_.task.at(s->second.front());
-        d.utime = f.tu;
-        d.stime = f.ts;
-        d.vtime_utime = f.vu;
-        d.vtime_stime = f.vst;
-        i.state_known = true;
+    } else if (r.event == "sched:sched_switch") {
+      if (auto n = num_field(r.fields, "next_pid"); n && *n) {
+        note(*n, std::string(field(r.fields, "next_comm").value_or("")), std::nullopt);
+        seen_before_fork_.insert(*n);
       }
-      h.tasks.push_back(std::move(d));
+    } else if (r.event == "sched:sched_stat_runtime") {
+      if (auto p = num_field(r.fields, "pid"); p && *p) {
+        note(*p, std::string(field(r.fields, "comm").value_or("")), std::nullopt);
+        seen_before_fork_.insert(*p);
+      }
     }
+    if (r.tid && r.tid_known) seen_before_fork_.insert(r.tid);
+    if (r.event == "raw_syscalls:sys_enter" && r.tid) info_[r.tid].user_evidence = true;
+    if (r.tid && (r.event == "kprobes:vtime_user_exit" || r.event == "kprobes:vtime_user_enter"))
+      info_[r.tid].user_evidence = true;
+    if (r.event == "irq_vectors:local_timer_entry" && r.tid && chain_says_user(r) == 1) info_[r.tid].user_evidence = true;
   }
+  for (auto& [tid, i] : info_)
+    if (i.user_evidence) user_groups.insert(i.tgid);
+  for (auto& [tid, i] : info_) i.user_evidence = i.user_evidence || user_groups.count(i.tgid);
+  auto& h = conv_.trace.header;
+  h.cpu_model = o_.cpu_model;
+  h.ncpus = o_.ncpus ? o_.ncpus : maxcpu + 1;
+  h.rtime_events = true;
+  for (auto& [tid, i] : info_) {
+    if (i.forked) continue;
+    TaskDecl d;
+    d.tid = tid;
+    d.kthread = !i.user_evidence;
+    d.pid = d.kthread ? tid : i.tgid;
+    if (!d.kthread) d.mm = d.pid;
+    d.comm = sanitize_comm(i.comm);
+    vtime_declare(d, i);
+    h.tasks.push_back(std::move(d));
+  }
+}
 
-  // 1: the timer interrupted user mode (the unwound kernel stack ends at the entry stub),
-  // 0: kernel mode, -1: no callchain.
-  static int chain_says_user(const Record& r) {
-    // The first entry stub (asm_sysvec_apic_timer_interrupt on x86) is this interrupt's entry;
-    // frames beyond it are the interrupted kernel code (syscall, exception, idle, ...).
-    for (std::size_t i = 0; i < r.chain.size(); ++i)
-      if (r.chain[i].rfind("asm_", 0) == 0) return i + 1 == r.chain.size() ? 1 : 0;
-    return -1;
-  }
+// 1: the timer interrupted user mode (the unwound kernel stack ends at the entry stub),
+// 0: kernel mode, -1: no callchain.
+int Converter::chain_says_user(const Record& r) {
+  // The first entry stub (asm_sysvec_apic_timer_interrupt on x86) is this interrupt's entry;
+  // frames beyond it are the interrupted kernel code (syscall, exception, idle, ...).
+  for (std::size_t i = 0; i < r.chain.size(); ++i)
+    if (r.chain[i].rfind("asm_", 0) == 0) return i + 1 == r.chain.size() ? 1 : 0;
+  return -1;
+}
 
-  void repair(const char* what, const Record& r) {
-    ++conv_.stats.repairs[what];
-    if (conv_.stats.notes.size() < 20)
-      conv_.stats.notes.push_back(fmt::format("perf line {}: {} ({} on cpu {})", r.line, what, r.event, r.cpu));
-  }
-  bool emit(Event e, const Record& r) { return emit_at(std::move(e), r, r.ts); }
-  // At perf-clock time t; vtime clocks can trail an event already emitted from a later
-  // tracepoint, so time is kept monotonic (and the moves counted).
-  bool emit_at(Event e, const Record& r, std::uint64_t t) {
-    if (t < last_ts_) {
-      ++conv_.stats.vtime.clamped;
-      conv_.stats.vtime.max_clamp_ns = std::max(conv_.stats.vtime.max_clamp_ns, last_ts_ - t);
-      t = last_ts_;
-    }
-    e.ts = t - conv_.stats.base_ns;
-    e.line = 0;
-    if (auto err = tr_->apply(e)) {
-      repair("event dropped (inconsistent with the recorded state)", r);
-      if (conv_.stats.notes.size() < 20) conv_.stats.notes.back() += ": " + err->message;
-      return false;
-    }
-    last_ts_ = t;
-    conv_.trace.events.push_back(std::move(e));
-    return true;
-  }
-  Event ev(Kind k, std::uint32_t cpu) {
-    Event e;
-    e.kind = k;
-    e.cpu = cpu;
-    return e;
-  }
-  const CpuContext& cpu(std::uint32_t c) const { return tr_->cpu(c); }
+void Converter::repair(const char* what, const Record& r) {
+  ++conv_.stats.repairs[what];
+  if (conv_.stats.notes.size() < 20)
+    conv_.stats.notes.push_back(fmt::format("perf line {}: {} ({} on cpu {})", r.line, what, r.event, r.cpu));
+}
+void Converter::bad(const Record& r, const char* expected) {
+  repair("malformed tracepoint fields skipped", r);
+  if (conv_.stats.notes.size() < 20) conv_.stats.notes.back() += fmt::format(": expected {}", expected);
+}
 
-  void to_process_context(std::uint32_t c, const Record& r) {
-    while (cpu(c).irq_depth > 0) {
-      repair("irq_exit inferred", r);
-      emit(ev(Kind::IrqExit, c), r);
-    }
-    if (cpu(c).in_softirq) {
-      repair("softirq_exit inferred", r);
-      emit(ev(Kind::SoftirqExit, c), r);
-    }
+// At perf-clock time t; vtime clocks can trail an event already emitted from a later
+// tracepoint, so time is kept monotonic (and the moves counted).
+bool Converter::emit_at(Event e, const Record& r, std::uint64_t t) {
+  if (t < last_ts_) {
+    ++conv_.stats.vtime.clamped;
+    conv_.stats.vtime.max_clamp_ns = std::max(conv_.stats.vtime.max_clamp_ns, last_ts_ - t);
+    t = last_ts_;
   }
-  bool set_mode(std::uint32_t c, Mode m, const Record& r, const char* why) {
-    const auto& x = cpu(c);
-    if (x.mode == m) return true;
-    if (x.current == 0 || tr_->current(c).kthread || tr_->current(c).exiting) return false;
-    to_process_context(c, r);
-    repair(why, r);
-    return emit(ev(m == Mode::User ? Kind::ExcExit : Kind::ExcEnter, c), r);
-  }
-  void switch_out(std::uint32_t c, std::uint64_t next, const Record& r) {
-    to_process_context(c, r);
-    Event e = ev(Kind::Switch, c);
-    e.a = cpu(c).current;
-    e.b = next;
-    if (e.a != 0 && tr_->current(c).exiting) e.prev_state = PrevState::Dead;
-    emit(e, r);
-  }
-  // Make `tid` runnable here: not running elsewhere, not sleeping.
-  bool make_runnable(std::uint64_t tid, std::uint32_t c, const Record& r) {
-    if (tid == 0) return true;
-    const TaskState* t = tr_->task(tid);
-    if (!t || t->exited) return false;
-    if (t->running && std::uint32_t(t->on_cpu) != c) {
-      repair("switch out on another cpu inferred", r);
-      switch_out(std::uint32_t(t->on_cpu), 0, r);
-    }
-    t = tr_->task(tid);
-    if (t->sleeping) {
-      Event w = ev(Kind::Wakeup, c);
-      w.a = tid;
-      ++conv_.stats.repairs["wakeup inferred"];
-      emit(w, r);
-    }
-    return true;
-  }
-  // Every sample names the task that is current on its CPU.
-  bool ensure_current(std::uint32_t c, std::uint64_t tid, const Record& r) {
-    if (cpu(c).current == tid) return true;
-    if (tid != 0 && !make_runnable(tid, c, r)) return false;
-    repair("switch inferred (sample's task not current)", r);
-    switch_out(c, tid, r);
-    if (cpu(c).current == tid) vtime_arrive(tid, r);
-    return cpu(c).current == tid;
-  }
-
-  void final_exit(std::uint32_t c, const Record& r) {
-    to_process_context(c, r);
-    set_mode(c, Mode::Kernel, r, "kernel entry inferred (exit)");
-    emit(ev(Kind::Exit, c), r);
-    exiting_.erase(cpu(c).current);
-  }
-  // Is the next sample on r's CPU the current task's switch out as dead (X or Z)?
-  bool final_switch_follows(const Record& r) const {
-    const std::size_t i = std::size_t(&r - recs_.data());
-    for (std::size_t j = i + 1; j < recs_.size() && j < i + 64; ++j) {
-      const Record& q = recs_[j];
-      if (q.cpu != r.cpu) continue;
-      if (q.event != "sched:sched_switch") return false;
-      auto ps = field(q.fields, "prev_state");
-      return ps && !ps->empty() && ((*ps)[0] == 'X' || (*ps)[0] == 'Z');
-    }
+  e.ts = t - conv_.stats.base_ns;
+  e.line = 0;
+  if (auto err = tr_->apply(e)) {
+    repair("event dropped (inconsistent with the recorded state)", r);
+    if (conv_.stats.notes.size() < 20) conv_.stats.notes.back() += ": " + err->message;
     return false;
   }
+  last_ts_ = t;
+  conv_.trace.events.push_back(std::move(e));
+  return true;
+}
 
-  void record(const Record& r) {
-    auto& st = conv_.stats;
-    ++st.records;
-    const std::uint32_t c = r.cpu;
-    if (c >= conv_.trace.header.ncpus) {
-      repair("sample on a cpu beyond ncpus skipped", r);
-      return;
-    }
-    const std::string& n = r.event;
-    auto used = [&] { ++st.used[n]; };
-    if (n == "PERF_RECORD_LOST" || n == "PERF_RECORD_LOST_SAMPLES") {
-      // perf's ring buffer overflowed: events are missing from here on this CPU.
-      const auto t = trim(std::string_view(r.fields));
-      const auto v = to_u64(t.substr(t.find_last_of(' ') + 1));
-      st.lost_events += v.value_or(0);
-      ++st.lost_records;
-      if (conv_.stats.notes.size() < 20)
-        conv_.stats.notes.push_back(fmt::format("perf line {}: perf lost {} events on cpu {}", r.line, v.value_or(0), c));
-      return;
-    }
-    if (n == "sched:sched_switch") {
-      auto prev = num_field(r.fields, "prev_pid"), next = num_field(r.fields, "next_pid");
-      auto ps = field(r.fields, "prev_state");
-      if (!prev || !next || !ps) return bad(r, "prev_pid, prev_state and next_pid");
-      if (!ensure_current(c, *prev, r)) return;
-      used();
-      to_process_context(c, r);
-      Event e = ev(Kind::Switch, c);
-      e.a = *prev;
-      e.b = *next;
-      const char s0 = ps->empty() ? 'R' : (*ps)[0];
-      e.prev_state = s0 == 'S' || s0 == 'T' || s0 == 't' || s0 == 'I' ? PrevState::Sleeping
-                     : s0 == 'D'                                     ? PrevState::DiskSleep
-                     : s0 == 'X' || s0 == 'Z'                        ? PrevState::Dead
-                                                                     : PrevState::Runnable;
-      if (*prev == 0) e.prev_state = PrevState::Runnable;
-      if (e.prev_state == PrevState::Dead && !tr_->current(c).exiting) {
-        if (!exiting_.count(*prev)) repair("exit inferred (prev_state X without sched_process_exit)", r);
-        final_exit(c, r);
-      }
-      if (e.prev_state != PrevState::Dead && *prev != 0 && tr_->current(c).exiting) e.prev_state = PrevState::Dead;
-      if (!make_runnable(*next, c, r)) return repair("switch to an exited or unknown task skipped", r);
-      std::uint64_t t = r.ts;
-      if (vcpu(c)) {
-        flush_deferred(*prev, r, r.ts);
-        ++conv_.stats.vtime.switches;
-        if (auto it = ann_.switches.find(index(r)); it != ann_.switches.end()) {
-          const auto& sw = it->second;
-          if (sw.c1 && sw.c2 && *sw.c2 >= *sw.c1) {
-            ++conv_.stats.vtime.switches_exact;
-            t = *sw.c1;
-            e.switch_gap = *sw.c2 - *sw.c1;
-          } else if (sw.c2) {
-            t = *sw.c2;  // prev's flush clock unknown (the idle task's, or prev never probed again)
-          } else if (sw.c1) {
-            t = *sw.c1;
-          }
-          if (*prev != 0 && e.prev_state != PrevState::Dead) checkpoint(r, sw.probe, t);
-        }
-      }
-      emit_at(e, r, t);
-      arrived_.insert(*next);
-      return;
-    }
-    if (!r.tid_known) {
-      if (n != "sched:sched_stat_runtime" && n != "sched:sched_wakeup" && n != "sched:sched_wakeup_new")
-        return repair("sample with an unknown tid (-1) skipped", r);
-    } else if (!ensure_current(c, r.tid, r)) {
-      return repair("sample of an exited or unknown task skipped", r);
-    }
-    if (probes_ && vtime::probe_of(n) != vtime::Probe::None) {
-      used();
-      if (vcpu(c)) vtime_probe(r, vtime::probe_of(n));
-      return;
-    }
-    if (n == "raw_syscalls:sys_enter") {
-      const auto v = syscall_nr(r);
-      if (!v) return bad(r, "NR <number>");
-      if (r.tid == 0 || tr_->current(c).exiting) return;
-      used();
-      if (vcpu(c)) return syscall_marker(r.tid, *v);  // the vtime probes carry the mode changes
-      to_process_context(c, r);
-      if (!set_mode(c, Mode::User, r, "return to user inferred (sys_enter in kernel mode)")) return;
-      Event e = ev(Kind::SyscallEnter, c);
-      e.a = *v;
-      if (!emit(e, r)) return;
-      syscall_marker(r.tid, *v);
-      return;
-    }
-    if (n == "raw_syscalls:sys_exit") {
-      if (r.tid == 0 || tr_->current(c).exiting) return;
-      used();
-      // powerpc traces no sys_enter for a number beyond NR_syscalls (6.1
-      // do_syscall_trace_enter()), only its sys_exit: the marker is seen there.
-      if (auto v = syscall_nr(r); v && *v >= o_.marker_base && !marker_.count(r.tid)) syscall_marker(r.tid, *v);
-      if (vcpu(c)) return vtime_sys_exit(r);
-      to_process_context(c, r);
-      if (cpu(c).mode != Mode::Kernel) return repair("sys_exit in user mode skipped (sys_enter lost)", r);
-      if (auto m = in_read_.find(r.tid); m != in_read_.end()) {
-        for (const auto& spec : o_.reads)
-          if (spec.marker == m->second) {
-            Event e = ev(Kind::Read, c);
-            e.read_kind = spec.kind;
-            e.a = spec.tid == r.tid ? 0 : spec.tid;
-            e.read_id = spec.marker;
-            if (emit(e, r)) {
-              ++st.reads;
-              st.lost_before_read.push_back(st.lost_events);
-            }
-          }
-        in_read_.erase(m);
-      }
-      emit(ev(Kind::SyscallExit, c), r);
-      return;
-    }
-    if (n == "irq:irq_handler_entry") {
-      used();
-      Event e = ev(Kind::IrqEnter, c);
-      e.a = num_field(r.fields, "irq").value_or(0);
-      emit(e, r);
-      return;
-    }
-    if (n == "irq:irq_handler_exit") {
-      used();
-      if (cpu(c).irq_depth == 0) return repair("irq_exit without entry skipped", r);
-      emit(ev(Kind::IrqExit, c), r);
-      return;
-    }
-    if (n == "irq:softirq_entry") {
-      used();
-      to_process_context(c, r);
-      Event e = ev(Kind::SoftirqEnter, c);
-      auto v = num_field(r.fields, "vec");
-      if (!v) return bad(r, "vec=<n>");
-      e.a = *v;
-      emit(e, r);
-      return;
-    }
-    if (n == "irq:softirq_exit") {
-      used();
-      if (!cpu(c).in_softirq || cpu(c).irq_depth > 0) return repair("softirq_exit without entry skipped", r);
-      emit(ev(Kind::SoftirqExit, c), r);
-      return;
-    }
-    if (n == "irq_vectors:local_timer_entry") {
-      used();
-      timer_mode_[c] = chain_says_user(r);
-      return;
-    }
-    if (n == "timer:hrtimer_expire_entry") {
-      auto fn = field(r.fields, "function");
-      if (!fn || std::find(o_.tick_functions.begin(), o_.tick_functions.end(), *fn) == o_.tick_functions.end()) {
-        ++st.ignored[n + " (not the tick)"];
-        return;
-      }
-      used();
-      const auto it = timer_mode_.find(c);
-      const int user = it == timer_mode_.end() ? -1 : it->second;
-      if (it != timer_mode_.end()) timer_mode_.erase(it);
-      if (user < 0) {
-        ++st.ticks_mode_unknown;
-      } else if (user == 1) {
-        ++st.ticks_user;
-        to_process_context(c, r);  // the timer interrupted user mode: nothing else was active
-        if (!set_mode(c, Mode::User, r, "return to user inferred (user tick)")) repair("user tick on a kthread or idle", r);
-      } else {
-        ++st.ticks_kernel;
-        if (cpu(c).mode == Mode::User && cpu(c).irq_depth == 0 && !cpu(c).in_softirq)
-          set_mode(c, Mode::Kernel, r, "kernel entry inferred (kernel tick)");
-      }
-      const bool user_now = cpu(c).mode == Mode::User && cpu(c).irq_depth == 0 && !cpu(c).in_softirq;
-      if (emit(ev(Kind::Tick, c), r) && cpu(c).current != 0) ++st.task_ticks[cpu(c).current][user_now ? 0 : 1];
-      return;
-    }
-    if (n == "sched:sched_stat_runtime") {
-      auto pid = num_field(r.fields, "pid"), rt = num_field(r.fields, "runtime");
-      if (!pid || !rt) return bad(r, "pid and runtime");
-      if (*pid == 0) return;
-      used();
-      if (*pid == cpu(c).current && exiting_.count(*pid) && !tr_->current(c).exiting && final_switch_follows(r))
-        final_exit(c, r);  // __exit_signal() ran before the final __schedule()'s update_curr()
-      Event e = ev(Kind::Runtime, c);
-      e.a = *pid;
-      e.b = *rt;
-      if (probes_) rt_since_[*pid] += *rt;
-      if (vcpu(c) && *pid == cpu(c).current && in_read_.count(*pid)) {
-        // Inside a marked read: the reader's vtime clock may come before this update_curr()
-        // (task_cputime_adjusted() reads vtime first); emitted with the read.
-        deferred_[*pid].push_back({e, r.ts});
-        return;
-      }
-      emit(e, r);
-      return;
-    }
-    if (n == "sched:sched_process_fork") {
-      auto child = num_field(r.fields, "child_pid");
-      if (!child) return bad(r, "child_pid");
-      used();
-      if (tr_->task(*child)) return repair("fork of an already known task skipped", r);
-      to_process_context(c, r);
-      if (!set_mode(c, Mode::Kernel, r, "kernel entry inferred (fork)")) {
-        if (cpu(c).current == 0) return repair("fork by the idle task skipped", r);
-      }
-      const auto& parent = tr_->current(c);
-      const auto& ci = info_[*child];
-      Event e = ev(Kind::Fork, c);
-      e.a = cpu(c).current;
-      e.b = *child;
-      e.fork_comm = sanitize_comm(ci.comm);
-      if (!ci.user_evidence && parent.kthread) {
-        e.fork_kthread = true;
-      } else if (!parent.kthread && ci.tgid == parent.pid && parent.mm) {
-        e.fork_pid = parent.pid;  // a thread
-      } else {
-        e.fork_pid = *child;
-        e.fork_mm = *child;
-        if (!ci.user_evidence && !parent.kthread) e.fork_mm = *child;
-      }
-      emit(e, r);
-      return;
-    }
-    if (n == "sched:sched_process_exit") {
-      // do_exit() emits this before exit_files()/exit_notify(): the task may still sleep and
-      // run. Its counters join the group in exit_notify() (release_task, __exit_signal), just
-      // before the final __schedule(): the kacct `exit` is emitted there (final_exit()).
-      if (r.tid == 0) return;
-      used();
-      exiting_.insert(r.tid);
-      return;
-    }
-    if (n == "sched:sched_wakeup" || n == "sched:sched_wakeup_new") {
-      auto pid = num_field(r.fields, "pid");
-      if (!pid) return bad(r, "pid");
-      used();
-      const TaskState* t = tr_->task(*pid);
-      if (t && t->sleeping && !t->exited) {
-        Event e = ev(Kind::Wakeup, c);
-        e.a = *pid;
-        emit(e, r);
-      }
-      return;
-    }
-    static const std::set<std::string, std::less<>> known = {
-        "irq_vectors:local_timer_exit", "timer:hrtimer_expire_exit", "timer:hrtimer_start",
-        "timer:hrtimer_cancel", "timer:hrtimer_init", "sched:sched_waking", "sched:sched_migrate_task",
-        "irq:softirq_raise", "timer:tick_stop", "powerpc:timer_interrupt_entry", "powerpc:timer_interrupt_exit"};
-    if (known.count(n))
-      ++st.ignored[n];
-    else
-      ++st.unknown[n];
+void Converter::to_process_context(std::uint32_t c, const Record& r) {
+  while (cpu(c).irq_depth > 0) {
+    repair("irq_exit inferred", r);
+    emit(ev(Kind::IrqExit, c), r);
   }
+  if (cpu(c).in_softirq) {
+    repair("softirq_exit inferred", r);
+    emit(ev(Kind::SoftirqExit, c), r);
+  }
+}
+bool Converter::set_mode(std::uint32_t c, Mode m, const Record& r, const char* why) {
+  const auto& x = cpu(c);
+  if (x.mode == m) return true;
+  if (x.current == 0 || tr_->current(c).kthread || tr_->current(c).exiting) return false;
+  to_process_context(c, r);
+  repair(why, r);
+  return emit(ev(m == Mode::User ? Kind::ExcExit : Kind::ExcEnter, c), r);
+}
+void Converter::switch_out(std::uint32_t c, std::uint64_t next, const Record& r) {
+  to_process_context(c, r);
+  Event e = ev(Kind::Switch, c);
+  e.a = cpu(c).current;
+  e.b = next;
+  if (e.a != 0 && tr_->current(c).exiting) e.prev_state = PrevState::Dead;
+  emit(e, r);
+}
+// Make `tid` runnable here: not running elsewhere, not sleeping.
+bool Converter::make_runnable(std::uint64_t tid, std::uint32_t c, const Record& r) {
+  if (tid == 0) return true;
+  const TaskState* t = tr_->task(tid);
+  if (!t || t->exited) return false;
+  if (t->running && std::uint32_t(t->on_cpu) != c) {
+    repair("switch out on another cpu inferred", r);
+    switch_out(std::uint32_t(t->on_cpu), 0, r);
+  }
+  t = tr_->task(tid);
+  if (t->sleeping) {
+    Event w = ev(Kind::Wakeup, c);
+    w.a = tid;
+    ++conv_.stats.repairs["wakeup inferred"];
+    emit(w, r);
+  }
+  return true;
+}
+// Every sample names the task that is current on its CPU.
+bool Converter::ensure_current(std::uint32_t c, std::uint64_t tid, const Record& r) {
+  if (cpu(c).current == tid) return true;
+  if (tid != 0 && !make_runnable(tid, c, r)) return false;
+  repair("switch inferred (sample's task not current)", r);
+  switch_out(c, tid, r);
+  if (cpu(c).current == tid) vtime_arrive(tid, r);
+  return cpu(c).current == tid;
+}
 
+void Converter::final_exit(std::uint32_t c, const Record& r) {
+  to_process_context(c, r);
+  set_mode(c, Mode::Kernel, r, "kernel entry inferred (exit)");
+  emit(ev(Kind::Exit, c), r);
+  exiting_.erase(cpu(c).current);
+}
+// Is the next sample on r's CPU the current task's switch out as dead (X or Z)?
+bool Converter::final_switch_follows(const Record& r) const {
+  const std::size_t i = index(r);
+  for (std::size_t j = i + 1; j < recs_.size() && j < i + 64; ++j) {
+    const Record& q = recs_[j];
+    if (q.cpu != r.cpu) continue;
+    if (q.event != "sched:sched_switch") return false;
+    auto ps = field(q.fields, "prev_state");
+    return ps && !ps->empty() && ((*ps)[0] == 'X' || (*ps)[0] == 'Z');
+  }
+  return false;
+}
 
-  // "NR 39 (...)" (sys_enter), "NR 39 = 0" (sys_exit), or NR=39.
-  static std::optional<std::uint64_t> syscall_nr(const Record& r) {
-    if (auto nr = field(r.fields, "NR")) return to_u64(*nr);
-    auto t = trim(std::string_view(r.fields));
-    if (t.rfind("NR ", 0) != 0) return std::nullopt;
-    auto rest = t.substr(3);
-    return to_u64(rest.substr(0, rest.find_first_of(" (=")));
-  }
+// "NR 39 (...)" (sys_enter), "NR 39 = 0" (sys_exit), or NR=39.
+std::optional<std::uint64_t> Converter::syscall_nr(const Record& r) {
+  if (auto nr = field(r.fields, "NR")) return to_u64(*nr);
+  auto t = trim(std::string_view(r.fields));
+  if (t.rfind("NR ", 0) != 0) return std::nullopt;
+  auto rest = t.substr(3);
+  return to_u64(rest.substr(0, rest.find_first_of(" (=")));
+}
 
-  // ---- gen vtime from kprobes (perf_vtime.hpp) ----
-  bool vcpu(std::uint32_t c) const { return probes_ && std::binary_search(ann_.cpus.begin(), ann_.cpus.end(), c); }
-  std::size_t index(const Record& r) const { return std::size_t(&r - recs_.data()); }
-
-  // Markers and the read syscall after them (both modes).
-  void syscall_marker(std::uint64_t tid, std::uint64_t nr) {
-    if (nr >= o_.marker_base && nr - o_.marker_base < (1ull << 32)) {
-      marker_[tid] = nr - o_.marker_base;
-      in_read_.erase(tid);
-      ++conv_.stats.markers;
-    } else if (auto m = marker_.find(tid); m != marker_.end()) {
-      in_read_[tid] = m->second;  // the syscall after the marker is the read
-      marker_.erase(m);
-      read_done_.erase(tid);
-    }
-  }
-  std::vector<const ReadSpec*> specs(std::uint64_t marker) const {
-    std::vector<const ReadSpec*> v;
-    for (const auto& s : o_.reads)
-      if (s.marker == marker) v.push_back(&s);
-    return v;
-  }
-  static bool adjusted(ReadKind k) {
-    return k == ReadKind::ProcStat || k == ReadKind::TaskStat || k == ReadKind::RusageSelf || k == ReadKind::RusageThread;
-  }
-  static bool group_read(ReadKind k) { return k == ReadKind::ProcStat || k == ReadKind::RusageSelf; }
-  bool emit_read(const ReadSpec& spec, std::uint64_t id, const Record& r, std::uint64_t t) {
-    Event e = ev(Kind::Read, r.cpu);
-    e.read_kind = spec.kind;
-    e.a = spec.tid == r.tid ? 0 : spec.tid;
-    e.read_id = id;
-    if (!emit_at(e, r, t)) return false;
-    ++conv_.stats.reads;
-    conv_.stats.lost_before_read.push_back(conv_.stats.lost_events);
-    return true;
-  }
-  // Emits the held runtime events (all, or only those perf saw up to `upto`) at no later than t.
-  void flush_deferred(std::uint64_t tid, const Record& r, std::uint64_t t,
-                      std::uint64_t upto = ~std::uint64_t{0}) {
-    auto it = deferred_.find(tid);
-    if (it == deferred_.end()) return;
-    auto& held = it->second;
-    std::size_t k = 0;
-    for (; k < held.size() && held[k].second <= upto; ++k) emit_at(held[k].first, r, std::min(held[k].second, t));
-    held.erase(held.begin(), held.begin() + std::ptrdiff_t(k));
-    if (held.empty()) deferred_.erase(it);
-  }
-  // A task found running when the trace starts: its vtime delta since its last transition
-  // (before the trace) joins the residue of its state at the model's switch-in, and a task in
-  // user mode returns there at once (the same sums reach the kernel's next flush).
-  void vtime_arrive(std::uint64_t tid, const Record& r) {
-    const std::uint32_t c = r.cpu;
-    auto in = info_.find(tid);
-    auto s = ann_.seq.find(tid);
-    if (!vcpu(c) || in == info_.end() || !in->second.state_known || s == ann_.seq.end() || !arrived_.insert(tid).second) return;
-    const auto& f = ann_.task.at(s->second.front());
-    const std::uint64_t st = f.st + ann_.offset;
-    if (st > r.ts) return;  // switched in during the trace
-    for (auto& d : conv_.trace.header.tasks) {
-      if (d.tid != tid) continue;
-      if (f.vs == vtime::kUser) {
-        d.vtime_utime = d.vtime_utime.value_or(0) + (r.ts - st);
-        set_mode(c, Mode::User, r, "task running in user mode at the start (vtime state)");
-      } else if (f.vs == vtime::kSys) {
-        d.vtime_stime = d.vtime_stime.value_or(0) + (r.ts - st);
-      }
-    }
-  }
-
-  // The expected task_cputime() right at the transition that probe i starts, as a read.
-  void checkpoint(const Record& r, std::size_t i, std::uint64_t t) {
-    auto x = ann_.expect.find(i);
-    const std::uint32_t c = r.cpu;
-    if (x == ann_.expect.end() || cpu(c).current == 0 || cpu(c).mode != Mode::Kernel || tr_->current(c).exiting) return;
-    // Only tasks whose starting state the model has: born in the trace, or declared with the
-    // state of their first probe.
-    if (auto in = info_.find(cpu(c).current); in == info_.end() || !(in->second.forked || in->second.state_known)) return;
-    Event e = ev(Kind::Read, c);
-    e.read_kind = ReadKind::Taskstats;
-    e.read_id = kCheckpointBase + conv_.stats.checkpoints.size();
-    if (emit_at(e, r, t))
-      conv_.stats.checkpoints.push_back({e.read_id, cpu(c).current, x->second[0], x->second[1], r.line});
-  }
-
-  // Each task probe also reads se.sum_exec_runtime: the runtime events seen since its last probe
-  // must add up to the change. perf can drop a sched_stat_runtime without a LOST record (seen on
-  // ppc64el, an update_curr() with no event); the missing ns are restored here and counted.
-  void runtime_check(const Record& r, std::size_t i) {
-    auto f = ann_.task.find(i);
-    if (f == ann_.task.end() || f->second.pid == 0) return;
-    const auto pid = f->second.pid, rt = f->second.rt;
-    auto seen = rt_seen_.find(pid);
-    if (seen != rt_seen_.end()) {
-      const std::uint64_t expect = seen->second + rt_since_[pid];
-      auto& v = conv_.stats.vtime;
-      if (rt > expect && tr_->task(pid) && !tr_->task(pid)->exited) {
-        Event e = ev(Kind::Runtime, r.cpu);
-        e.a = pid;
-        e.b = rt - expect;
-        if (emit(e, r)) {
-          ++v.runtime_restored;
-          v.runtime_restored_ns += rt - expect;
-          repair("sched_stat_runtime missing: restored from the probe's sum_exec_runtime", r);
-        }
-      } else if (rt < expect) {
-        ++v.runtime_excess;
-        if (conv_.stats.notes.size() < 20)
-          conv_.stats.notes.push_back(fmt::format("perf line {}: task {}: runtime events exceed sum_exec_runtime by {} ns",
-                                                  r.line, pid, expect - rt));
-      }
-    }
-    rt_seen_[pid] = rt;
-    rt_since_[pid] = 0;
-  }
-
-  void vtime_probe(const Record& r, vtime::Probe p) {
-    using vtime::Probe;
-    const std::uint32_t c = r.cpu;
-    const std::size_t i = index(r);
-    runtime_check(r, i);
-    const std::uint64_t tid = cpu(c).current;
-    if (p == Probe::CputimeAdjust || p == Probe::BacctAddTsk) return read_probe(r, p);
-    if (!ann_.task.count(i)) return bad(r, "pid, st, vs, vu, vst, tu, ts and rt numbers");
-    if (p == Probe::Switch) return;  // its clocks went to the sched_switch before it
-    if (tid == 0 || tr_->current(c).kthread || tr_->current(c).exiting) return repair("vtime transition of idle, a kthread or an exiting task skipped", r);
-    auto& v = conv_.stats.vtime;
-    ++v.transitions;
-    std::uint64_t t = r.ts;  // the probe fires just before the kernel reads its clock
-    if (auto k = ann_.clock.find(i); k != ann_.clock.end()) {
-      t = k->second;
-      ++v.transitions_exact;
-    }
-    to_process_context(c, r);
-    if (p == Probe::UserExit) {
-      if (cpu(c).mode != Mode::User && !set_mode(c, Mode::User, r, "return to user inferred (vtime_user_exit in kernel mode)")) return;
-      if (!emit_at(ev(Kind::ExcEnter, c), r, t)) return;
-      entry_[tid] = {t, i};
-      checkpoint(r, i, t);
-      return;
-    }
-    if (cpu(c).mode != Mode::Kernel && !set_mode(c, Mode::Kernel, r, "kernel entry inferred (vtime_user_enter in user mode)")) return;
-    flush_deferred(tid, r, t);
-    if (auto h = upper_.find(tid); h != upper_.end()) {  // a bounds read: its upper end is this exit
-      if (emit_read(*h->second.first, h->second.first->marker | kUpperReadBit, r, t))
-        conv_.stats.read_clocks[h->second.second].hi = t;
-      upper_.erase(h);
-    }
+// Markers and the read syscall after them (both modes).
+void Converter::syscall_marker(std::uint64_t tid, std::uint64_t nr) {
+  if (nr >= o_.marker_base && nr - o_.marker_base < (1ull << 32)) {
+    marker_[tid] = nr - o_.marker_base;
     in_read_.erase(tid);
-    checkpoint(r, i, t);
-    emit_at(ev(Kind::ExcExit, c), r, t);
+    ++conv_.stats.markers;
+  } else if (auto m = marker_.find(tid); m != marker_.end()) {
+    in_read_[tid] = m->second;  // the syscall after the marker is the read
+    marker_.erase(m);
+    read_done_.erase(tid);
   }
+}
+std::vector<const ReadSpec*> Converter::specs(std::uint64_t marker) const {
+  std::vector<const ReadSpec*> v;
+  for (const auto& s : o_.reads)
+    if (s.marker == marker) v.push_back(&s);
+  return v;
+}
+bool Converter::emit_read(const ReadSpec& spec, std::uint64_t id, const Record& r, std::uint64_t t) {
+  Event e = ev(Kind::Read, r.cpu);
+  e.read_kind = spec.kind;
+  e.a = spec.tid == r.tid ? 0 : spec.tid;
+  e.read_id = id;
+  if (!emit_at(e, r, t)) return false;
+  ++conv_.stats.reads;
+  conv_.stats.lost_before_read.push_back(conv_.stats.lost_events);
+  return true;
+}
 
-  // cputime_adjust / bacct_add_tsk inside a marked read: when the kernel read its clock.
-  void read_probe(const Record& r, vtime::Probe p) {
-    const std::uint32_t c = r.cpu;
-    const std::uint64_t tid = cpu(c).current;
-    auto m = in_read_.find(tid);
-    if (m == in_read_.end() || read_done_.count(tid)) return;
-    const std::uint64_t marker = m->second;
-    auto& st = conv_.stats;
-    for (const ReadSpec* spec : specs(marker)) {
-      Stats::ReadClock rc;
-      rc.marker = marker;
-      rc.tid = spec->tid ? spec->tid : tid;
-      rc.kind = spec->kind;
-      if (p == vtime::Probe::BacctAddTsk && spec->kind == ReadKind::Taskstats) {
-        // No probe sees taskstats' clock: bounded by this probe (the read comes after it) and the
-        // syscall's exit (the upper twin read).
-        rc.how = "bounds";
-        rc.lo = rc.hi = r.ts;
-        flush_deferred(tid, r, r.ts);
-        if (emit_read(*spec, marker, r, r.ts)) {
-          upper_[tid] = {spec, st.read_clocks.size()};
-          st.read_clocks.push_back(rc);
-        }
-        read_done_.insert(tid);
-        continue;
-      }
-      if (p != vtime::Probe::CputimeAdjust || !adjusted(spec->kind)) continue;
-      auto a = vtime::adjust_fields(r.fields);
-      if (!a) return bad(r, "cs, cu, cr, pu and ps");
-      rc.raw = true;
-      rc.cs = a->cs, rc.cu = a->cu, rc.cr = a->cr, rc.pu = a->pu, rc.ps = a->ps;
-      // task_cputime() of the reader in state SYS: its totals at the syscall's entry plus the
-      // clock's advance since; other threads (not running) add their flushed counters.
-      std::optional<std::uint64_t> clock;
-      auto e = entry_.find(tid);
-      auto x = e == entry_.end() ? ann_.expect.end() : ann_.expect.find(e->second.second);
-      if (x != ann_.expect.end() && rc.tid == tid) {
-        std::uint64_t so = 0, uo = 0;
-        bool ok = true;
-        if (group_read(spec->kind)) {
-          const auto pid = tr_->current(c).pid;
-          for (const auto& [otid, info] : info_) {
-            const TaskState* t = tr_->task(otid);
-            if (otid == tid || !t || t->pid != pid) continue;
-            if (t->exited) ok = false;  // its sums moved to the signal struct: not followed here
-            if (const auto* f = ann_.after(otid, index(r))) {
-              so += f->ts;
-              uo += f->tu;
-            } else {
-              ok = false;
-            }
-          }
-        }
-        rc.model_utime_in = x->second[0] + uo;
-        const std::uint64_t base = x->second[1] + so;
-        if (ok && a->cs >= base && e->second.first + (a->cs - base) <= r.ts) clock = e->second.first + (a->cs - base);
-      }
-      // thread_group_cputime() updates current's runtime first, then sums: an update_curr() perf
-      // saw after that clock (an interrupt) is not in the sum. task_cputime_adjusted() reads vtime
-      // first and then task_sched_runtime(): every update up to this probe is in.
-      flush_deferred(tid, r, clock.value_or(r.ts), group_read(spec->kind) ? clock.value_or(r.ts) : r.ts);
-      rc.how = clock ? "inferred" : "probe";
-      rc.lo = rc.hi = clock.value_or(r.ts);
-      if (emit_read(*spec, marker, r, rc.lo)) st.read_clocks.push_back(rc);
-      read_done_.insert(tid);
-    }
-  }
+// ---- dispatch: one handler per event name ----
 
-  void vtime_sys_exit(const Record& r) {
-    const std::uint64_t tid = r.tid;
-    auto m = in_read_.find(tid);
-    if (m == in_read_.end() || read_done_.count(tid)) return;
-    flush_deferred(tid, r, r.ts);
-    for (const ReadSpec* spec : specs(m->second)) {
-      Stats::ReadClock rc;
-      rc.marker = m->second;
-      rc.tid = spec->tid ? spec->tid : tid;
-      rc.kind = spec->kind;
-      rc.how = "syscall_exit";
-      rc.lo = rc.hi = r.ts;
-      if (emit_read(*spec, m->second, r, r.ts)) conv_.stats.read_clocks.push_back(rc);
-    }
-    read_done_.insert(tid);
-  }
+namespace {
 
-  void bad(const Record& r, const char* expected) {
-    repair("malformed tracepoint fields skipped", r);
-    if (conv_.stats.notes.size() < 20) conv_.stats.notes.back() += fmt::format(": expected {}", expected);
-  }
-
-  const std::vector<Record>& recs_;
-  const Options& o_;
-  Conversion conv_;
-  Tracker* tr_ = nullptr;
-  std::map<std::uint64_t, Info> info_;
-  std::set<std::uint64_t> seen_before_fork_;
-  std::set<std::uint64_t> exiting_;  // sched_process_exit seen, counters not yet folded
-  std::unordered_map<std::uint64_t, std::uint64_t> marker_, in_read_;
-  std::unordered_map<std::uint32_t, int> timer_mode_;
-  // gen vtime probes
-  vtime::Annotations ann_;
-  bool probes_ = false;
-  std::uint64_t last_ts_ = 0;
-  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::size_t>> entry_;  // tid -> {clock, probe} of its last user exit
-  std::unordered_map<std::uint64_t, std::vector<std::pair<Event, std::uint64_t>>> deferred_;  // runtime events held in a read
-  std::unordered_map<std::uint64_t, std::pair<const ReadSpec*, std::size_t>> upper_;  // tid -> bounds read waiting for its exit
-  std::set<std::uint64_t> read_done_;  // tids whose current marked read was emitted
-  std::set<std::uint64_t> arrived_;    // tasks the model has seen switched in
-  std::unordered_map<std::uint64_t, std::uint64_t> rt_seen_, rt_since_;  // tid -> probe's rt, runtime events since
+// What record() checks before a handler runs.
+enum class Gate : std::uint8_t {
+  None,     // nothing: perf's own records, and sched_switch (its sample's task is prev)
+  Current,  // the sample's task is made current on its CPU; a sample with tid -1 is skipped
+  AnyTid,   // as Current, but tid -1 is fine: the task is named in the fields
+};
+struct Route {
+  Gate gate;
+  Converter::Handler fn;
 };
 
 }  // namespace
+
+void Converter::record(const Record& r) {
+  // Kept sorted by name; events not listed go to on_unknown behind Gate::Current.
+  static const std::unordered_map<std::string_view, Route> table = {
+      {"PERF_RECORD_LOST", {Gate::None, &Converter::on_lost}},
+      {"PERF_RECORD_LOST_SAMPLES", {Gate::None, &Converter::on_lost}},
+      {"irq:irq_handler_entry", {Gate::Current, &Converter::on_irq_entry}},
+      {"irq:irq_handler_exit", {Gate::Current, &Converter::on_irq_exit}},
+      {"irq:softirq_entry", {Gate::Current, &Converter::on_softirq_entry}},
+      {"irq:softirq_exit", {Gate::Current, &Converter::on_softirq_exit}},
+      {"irq:softirq_raise", {Gate::Current, &Converter::on_ignored}},
+      {"irq_vectors:local_timer_entry", {Gate::Current, &Converter::on_local_timer_entry}},
+      {"irq_vectors:local_timer_exit", {Gate::Current, &Converter::on_ignored}},
+      // gen vtime probes (perf_vtime.cpp); unknown events when the trace has no task probes
+      {"kprobes:bacct_add_tsk", {Gate::Current, &Converter::on_kprobe}},
+      {"kprobes:cputime_adjust", {Gate::Current, &Converter::on_kprobe}},
+      {"kprobes:vtime_task_switch", {Gate::Current, &Converter::on_kprobe}},
+      {"kprobes:vtime_user_enter", {Gate::Current, &Converter::on_kprobe}},
+      {"kprobes:vtime_user_exit", {Gate::Current, &Converter::on_kprobe}},
+      {"powerpc:timer_interrupt_entry", {Gate::Current, &Converter::on_ignored}},
+      {"powerpc:timer_interrupt_exit", {Gate::Current, &Converter::on_ignored}},
+      {"raw_syscalls:sys_enter", {Gate::Current, &Converter::on_sys_enter}},
+      {"raw_syscalls:sys_exit", {Gate::Current, &Converter::on_sys_exit}},
+      {"sched:sched_migrate_task", {Gate::Current, &Converter::on_ignored}},
+      {"sched:sched_process_exit", {Gate::Current, &Converter::on_process_exit}},
+      {"sched:sched_process_fork", {Gate::Current, &Converter::on_process_fork}},
+      {"sched:sched_stat_runtime", {Gate::AnyTid, &Converter::on_stat_runtime}},
+      {"sched:sched_switch", {Gate::None, &Converter::on_switch}},
+      {"sched:sched_wakeup", {Gate::AnyTid, &Converter::on_wakeup}},
+      {"sched:sched_wakeup_new", {Gate::AnyTid, &Converter::on_wakeup}},
+      {"sched:sched_waking", {Gate::Current, &Converter::on_ignored}},
+      {"timer:hrtimer_cancel", {Gate::Current, &Converter::on_ignored}},
+      {"timer:hrtimer_expire_entry", {Gate::Current, &Converter::on_hrtimer_expire_entry}},
+      {"timer:hrtimer_expire_exit", {Gate::Current, &Converter::on_ignored}},
+      {"timer:hrtimer_init", {Gate::Current, &Converter::on_ignored}},
+      {"timer:hrtimer_start", {Gate::Current, &Converter::on_ignored}},
+      {"timer:tick_stop", {Gate::Current, &Converter::on_ignored}},
+  };
+  ++conv_.stats.records;
+  if (r.cpu >= conv_.trace.header.ncpus) return repair("sample on a cpu beyond ncpus skipped", r);
+  const auto it = table.find(r.event);
+  const Route route = it == table.end() ? Route{Gate::Current, &Converter::on_unknown} : it->second;
+  if (route.gate != Gate::None) {
+    if (!r.tid_known) {
+      if (route.gate != Gate::AnyTid) return repair("sample with an unknown tid (-1) skipped", r);
+    } else if (!ensure_current(r.cpu, r.tid, r)) {
+      return repair("sample of an exited or unknown task skipped", r);
+    }
+  }
+  (this->*route.fn)(r);
+}
+
+void Converter::used(const Record& r) { ++conv_.stats.used[r.event]; }
+void Converter::on_ignored(const Record& r) { ++conv_.stats.ignored[r.event]; }
+void Converter::on_unknown(const Record& r) { ++conv_.stats.unknown[r.event]; }
+
+// perf's ring buffer overflowed: events are missing from here on this CPU.
+void Converter::on_lost(const Record& r) {
+  auto& st = conv_.stats;
+  const auto t = trim(std::string_view(r.fields));
+  const auto v = to_u64(t.substr(t.find_last_of(' ') + 1));
+  st.lost_events += v.value_or(0);
+  ++st.lost_records;
+  if (st.notes.size() < 20)
+    st.notes.push_back(fmt::format("perf line {}: perf lost {} events on cpu {}", r.line, v.value_or(0), r.cpu));
+}
+
+void Converter::on_switch(const Record& r) {
+  const std::uint32_t c = r.cpu;
+  auto prev = num_field(r.fields, "prev_pid"), next = num_field(r.fields, "next_pid");
+  auto ps = field(r.fields, "prev_state");
+  if (!prev || !next || !ps) return bad(r, "prev_pid, prev_state and next_pid");
+  if (!ensure_current(c, *prev, r)) return;
+  used(r);
+  to_process_context(c, r);
+  Event e = ev(Kind::Switch, c);
+  e.a = *prev;
+  e.b = *next;
+  const char s0 = ps->empty() ? 'R' : (*ps)[0];
+  e.prev_state = s0 == 'S' || s0 == 'T' || s0 == 't' || s0 == 'I' ? PrevState::Sleeping
+                 : s0 == 'D'                                     ? PrevState::DiskSleep
+                 : s0 == 'X' || s0 == 'Z'                        ? PrevState::Dead
+                                                                 : PrevState::Runnable;
+  if (*prev == 0) e.prev_state = PrevState::Runnable;
+  if (e.prev_state == PrevState::Dead && !tr_->current(c).exiting) {
+    if (!exiting_.count(*prev)) repair("exit inferred (prev_state X without sched_process_exit)", r);
+    final_exit(c, r);
+  }
+  if (e.prev_state != PrevState::Dead && *prev != 0 && tr_->current(c).exiting) e.prev_state = PrevState::Dead;
+  if (!make_runnable(*next, c, r)) return repair("switch to an exited or unknown task skipped", r);
+  const std::uint64_t t = vcpu(c) ? vtime_switch(r, e) : r.ts;
+  emit_at(e, r, t);
+  arrived_.insert(*next);
+}
+
+void Converter::on_sys_enter(const Record& r) {
+  const std::uint32_t c = r.cpu;
+  const auto v = syscall_nr(r);
+  if (!v) return bad(r, "NR <number>");
+  if (r.tid == 0 || tr_->current(c).exiting) return;
+  used(r);
+  if (vcpu(c)) return syscall_marker(r.tid, *v);  // the vtime probes carry the mode changes
+  to_process_context(c, r);
+  if (!set_mode(c, Mode::User, r, "return to user inferred (sys_enter in kernel mode)")) return;
+  Event e = ev(Kind::SyscallEnter, c);
+  e.a = *v;
+  if (!emit(e, r)) return;
+  syscall_marker(r.tid, *v);
+}
+
+void Converter::on_sys_exit(const Record& r) {
+  const std::uint32_t c = r.cpu;
+  if (r.tid == 0 || tr_->current(c).exiting) return;
+  used(r);
+  // powerpc traces no sys_enter for a number beyond NR_syscalls (6.1
+  // do_syscall_trace_enter()), only its sys_exit: the marker is seen there.
+  if (auto v = syscall_nr(r); v && *v >= o_.marker_base && !marker_.count(r.tid)) syscall_marker(r.tid, *v);
+  if (vcpu(c)) return vtime_sys_exit(r);
+  to_process_context(c, r);
+  if (cpu(c).mode != Mode::Kernel) return repair("sys_exit in user mode skipped (sys_enter lost)", r);
+  if (auto m = in_read_.find(r.tid); m != in_read_.end()) {
+    for (const ReadSpec* spec : specs(m->second)) emit_read(*spec, spec->marker, r, r.ts);
+    in_read_.erase(m);
+  }
+  emit(ev(Kind::SyscallExit, c), r);
+}
+
+void Converter::on_irq_entry(const Record& r) {
+  used(r);
+  Event e = ev(Kind::IrqEnter, r.cpu);
+  e.a = num_field(r.fields, "irq").value_or(0);
+  emit(e, r);
+}
+void Converter::on_irq_exit(const Record& r) {
+  used(r);
+  if (cpu(r.cpu).irq_depth == 0) return repair("irq_exit without entry skipped", r);
+  emit(ev(Kind::IrqExit, r.cpu), r);
+}
+void Converter::on_softirq_entry(const Record& r) {
+  used(r);
+  to_process_context(r.cpu, r);
+  Event e = ev(Kind::SoftirqEnter, r.cpu);
+  auto v = num_field(r.fields, "vec");
+  if (!v) return bad(r, "vec=<n>");
+  e.a = *v;
+  emit(e, r);
+}
+void Converter::on_softirq_exit(const Record& r) {
+  used(r);
+  if (!cpu(r.cpu).in_softirq || cpu(r.cpu).irq_depth > 0) return repair("softirq_exit without entry skipped", r);
+  emit(ev(Kind::SoftirqExit, r.cpu), r);
+}
+
+void Converter::on_local_timer_entry(const Record& r) {
+  used(r);
+  timer_mode_[r.cpu] = chain_says_user(r);
+}
+void Converter::on_hrtimer_expire_entry(const Record& r) {
+  auto& st = conv_.stats;
+  const std::uint32_t c = r.cpu;
+  auto fn = field(r.fields, "function");
+  if (!fn || std::find(o_.tick_functions.begin(), o_.tick_functions.end(), *fn) == o_.tick_functions.end()) {
+    ++st.ignored[r.event + " (not the tick)"];
+    return;
+  }
+  used(r);
+  const auto it = timer_mode_.find(c);
+  const int user = it == timer_mode_.end() ? -1 : it->second;
+  if (it != timer_mode_.end()) timer_mode_.erase(it);
+  if (user < 0) {
+    ++st.ticks_mode_unknown;
+  } else if (user == 1) {
+    ++st.ticks_user;
+    to_process_context(c, r);  // the timer interrupted user mode: nothing else was active
+    if (!set_mode(c, Mode::User, r, "return to user inferred (user tick)")) repair("user tick on a kthread or idle", r);
+  } else {
+    ++st.ticks_kernel;
+    if (cpu(c).mode == Mode::User && cpu(c).irq_depth == 0 && !cpu(c).in_softirq)
+      set_mode(c, Mode::Kernel, r, "kernel entry inferred (kernel tick)");
+  }
+  const bool user_now = cpu(c).mode == Mode::User && cpu(c).irq_depth == 0 && !cpu(c).in_softirq;
+  if (emit(ev(Kind::Tick, c), r) && cpu(c).current != 0) ++st.task_ticks[cpu(c).current][user_now ? 0 : 1];
+}
+
+void Converter::on_stat_runtime(const Record& r) {
+  const std::uint32_t c = r.cpu;
+  auto pid = num_field(r.fields, "pid"), rt = num_field(r.fields, "runtime");
+  if (!pid || !rt) return bad(r, "pid and runtime");
+  if (*pid == 0) return;
+  used(r);
+  if (*pid == cpu(c).current && exiting_.count(*pid) && !tr_->current(c).exiting && final_switch_follows(r))
+    final_exit(c, r);  // __exit_signal() ran before the final __schedule()'s update_curr()
+  Event e = ev(Kind::Runtime, c);
+  e.a = *pid;
+  e.b = *rt;
+  if (vtime_hold_runtime(e, r)) return;
+  emit(e, r);
+}
+
+void Converter::on_process_fork(const Record& r) {
+  const std::uint32_t c = r.cpu;
+  auto child = num_field(r.fields, "child_pid");
+  if (!child) return bad(r, "child_pid");
+  used(r);
+  if (tr_->task(*child)) return repair("fork of an already known task skipped", r);
+  to_process_context(c, r);
+  if (!set_mode(c, Mode::Kernel, r, "kernel entry inferred (fork)")) {
+    if (cpu(c).current == 0) return repair("fork by the idle task skipped", r);
+  }
+  const auto& parent = tr_->current(c);
+  const auto& ci = info_[*child];
+  Event e = ev(Kind::Fork, c);
+  e.a = cpu(c).current;
+  e.b = *child;
+  e.fork_comm = sanitize_comm(ci.comm);
+  if (!ci.user_evidence && parent.kthread) {
+    e.fork_kthread = true;
+  } else if (!parent.kthread && ci.tgid == parent.pid && parent.mm) {
+    e.fork_pid = parent.pid;  // a thread
+  } else {
+    e.fork_pid = *child;
+    e.fork_mm = *child;
+    if (!ci.user_evidence && !parent.kthread) e.fork_mm = *child;
+  }
+  emit(e, r);
+}
+
+// do_exit() emits this before exit_files()/exit_notify(): the task may still sleep and run.
+// Its counters join the group in exit_notify() (release_task, __exit_signal), just before the
+// final __schedule(): the kacct `exit` is emitted there (final_exit()).
+void Converter::on_process_exit(const Record& r) {
+  if (r.tid == 0) return;
+  used(r);
+  exiting_.insert(r.tid);
+}
+
+void Converter::on_wakeup(const Record& r) {
+  auto pid = num_field(r.fields, "pid");
+  if (!pid) return bad(r, "pid");
+  used(r);
+  const TaskState* t = tr_->task(*pid);
+  if (t && t->sleeping && !t->exited) {
+    Event e = ev(Kind::Wakeup, r.cpu);
+    e.a = *pid;
+    emit(e, r);
+  }
+}
+
+}  // namespace detail
 
 Conversion convert(const std::vector<Record>& all, const Options& o) {
   // perf script can print a stretch of samples twice (seen on 6.18 under load: every line of a
@@ -951,7 +695,7 @@ Conversion convert(const std::vector<Record>& all, const Options& o) {
     }
     recs.push_back(r);
   }
-  Conversion c = Converter(recs, o).run();
+  Conversion c = detail::Converter(recs, o).run();
   c.stats.records = all.size();
   c.stats.duplicates = dups;
   return c;

@@ -1,8 +1,13 @@
+// Gen vtime from kprobes: the probes' annotations (perf_vtime.hpp) and the converter's overlay
+// that turns them into transitions and read clocks (perf_convert.hpp).
 #include "model/trace/perf_vtime.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
 
+#include "model/trace/perf_convert.hpp"
 #include "model/trace/perf_fields.hpp"
 
 namespace kacct::trace::perf::vtime {
@@ -139,3 +144,280 @@ Annotations annotate(const std::vector<Record>& recs) {
 }
 
 }  // namespace kacct::trace::perf::vtime
+
+// ---- the converter's overlay: gen vtime transitions and read clocks from the probes ----
+
+namespace kacct::trace::perf::detail {
+namespace {
+
+bool adjusted(ReadKind k) {
+  return k == ReadKind::ProcStat || k == ReadKind::TaskStat || k == ReadKind::RusageSelf || k == ReadKind::RusageThread;
+}
+bool group_read(ReadKind k) { return k == ReadKind::ProcStat || k == ReadKind::RusageSelf; }
+
+}  // namespace
+
+void Converter::vtime_setup() {
+  ann_ = vtime::annotate(recs_);
+  probes_ = !ann_.task.empty();
+  auto& v = conv_.stats.vtime;
+  v.active = probes_;
+  v.cpus = ann_.cpus;
+  v.offset = ann_.offset;
+  if (ann_.offset_varies) conv_.stats.notes.push_back("vtime probes: __sched_clock_offset changed during the trace");
+}
+
+// A task's state before any transition the trace shows (a probe reads the state its previous
+// transition left; until the first probe the task made none here).
+void Converter::vtime_declare(TaskDecl& d, Info& i) const {
+  auto s = ann_.seq.find(d.tid);
+  if (s == ann_.seq.end()) return;
+  const auto& f = ann_.task.at(s->second.front());
+  d.utime = f.tu;
+  d.stime = f.ts;
+  d.vtime_utime = f.vu;
+  d.vtime_stime = f.vst;
+  i.state_known = true;
+}
+
+void Converter::on_kprobe(const Record& r) {
+  if (!probes_) return on_unknown(r);
+  used(r);
+  if (vcpu(r.cpu)) vtime_probe(r, vtime::probe_of(r.event));
+}
+
+// The clock of a sched_switch on a probed CPU: prev's flush (and next's start as the gap).
+std::uint64_t Converter::vtime_switch(const Record& r, Event& e) {
+  const std::uint64_t prev = e.a;
+  std::uint64_t t = r.ts;
+  flush_deferred(prev, r, r.ts);
+  ++conv_.stats.vtime.switches;
+  if (auto it = ann_.switches.find(index(r)); it != ann_.switches.end()) {
+    const auto& sw = it->second;
+    if (sw.c1 && sw.c2 && *sw.c2 >= *sw.c1) {
+      ++conv_.stats.vtime.switches_exact;
+      t = *sw.c1;
+      e.switch_gap = *sw.c2 - *sw.c1;
+    } else if (sw.c2) {
+      t = *sw.c2;  // prev's flush clock unknown (the idle task's, or prev never probed again)
+    } else if (sw.c1) {
+      t = *sw.c1;
+    }
+    if (prev != 0 && e.prev_state != PrevState::Dead) checkpoint(r, sw.probe, t);
+  }
+  return t;
+}
+
+// Counts a runtime event against the next probe's sum_exec_runtime; inside a marked read the
+// reader's vtime clock may come before this update_curr() (task_cputime_adjusted() reads vtime
+// first): then it is held and emitted with the read.
+bool Converter::vtime_hold_runtime(const Event& e, const Record& r) {
+  const std::uint64_t pid = e.a;
+  if (probes_) rt_since_[pid] += e.b;
+  if (!(vcpu(r.cpu) && pid == cpu(r.cpu).current && in_read_.count(pid))) return false;
+  deferred_[pid].push_back({e, r.ts});
+  return true;
+}
+
+// Emits the held runtime events (all, or only those perf saw up to `upto`) at no later than t.
+void Converter::flush_deferred(std::uint64_t tid, const Record& r, std::uint64_t t, std::uint64_t upto) {
+  auto it = deferred_.find(tid);
+  if (it == deferred_.end()) return;
+  auto& held = it->second;
+  std::size_t k = 0;
+  for (; k < held.size() && held[k].second <= upto; ++k) emit_at(held[k].first, r, std::min(held[k].second, t));
+  held.erase(held.begin(), held.begin() + std::ptrdiff_t(k));
+  if (held.empty()) deferred_.erase(it);
+}
+
+// A task found running when the trace starts: its vtime delta since its last transition
+// (before the trace) joins the residue of its state at the model's switch-in, and a task in
+// user mode returns there at once (the same sums reach the kernel's next flush).
+void Converter::vtime_arrive(std::uint64_t tid, const Record& r) {
+  const std::uint32_t c = r.cpu;
+  auto in = info_.find(tid);
+  auto s = ann_.seq.find(tid);
+  if (!vcpu(c) || in == info_.end() || !in->second.state_known || s == ann_.seq.end() || !arrived_.insert(tid).second) return;
+  const auto& f = ann_.task.at(s->second.front());
+  const std::uint64_t st = f.st + ann_.offset;
+  if (st > r.ts) return;  // switched in during the trace
+  for (auto& d : conv_.trace.header.tasks) {
+    if (d.tid != tid) continue;
+    if (f.vs == vtime::kUser) {
+      d.vtime_utime = d.vtime_utime.value_or(0) + (r.ts - st);
+      set_mode(c, Mode::User, r, "task running in user mode at the start (vtime state)");
+    } else if (f.vs == vtime::kSys) {
+      d.vtime_stime = d.vtime_stime.value_or(0) + (r.ts - st);
+    }
+  }
+}
+
+// The expected task_cputime() right at the transition that probe i starts, as a read.
+void Converter::checkpoint(const Record& r, std::size_t i, std::uint64_t t) {
+  auto x = ann_.expect.find(i);
+  const std::uint32_t c = r.cpu;
+  if (x == ann_.expect.end() || cpu(c).current == 0 || cpu(c).mode != Mode::Kernel || tr_->current(c).exiting) return;
+  // Only tasks whose starting state the model has: born in the trace, or declared with the
+  // state of their first probe.
+  if (auto in = info_.find(cpu(c).current); in == info_.end() || !(in->second.forked || in->second.state_known)) return;
+  Event e = ev(Kind::Read, c);
+  e.read_kind = ReadKind::Taskstats;
+  e.read_id = kCheckpointBase + conv_.stats.checkpoints.size();
+  if (emit_at(e, r, t))
+    conv_.stats.checkpoints.push_back({e.read_id, cpu(c).current, x->second[0], x->second[1], r.line});
+}
+
+// Each task probe also reads se.sum_exec_runtime: the runtime events seen since its last probe
+// must add up to the change. perf can drop a sched_stat_runtime without a LOST record (seen on
+// ppc64el, an update_curr() with no event); the missing ns are restored here and counted.
+void Converter::runtime_check(const Record& r, std::size_t i) {
+  auto f = ann_.task.find(i);
+  if (f == ann_.task.end() || f->second.pid == 0) return;
+  const auto pid = f->second.pid, rt = f->second.rt;
+  auto seen = rt_seen_.find(pid);
+  if (seen != rt_seen_.end()) {
+    const std::uint64_t expect = seen->second + rt_since_[pid];
+    auto& v = conv_.stats.vtime;
+    if (rt > expect && tr_->task(pid) && !tr_->task(pid)->exited) {
+      Event e = ev(Kind::Runtime, r.cpu);
+      e.a = pid;
+      e.b = rt - expect;
+      if (emit(e, r)) {
+        ++v.runtime_restored;
+        v.runtime_restored_ns += rt - expect;
+        repair("sched_stat_runtime missing: restored from the probe's sum_exec_runtime", r);
+      }
+    } else if (rt < expect) {
+      ++v.runtime_excess;
+      if (conv_.stats.notes.size() < 20)
+        conv_.stats.notes.push_back(fmt::format("perf line {}: task {}: runtime events exceed sum_exec_runtime by {} ns",
+                                                r.line, pid, expect - rt));
+    }
+  }
+  rt_seen_[pid] = rt;
+  rt_since_[pid] = 0;
+}
+
+void Converter::vtime_probe(const Record& r, vtime::Probe p) {
+  using vtime::Probe;
+  const std::uint32_t c = r.cpu;
+  const std::size_t i = index(r);
+  runtime_check(r, i);
+  const std::uint64_t tid = cpu(c).current;
+  if (p == Probe::CputimeAdjust || p == Probe::BacctAddTsk) return read_probe(r, p);
+  if (!ann_.task.count(i)) return bad(r, "pid, st, vs, vu, vst, tu, ts and rt numbers");
+  if (p == Probe::Switch) return;  // its clocks went to the sched_switch before it
+  if (tid == 0 || tr_->current(c).kthread || tr_->current(c).exiting) return repair("vtime transition of idle, a kthread or an exiting task skipped", r);
+  auto& v = conv_.stats.vtime;
+  ++v.transitions;
+  std::uint64_t t = r.ts;  // the probe fires just before the kernel reads its clock
+  if (auto k = ann_.clock.find(i); k != ann_.clock.end()) {
+    t = k->second;
+    ++v.transitions_exact;
+  }
+  to_process_context(c, r);
+  if (p == Probe::UserExit) {
+    if (cpu(c).mode != Mode::User && !set_mode(c, Mode::User, r, "return to user inferred (vtime_user_exit in kernel mode)")) return;
+    if (!emit_at(ev(Kind::ExcEnter, c), r, t)) return;
+    entry_[tid] = {t, i};
+    checkpoint(r, i, t);
+    return;
+  }
+  if (cpu(c).mode != Mode::Kernel && !set_mode(c, Mode::Kernel, r, "kernel entry inferred (vtime_user_enter in user mode)")) return;
+  flush_deferred(tid, r, t);
+  if (auto h = upper_.find(tid); h != upper_.end()) {  // a bounds read: its upper end is this exit
+    if (emit_read(*h->second.first, h->second.first->marker | kUpperReadBit, r, t))
+      conv_.stats.read_clocks[h->second.second].hi = t;
+    upper_.erase(h);
+  }
+  in_read_.erase(tid);
+  checkpoint(r, i, t);
+  emit_at(ev(Kind::ExcExit, c), r, t);
+}
+
+// cputime_adjust / bacct_add_tsk inside a marked read: when the kernel read its clock.
+void Converter::read_probe(const Record& r, vtime::Probe p) {
+  const std::uint32_t c = r.cpu;
+  const std::uint64_t tid = cpu(c).current;
+  auto m = in_read_.find(tid);
+  if (m == in_read_.end() || read_done_.count(tid)) return;
+  const std::uint64_t marker = m->second;
+  auto& st = conv_.stats;
+  for (const ReadSpec* spec : specs(marker)) {
+    Stats::ReadClock rc;
+    rc.marker = marker;
+    rc.tid = spec->tid ? spec->tid : tid;
+    rc.kind = spec->kind;
+    if (p == vtime::Probe::BacctAddTsk && spec->kind == ReadKind::Taskstats) {
+      // No probe sees taskstats' clock: bounded by this probe (the read comes after it) and the
+      // syscall's exit (the upper twin read).
+      rc.how = "bounds";
+      rc.lo = rc.hi = r.ts;
+      flush_deferred(tid, r, r.ts);
+      if (emit_read(*spec, marker, r, r.ts)) {
+        upper_[tid] = {spec, st.read_clocks.size()};
+        st.read_clocks.push_back(rc);
+      }
+      read_done_.insert(tid);
+      continue;
+    }
+    if (p != vtime::Probe::CputimeAdjust || !adjusted(spec->kind)) continue;
+    auto a = vtime::adjust_fields(r.fields);
+    if (!a) return bad(r, "cs, cu, cr, pu and ps");
+    rc.raw = true;
+    rc.cs = a->cs, rc.cu = a->cu, rc.cr = a->cr, rc.pu = a->pu, rc.ps = a->ps;
+    // task_cputime() of the reader in state SYS: its totals at the syscall's entry plus the
+    // clock's advance since; other threads (not running) add their flushed counters.
+    std::optional<std::uint64_t> clock;
+    auto e = entry_.find(tid);
+    auto x = e == entry_.end() ? ann_.expect.end() : ann_.expect.find(e->second.second);
+    if (x != ann_.expect.end() && rc.tid == tid) {
+      std::uint64_t so = 0, uo = 0;
+      bool ok = true;
+      if (group_read(spec->kind)) {
+        const auto pid = tr_->current(c).pid;
+        for (const auto& [otid, info] : info_) {
+          const TaskState* t = tr_->task(otid);
+          if (otid == tid || !t || t->pid != pid) continue;
+          if (t->exited) ok = false;  // its sums moved to the signal struct: not followed here
+          if (const auto* f = ann_.after(otid, index(r))) {
+            so += f->ts;
+            uo += f->tu;
+          } else {
+            ok = false;
+          }
+        }
+      }
+      rc.model_utime_in = x->second[0] + uo;
+      const std::uint64_t base = x->second[1] + so;
+      if (ok && a->cs >= base && e->second.first + (a->cs - base) <= r.ts) clock = e->second.first + (a->cs - base);
+    }
+    // thread_group_cputime() updates current's runtime first, then sums: an update_curr() perf
+    // saw after that clock (an interrupt) is not in the sum. task_cputime_adjusted() reads vtime
+    // first and then task_sched_runtime(): every update up to this probe is in.
+    flush_deferred(tid, r, clock.value_or(r.ts), group_read(spec->kind) ? clock.value_or(r.ts) : r.ts);
+    rc.how = clock ? "inferred" : "probe";
+    rc.lo = rc.hi = clock.value_or(r.ts);
+    if (emit_read(*spec, marker, r, rc.lo)) st.read_clocks.push_back(rc);
+    read_done_.insert(tid);
+  }
+}
+
+void Converter::vtime_sys_exit(const Record& r) {
+  const std::uint64_t tid = r.tid;
+  auto m = in_read_.find(tid);
+  if (m == in_read_.end() || read_done_.count(tid)) return;
+  flush_deferred(tid, r, r.ts);
+  for (const ReadSpec* spec : specs(m->second)) {
+    Stats::ReadClock rc;
+    rc.marker = m->second;
+    rc.tid = spec->tid ? spec->tid : tid;
+    rc.kind = spec->kind;
+    rc.how = "syscall_exit";
+    rc.lo = rc.hi = r.ts;
+    if (emit_read(*spec, m->second, r, r.ts)) conv_.stats.read_clocks.push_back(rc);
+  }
+  read_done_.insert(tid);
+}
+
+}  // namespace kacct::trace::perf::detail

@@ -5,7 +5,7 @@
 #include "arch/registry.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/ledger.hpp"
-#include "model/gen/scenarios.hpp"
+#include "model/trace/scenarios.hpp"
 
 namespace kacct {
 namespace {
@@ -56,7 +56,7 @@ TEST(GenVtime, KconfigLegality) {
 // Aligned ticks (the interrupt from user arrives just before jiffies moves): jiffy vtime charges
 // every jiffy to system; ns vtime (before and after) sees the user loop.
 TEST(GenVtime, AlignedTickUserLoop) {
-  const auto text = gentraces::user_loop(T250, 0, 50);
+  const auto text = trace::scenarios::user_loop(T250, 0, 50);
   for (auto [ver, user_ok] : {std::pair{arch::v(4, 4), true}, {arch::v(4, 9), false}, {arch::v(6, 1), true}}) {
     auto x = run(text, ver);
     ASSERT_FALSE(x.r.violation) << x.r.violation->invariant << " " << x.r.violation->detail;
@@ -73,7 +73,7 @@ TEST(GenVtime, AlignedTickUserLoop) {
 }
 // Frederic's user loop: ticks at a random phase (here mid-jiffy): accurate at jiffy granularity.
 TEST(GenVtime, FredericUserLoopAccurate) {
-  auto x = run(gentraces::user_loop(T250, T250 / 2, 50), arch::v(4, 9));
+  auto x = run(trace::scenarios::user_loop(T250, T250 / 2, 50), arch::v(4, 9));
   const auto truth = x.truth.task.at(100);
   const auto& task = x.r.tasks[1];
   EXPECT_LE(task.utime, truth.user + T250);
@@ -81,7 +81,7 @@ TEST(GenVtime, FredericUserLoopAccurate) {
 }
 // Frederic's brk kernel loop: short user fragments between syscalls are sampled in proportion.
 TEST(GenVtime, FredericBrkLoopAccurate) {
-  auto x = run(gentraces::syscall_loop(60'000, 1500, 200), arch::v(4, 9), 1000, false, false);
+  auto x = run(trace::scenarios::syscall_loop(60'000, 1500, 200), arch::v(4, 9), 1000, false, false);
   const auto truth = x.truth.task.at(100);
   const auto& task = x.r.tasks[1];
   const double tu = double(truth.user) / double(truth.user + truth.system);
@@ -92,7 +92,7 @@ TEST(GenVtime, FredericBrkLoopAccurate) {
 // pending delta of the current state (no irq time, no steal, no switch gap).
 TEST(GenVtime, NsVariantsExactPerCategory) {
   for (auto ver : {arch::v(4, 4), arch::v(4, 14), arch::v(5, 5), arch::v(6, 1), arch::v(6, 12)}) {
-    auto x = run(gentraces::syscall_loop(5'000, 1500, 700), ver);
+    auto x = run(trace::scenarios::syscall_loop(5'000, 1500, 700), ver);
     ASSERT_FALSE(x.r.violation) << ver.str() << " " << x.r.violation->invariant;
     const auto truth = x.truth.task.at(100);
     const auto& t = x.r.tasks[1];
@@ -109,18 +109,18 @@ TEST(GenVtime, NsVariantsExactPerCategory) {
 // 5.5+ readers drop the residue of the state just left: /proc/stat user and task_cputime utime
 // go backwards by less than TICK_NSEC + the pending delta. Snapshot readers never do.
 TEST(GenVtime, ReadersGoBackwardsUnderAccum) {
-  auto acc = run(gentraces::syscall_loop(3'000, 1500, 700), arch::v(6, 1));
+  auto acc = run(trace::scenarios::syscall_loop(3'000, 1500, 700), arch::v(6, 1));
   ASSERT_TRUE(acc.r.gen);
   EXPECT_GT(acc.r.gen->kcpustat_backwards, 0u) << "kcpustat user should drop on user exit";
   EXPECT_GT(acc.r.gen->task_view_backwards, 0u);
   EXPECT_LT(acc.r.gen->max_kcpustat_drop, T250);
-  auto snap = run(gentraces::syscall_loop(3'000, 1500, 700), arch::v(4, 4));
+  auto snap = run(trace::scenarios::syscall_loop(3'000, 1500, 700), arch::v(4, 4));
   EXPECT_EQ(snap.r.gen->task_view_backwards, 0u) << snap.r.gen->first_backwards;
   EXPECT_EQ(snap.r.gen->kcpustat_backwards, 0u);
 }
 // Exit: the residues of an exiting task are never flushed (Accum); nothing is left under Snapshot.
 TEST(GenVtime, ExitLeftovers) {
-  std::string s = gentraces::header();
+  std::string s = trace::scenarios::header();
   s += "1000 0 switch prev=0 next=100\n2000 0 syscall_exit\n3000000 0 syscall_enter nr=60\n3500000 0 exit\n"
        "3600000 0 switch prev=100 next=0 prev_state=X\n";
   auto acc = run(s, arch::v(6, 1));
@@ -133,7 +133,7 @@ TEST(GenVtime, ExitLeftovers) {
 }
 // Seqcount discipline: before 5.5 the idle flush at a switch writes outside any section.
 TEST(GenVtime, IdleFlushOutsideSectionBefore55) {
-  std::string s = gentraces::header();
+  std::string s = trace::scenarios::header();
   s += "1000 0 switch prev=0 next=100\n2000 0 switch prev=100 next=0 prev_state=S\n5000 0 wakeup tid=100\n"
        "6000 0 switch prev=0 next=100\n";
   EXPECT_GT(run(s, arch::v(5, 4)).r.gen->cost.unbracketed_writes, 0u);
@@ -141,7 +141,7 @@ TEST(GenVtime, IdleFlushOutsideSectionBefore55) {
 }
 // Cost per syscall of the seed loop, per variant.
 TEST(GenVtime, SeedLoopCost) {
-  const auto text = gentraces::syscall_loop(20'000, 150, 220);
+  const auto text = trace::scenarios::syscall_loop(20'000, 150, 220);
   auto a = run(text, arch::v(4, 4), 1000, false, false).r.gen->cost;
   auto b = run(text, arch::v(4, 9), 1000, false, false).r.gen->cost;
   auto c = run(text, arch::v(6, 1), 1000, false, false).r.gen->cost;
