@@ -28,7 +28,7 @@ const sim::Program& heavy() {
 }
 const sim::Program& seed() {
   static std::unique_ptr<sim::Program> p;
-  if (!p) p = std::make_unique<sim::Program>(sim::compile(model::native::yield_pingpong(std::uint32_t(events_wanted() / 3))).value());
+  if (!p) p = std::make_unique<sim::Program>(sim::compile(trace::scenarios::yield_pingpong(std::uint32_t(events_wanted() / 3), arch::tick_nsec(250))).value());
   return *p;
 }
 

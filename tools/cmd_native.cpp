@@ -5,7 +5,9 @@
 #include <memory>
 
 #include "common.hpp"
+#include "arch/config.hpp"
 #include "model/native/seed.hpp"
+#include "model/trace/scenarios.hpp"
 
 namespace kacct::cli {
 
@@ -29,7 +31,7 @@ void add_native(CLI::App& app) {
   seed->add_option("--cpu", o->cpu, "CPU (default MPC8xx)");
   seed->callback([o] {
     resolve_cpu(o->cpu);
-    const auto text = trace::write(model::native::yield_pingpong(o->iterations, 250, o->cpu.c_str()));
+    const auto text = trace::write(trace::scenarios::yield_pingpong(o->iterations, arch::tick_nsec(250), o->cpu.c_str()));
     std::fwrite(text.data(), 1, text.size(), stdout);
   });
 }

@@ -4,47 +4,9 @@
 
 #include "arch/registry.hpp"
 #include "model/sim/machine.hpp"
+#include "model/trace/scenarios.hpp"
 
 namespace kacct::model::native {
-
-trace::Trace yield_pingpong(std::uint32_t iterations, unsigned hz, const char* cpu) {
-  trace::Trace t;
-  t.header.cpu_model = cpu;
-  t.header.ncpus = 1;
-  for (std::uint64_t tid : {100u, 101u}) t.header.tasks.push_back(trace::task_decl(tid, 100, false, "sched", 0, 1));
-  const std::uint64_t tick = arch::tick_nsec(hz);
-  std::uint64_t next_tick = tick;
-  auto push = [&](std::uint64_t ts, trace::Kind k, std::uint64_t a = 0, std::uint64_t b = 0) {
-    while (next_tick <= ts) {  // the tick interrupts whatever runs
-      trace::Event e;
-      e.ts = next_tick;
-      e.kind = trace::Kind::Tick;
-      t.events.push_back(e);
-      next_tick += tick;
-    }
-    trace::Event e;
-    e.ts = ts;
-    e.kind = k;
-    e.a = a;
-    e.b = b;
-    t.events.push_back(e);
-  };
-  push(0, trace::Kind::Switch, 0, 100);
-  push(1000, trace::Kind::SyscallExit);
-  std::uint64_t ts = 1000, cur = 100;
-  for (std::uint32_t i = 0; i < iterations; ++i) {
-    ts += 10'000;
-    trace::Event e;
-    push(ts, trace::Kind::SyscallEnter, 158);  // sched_yield
-    ts += 10'000;
-    const std::uint64_t next = cur == 100 ? 101 : 100;
-    push(ts, trace::Kind::Switch, cur, next);
-    ts += 13'000;
-    push(ts, trace::Kind::SyscallExit);  // the other thread returns from its sched_yield
-    cur = next;
-  }
-  return t;
-}
 
 namespace {
 nlohmann::ordered_json per_iter(const Cost& c, double n) {
@@ -73,7 +35,7 @@ nlohmann::ordered_json seed_cost_report(std::uint32_t iterations, const char* cp
   if (iterations == 0) throw std::invalid_argument("iterations must be positive");
   const auto cpu = arch::find_cpu(cpu_name);
   if (!cpu) throw std::invalid_argument(std::string("unknown CPU ") + cpu_name);
-  const auto t = yield_pingpong(iterations, 250, cpu_name);
+  const auto t = trace::scenarios::yield_pingpong(iterations, arch::tick_nsec(250), cpu_name);
   auto prog = sim::compile(t);
   if (!prog) throw std::logic_error("seed trace invalid: " + prog.error().to_string());
   const double n = iterations;

@@ -7,17 +7,10 @@
 
 #include <cstdint>
 
-#include "model/trace/trace.hpp"
-
 namespace kacct::model::native {
 
-// N iterations: user 10 us, sched_yield() entry, 10 us in the kernel, switch, 13 us until the
-// other thread returns to user (33 us per iteration, the seed's TICK task-clock per switch);
-// a tick every 1/hz s wherever it falls.
-trace::Trace yield_pingpong(std::uint32_t iterations, unsigned hz = 250, const char* cpu = "MPC8xx");
-
-// Run the scenario on `cpu` for TICK (4.19), NATIVE 4.19 (scaled) and NATIVE 4.20 (unscaled)
-// and report the counts per iteration with the measured times and the ratios they imply.
+// Run trace::scenarios::yield_pingpong on `cpu` for TICK (4.19), NATIVE 4.19 (scaled) and
+// NATIVE 4.20 (unscaled) and report the counts per iteration with the measured times and the ratios they imply.
 nlohmann::ordered_json seed_cost_report(std::uint32_t iterations, const char* cpu = "MPC8xx");
 
 }  // namespace kacct::model::native

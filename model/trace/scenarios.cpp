@@ -83,4 +83,42 @@ Trace tick_heavy_trace(std::uint32_t ncpus, std::size_t n_events, std::string cp
   return t;
 }
 
+Trace yield_pingpong(std::uint32_t iterations, std::uint64_t tick, const char* cpu) {
+  Trace t;
+  t.header.cpu_model = cpu;
+  t.header.ncpus = 1;
+  for (std::uint64_t tid : {100u, 101u}) t.header.tasks.push_back(task_decl(tid, 100, false, "sched", 0, 1));
+  std::uint64_t next_tick = tick;
+  auto push = [&](std::uint64_t ts, Kind k, std::uint64_t a = 0, std::uint64_t b = 0) {
+    while (next_tick <= ts) {  // the tick interrupts whatever runs
+      Event e;
+      e.ts = next_tick;
+      e.kind = Kind::Tick;
+      t.events.push_back(e);
+      next_tick += tick;
+    }
+    Event e;
+    e.ts = ts;
+    e.kind = k;
+    e.a = a;
+    e.b = b;
+    t.events.push_back(e);
+  };
+  push(0, Kind::Switch, 0, 100);
+  push(1000, Kind::SyscallExit);
+  std::uint64_t ts = 1000, cur = 100;
+  for (std::uint32_t i = 0; i < iterations; ++i) {
+    ts += 10'000;
+    Event e;
+    push(ts, Kind::SyscallEnter, 158);  // sched_yield
+    ts += 10'000;
+    const std::uint64_t next = cur == 100 ? 101 : 100;
+    push(ts, Kind::Switch, cur, next);
+    ts += 13'000;
+    push(ts, Kind::SyscallExit);  // the other thread returns from its sched_yield
+    cur = next;
+  }
+  return t;
+}
+
 }  // namespace kacct::trace::scenarios

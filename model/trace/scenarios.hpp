@@ -24,4 +24,9 @@ std::string syscall_loop(std::uint64_t n, std::uint64_t in_kernel, std::uint64_t
 // CPU, so a tick every ~330 ns of simulated time: it stresses the accounting calls, not realism.
 Trace tick_heavy_trace(std::uint32_t ncpus, std::size_t n_events, std::string cpu = "x86-64");
 
+// The native vtime seed (linuxppc/issues#171) on one CPU: two threads of one process
+// ping-pong with sched_yield(), N iterations of user 10 us, syscall entry, 10 us in the kernel,
+// switch, 13 us until the other thread returns to user; a tick every `tick` ns wherever it falls.
+Trace yield_pingpong(std::uint32_t iterations, std::uint64_t tick, const char* cpu = "MPC8xx");
+
 }  // namespace kacct::trace::scenarios

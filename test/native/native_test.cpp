@@ -6,6 +6,7 @@
 #include "model/native/seed.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/builder.hpp"
+#include "model/trace/scenarios.hpp"
 #include "spec/invariants.hpp"
 #include "spec/native_vtime.hpp"
 
@@ -161,7 +162,7 @@ TEST(NativeFlush, PendingTimeGoesToTheTaskThatRan) {
 }
 
 TEST(NativeConversion, FlushTruncationOn8xxIsBoundedPerConversion) {
-  auto r = run(trace::write(model::native::yield_pingpong(200)), "MPC8xx", native(6, 1));
+  auto r = run(trace::write(trace::scenarios::yield_pingpong(200, arch::tick_nsec(250))), "MPC8xx", native(6, 1));
   ASSERT_FALSE(r.violation) << r.violation->invariant << ": " << r.violation->detail;
   const auto& n = *r.native;
   C d;
