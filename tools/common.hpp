@@ -51,6 +51,8 @@ std::string_view isa_name(arch::Isa);
 std::string_view platform_name(arch::Platform);
 std::string_view mechanism_name(arch::Mechanism);
 std::string_view accounting_name(arch::Accounting);
+// A mechanism's own subcommand name (arch/mechanisms.hpp).
+std::string command_name(arch::Mechanism);
 
 // Aligned text table (right-aligned columns are the numeric ones).
 class Table {
