@@ -74,7 +74,7 @@ void add_list(CLI::App&);
 void add_run(CLI::App&);    // run + check
 void add_proofs(CLI::App&); // prove + validate
 void add_psi(CLI::App&);    // psi run + psi seed
-void add_gen(CLI::App&);
+void add_random_trace(CLI::App&);  // random-trace (alias gen)
 void add_perf(CLI::App&);  // perf-convert + perf-replay
 void add_lazytlb(CLI::App&);  // lazytlb explore / run / seed
 void add_native(CLI::App&);  // native cost / seed-trace (cmd_native.cpp)
