@@ -8,13 +8,11 @@
 #include <string_view>
 
 #include "arch/cpus.hpp"
+#include "arch/mechanisms.hpp"
 #include "arch/patches.hpp"
 #include "arch/version.hpp"
 
 namespace kacct::arch {
-
-// The "CPU/Task time and stats accounting" choice in init/Kconfig.
-enum class Accounting : std::uint8_t { Tick, Native, Gen };
 
 struct Config {
   KVersion version;
@@ -23,7 +21,7 @@ struct Config {
   bool steal = false;     // CONFIG_PARAVIRT_TIME_ACCOUNTING, steal clock enabled
   unsigned hz = 250;      // CONFIG_HZ
   std::string name() const {
-    std::string n = version.str() + (acct == Accounting::Tick ? "-tick" : acct == Accounting::Native ? "-native" : "-gen");
+    std::string n = version.str() + "-" + std::string(config_part(acct));
     if (irq_time) n += "-irqtime";
     if (steal) n += "-steal";
     return n + "-hz" + std::to_string(hz);

@@ -7,11 +7,10 @@
 #include <optional>
 #include <string_view>
 
+#include "arch/mechanisms.hpp"
 #include "arch/version.hpp"
 
 namespace kacct::arch {
-
-enum class Mechanism { Tick, CputimeAdjust, NativeVtime, GenVtime, LazyTlb, PsiIrq };
 
 struct Patch {
   std::string_view id;     // 12-hex abbreviated commit id

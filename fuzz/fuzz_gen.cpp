@@ -82,9 +82,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto tid = prog.value().tasks[k].tid;
       const auto it = truth.value().task.find(tid);
       if (it == truth.value().task.end()) continue;
-      const auto& v = res.gen->vtime[k];
-      const auto& s = res.gen->ctl[k];
-      std::uint64_t total = v.consumed - res.gen->inherited[k];  // a child's copy of its parent's residues is no time of its own
+      const auto& v = res.backend_result<model::GenResult>()->vtime[k];
+      const auto& s = res.backend_result<model::GenResult>()->ctl[k];
+      std::uint64_t total = v.consumed - res.backend_result<model::GenResult>()->inherited[k];  // a child's copy of its parent's residues is no time of its own
       const bool running = s.state != model::VT_INACTIVE;
       if (running && truth.value().end_ts > v.starttime) total += truth.value().end_ts - v.starttime;
       if (total != it->second.total())

@@ -364,8 +364,8 @@ Result fewer_clock_reads(const arch::Patch& p) {
   Result r;
   r.name = "gen.fewer_clock_reads";
   const auto text = trace::scenarios::syscall_loop(20'000, 150, 220);
-  auto b = scenario(text, p.before, 1000, false).r.gen->cost;
-  auto a = scenario(text, p.after, 1000, false).r.gen->cost;
+  auto b = scenario(text, p.before, 1000, false).r.backend_result<model::GenResult>()->cost;
+  auto a = scenario(text, p.after, 1000, false).r.backend_result<model::GenResult>()->cost;
   const double n = 20'000;
   r.verdict = a.clock_reads < b.clock_reads ? Verdict::Holds : Verdict::Violated;
   r.detail = fmt::format("per syscall: clock reads {:.3f} -> {:.3f}, jiffies loads {:.3f} -> {:.3f}, write sections {:.3f} -> "
@@ -380,7 +380,7 @@ Result reader_monotonic(const arch::Patch& p) {
   r.name = "gen.reader_monotonic";
   const auto text = trace::scenarios::syscall_loop(40, 1500, 700);
   auto s = scenario(text, p.after, 250, true);
-  const auto& g = *s.r.gen;
+  const auto& g = *s.r.backend_result<model::GenResult>();
   if (g.task_view_backwards + g.kcpustat_backwards == 0) {
     r.verdict = Verdict::Holds;
     r.detail = "task_cputime and kcpustat never went backwards on the syscall loop";
@@ -405,8 +405,8 @@ Result fork_no_double_count(const arch::Patch& p) {
   s += "1000 0 switch prev=0 next=100\n2000 0 syscall_exit\n1500000 0 syscall_enter nr=57\n"
        "1600000 0 syscall_exit\n1700000 0 syscall_enter nr=57\n2000000 0 fork parent=100 child=101 mm=2\n"
        "2100000 0 syscall_exit\n2200000 0 switch prev=100 next=101\n2300000 0 syscall_exit\n";
-  const auto b = scenario(s, p.before, 250, false).r.gen->fork_inherited;
-  const auto a = scenario(s, p.after, 250, false).r.gen->fork_inherited;
+  const auto b = scenario(s, p.before, 250, false).r.backend_result<model::GenResult>()->fork_inherited;
+  const auto a = scenario(s, p.after, 250, false).r.backend_result<model::GenResult>()->fork_inherited;
   r.verdict = a == 0 ? Verdict::Holds : Verdict::Violated;
   r.detail = fmt::format("ns of the parent's vtime residues a forked child starts with (accounted by both): {} before ({}), "
                          "{} after ({}); copy_process() resets vtime.starttime and .state only",
@@ -420,8 +420,8 @@ Result seq_brackets(const arch::Patch& p) {
   r.name = "gen.seq_brackets";
   std::string s = trace::scenarios::header();
   s += "1000 0 switch prev=0 next=100\n2000 0 switch prev=100 next=0 prev_state=S\n5000 0 wakeup tid=100\n6000 0 switch prev=0 next=100\n";
-  auto b = scenario(s, p.before, 250, false).r.gen->cost.unbracketed_writes;
-  auto a = scenario(s, p.after, 250, false).r.gen->cost.unbracketed_writes;
+  auto b = scenario(s, p.before, 250, false).r.backend_result<model::GenResult>()->cost.unbracketed_writes;
+  auto a = scenario(s, p.after, 250, false).r.backend_result<model::GenResult>()->cost.unbracketed_writes;
   r.verdict = a == 0 ? Verdict::Holds : Verdict::Violated;
   r.detail = fmt::format("vtime writes outside a write section on an idle->task->idle->task trace: {} before ({}), {} after "
                          "({}); before, only the idle task's snapshot is written unbracketed and readers skip idle tasks",

@@ -270,8 +270,8 @@ bool replays_finding(const std::string& text, const char* cpu, arch::Config cfg,
   auto p = sim::compile(t.value());
   if (!p) return false;
   auto r = sim::run(p.value(), sim::model_cfg(*arch::find_cpu(cpu), cfg), {.check = true});
-  if (!r.native) return false;
-  for (const auto& f : r.native->findings)
+  if (!r.backend_result<model::native::NativeResult>()) return false;
+  for (const auto& f : r.backend_result<model::native::NativeResult>()->findings)
     if (f.invariant == inv) return true;
   return false;
 }

@@ -7,13 +7,13 @@ namespace kacct::proofs {
 
 std::span<const ProofModel> proof_model_table() {
   static constexpr std::array table = {
-      ProofModel{"division", division_all_jobs},
-      ProofModel{"cputime_adjust", cputime_all_jobs},
-      ProofModel{"tick", tick_all_jobs},
-      ProofModel{"lazytlb", lazytlb_all_jobs},
-      ProofModel{"psi_irq", psi_all_jobs},
-      ProofModel{"native_vtime", native_all_jobs},
-      ProofModel{"gen_vtime", gen_all_jobs},
+      ProofModel{arch::lemmas[0].proof_model, division_all_jobs},
+      ProofModel{arch::mechanism(arch::Mechanism::CputimeAdjust).proof_model, cputime_all_jobs},
+      ProofModel{arch::mechanism(arch::Mechanism::Tick).proof_model, tick_all_jobs},
+      ProofModel{arch::mechanism(arch::Mechanism::LazyTlb).proof_model, lazytlb_all_jobs},
+      ProofModel{arch::mechanism(arch::Mechanism::PsiIrq).proof_model, psi_all_jobs},
+      ProofModel{arch::mechanism(arch::Mechanism::NativeVtime).proof_model, native_all_jobs},
+      ProofModel{arch::mechanism(arch::Mechanism::GenVtime).proof_model, gen_all_jobs},
   };
   return table;
 }

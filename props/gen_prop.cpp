@@ -29,22 +29,22 @@ TYPED_TEST(GenProp, VtimeMatchesLedger) {
         const auto& L = truth.value();
         for (const auto& c : cfgs) {
           const auto r = sim::run(prog.value(), c.model, {.check = false});
-          RC_ASSERT(r.gen.has_value());
+          RC_ASSERT(r.backend_result<model::GenResult>() != nullptr);
           const auto& g = c.model.gen;
           std::uint64_t switches = 0;
           for (const auto& e : t.events) switches += e.kind == trace::Kind::Switch;
           for (std::size_t k = t.header.ncpus; k < prog.value().tasks.size(); ++k) {
             const auto it = L.task.find(prog.value().tasks[k].tid);
             if (it == L.task.end()) continue;
-            const auto& v = r.gen->vtime[k];
-            const auto& s = r.gen->ctl[k];
+            const auto& v = r.backend_result<model::GenResult>()->vtime[k];
+            const auto& s = r.backend_result<model::GenResult>()->ctl[k];
             std::uint64_t pend = 0;
             if (s.state != model::VT_INACTIVE) {
               const std::uint64_t now = g.variant == model::GenVariant::Jiffy ? L.end_ts / c.model.tick.tick_nsec : L.end_ts;
               if (now > v.starttime) pend = (now - v.starttime) * (g.variant == model::GenVariant::Jiffy ? g.jiffy_ns : 1);
             }
             // A forked child's copy of its parent's residues (copy_process()) is no time of its own.
-            const std::uint64_t total = v.consumed - r.gen->inherited[k] + pend, want = it->second.total();
+            const std::uint64_t total = v.consumed - r.backend_result<model::GenResult>()->inherited[k] + pend, want = it->second.total();
             if (g.variant != model::GenVariant::Jiffy) {
               if (total != want)
                 RC_FAIL(report(cpu, c.cfg, "task vtime " + std::to_string(total) + " != truth " + std::to_string(want), t));
@@ -64,7 +64,7 @@ TYPED_TEST(GenProp, VtimeMatchesLedger) {
             // time by up to 3 TICK_NSEC per task; residues copied at fork count twice (the kernel
             // finding fork_inherited).
             const std::uint64_t carried = 3 * c.model.tick.tick_nsec * (prog.value().tasks.size() - t.header.ncpus);
-            if (sum > L.end_ts + c.model.tick.tick_nsec + carried + r.gen->fork_inherited)
+            if (sum > L.end_ts + c.model.tick.tick_nsec + carried + r.backend_result<model::GenResult>()->fork_inherited)
               RC_FAIL(report(cpu, c.cfg, "cpustat above elapsed time", t));
           }
         }

@@ -58,7 +58,7 @@ std::string ledger_error(const trace::Trace& t, const sim::Program& prog, const 
     if (all > l.end_ts + events[c] * tick_ns)
       return "cpu " + std::to_string(c) + ": " + std::to_string(all) + " ns accounted > elapsed " + std::to_string(l.end_ts);
   }
-  const auto& p = *r.native;
+  const auto& p = *r.backend_result<model::native::NativeResult>();
   std::uint64_t all_events = 0, all_steal = 0;
   for (std::uint32_t c = 0; c < t.header.ncpus; ++c) all_events += events[c], all_steal += l.at(c, B::Steal);
   for (std::size_t i = t.header.ncpus; i < r.tasks.size(); ++i) {  // flush attribution
@@ -100,9 +100,9 @@ TYPED_TEST(NativeProp, CheckedAndBoundedByTheLedger) {
             RC_FAIL(report(cpu, c.cfg, "invariant " + r.violation->invariant + " violated (" + r.violation->detail + ")", t));
           if (!r.obligations_failed.empty())
             RC_FAIL(report(cpu, c.cfg, "obligation failed: " + std::string(r.obligations_failed.front()), t));
-          RC_ASSERT(r.native.has_value());
+          RC_ASSERT(r.backend_result<model::native::NativeResult>() != nullptr);
           bool steal_finding = false, stale = false;
-          for (const auto& f : r.native->findings) {
+          for (const auto& f : r.backend_result<model::native::NativeResult>()->findings) {
             steal_finding = steal_finding || f.invariant == "native.steal_clamped" ||
                             f.invariant == "native.idle_steal_counted_twice";
             stale = stale || f.invariant == "native.stale_startspurr";

@@ -42,7 +42,7 @@ int cost(std::uint64_t n) {
     auto m = sim::model_cfg(cpu, arch::Config{row.ver, arch::Accounting::Gen, false, false, 1000});
     if (!row.nohz) m.gen.nohz_full = 0;
     const auto r = sim::run(p.value(), m, {});
-    const auto& c = r.gen->cost;
+    const auto& c = r.backend_result<model::GenResult>()->cost;
     const double k = double(n);
     out["rows"].push_back(json{{"kernel", row.kernel},
                                {"variant", row.nohz ? model::variant_name(m.gen.variant) : "tick"},
@@ -62,7 +62,7 @@ int cost(std::uint64_t n) {
 }  // namespace
 
 void add_gen_vtime(CLI::App& app) {
-  auto* g = app.add_subcommand("gen-vtime", "Gen vtime (nohz_full) model tools");
+  auto* g = app.add_subcommand(command_name(arch::Mechanism::GenVtime), "Gen vtime (nohz_full) model tools");
   g->require_subcommand(1);
   auto* c = g->add_subcommand("cost", "Per-syscall work counters of the seed microbenchmark, per variant (JSON)");
   auto n = std::make_shared<std::uint64_t>(100'000);

@@ -229,7 +229,7 @@ void seed_cmd(int n, int rounds, bool script_only, const Target& t) {
 }  // namespace
 
 void add_lazytlb(CLI::App& app) {
-  auto* g = app.add_subcommand("lazytlb", "Lazy-TLB mm references: explore, run scripts, seed costs");
+  auto* g = app.add_subcommand(command_name(arch::Mechanism::LazyTlb), "Lazy-TLB mm references: explore, run scripts, seed costs");
   g->require_subcommand(1);
   auto tgt = std::make_shared<Target>();
   auto add_target = [tgt](CLI::App* c) {

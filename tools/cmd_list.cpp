@@ -1,4 +1,4 @@
-// kacct list cpus|configs|patches|combos [--json]: views of the one table (arch/).
+// kacct list cpus|configs|patches|combos|mechanisms [--json]: views of the one table (arch/).
 #include <fmt/format.h>
 
 #include <iostream>
@@ -44,6 +44,15 @@ json patch_json(const arch::Patch& p) {
               {"mechanism", mechanism_name(p.mechanism)},
               {"claims", claims},
               {"why", p.why}};
+}
+json mechanism_json(const arch::MechanismInfo& m) {
+  auto opt = [](std::string_view s) { return s.empty() ? json(nullptr) : json(s); };
+  return json{{"name", m.name},
+              {"command", opt(m.command)},
+              {"proof_model", m.proof_model},
+              {"claim_prefix", m.claim_prefix},
+              {"doc", m.doc},
+              {"config_part", opt(m.config_part)}};
 }
 std::string yn(bool b) { return b ? "yes" : "no"; }
 
@@ -91,6 +100,20 @@ void list(const std::string& what, bool as_json) {
         if (!c.empty()) fmt::print(" {}", c);
       fmt::print("\n\n");
     }
+  } else if (what == "mechanisms") {
+    if (as_json) {
+      json a = json::array();
+      for (const auto& m : arch::mechanisms) a.push_back(mechanism_json(m));
+      return print_json(a);
+    }
+    Table t({"mechanism", "command", "proof model", "claims", "config", "doc"});
+    for (const auto& m : arch::mechanisms)
+      t.row({std::string(m.name), m.command.empty() ? "-" : std::string(m.command), std::string(m.proof_model),
+             std::string(m.claim_prefix) + ".*", m.config_part.empty() ? "-" : "VERSION-" + std::string(m.config_part),
+             std::string(m.doc)});
+    fmt::print("{}", t.str());
+    for (const auto& l : arch::lemmas)
+      fmt::print("proof model {}: lemmas of {}\n", l.proof_model, arch::mechanism(l.of).name);
   } else {  // combos
     if (as_json) {
       json a = json::array();
@@ -111,10 +134,10 @@ void add_list(CLI::App& app) {
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
-  auto* sub = app.add_subcommand("list", "List CPUs, configurations, patches or legal CPU x config combinations");
-  sub->add_option("what", o->what, "cpus | configs | patches | combos")
+  auto* sub = app.add_subcommand("list", "List CPUs, configurations, patches, legal CPU x config combinations or mechanisms");
+  sub->add_option("what", o->what, "cpus | configs | patches | combos | mechanisms")
       ->required()
-      ->check(CLI::IsMember({"cpus", "configs", "patches", "combos"}));
+      ->check(CLI::IsMember({"cpus", "configs", "patches", "combos", "mechanisms"}));
   sub->add_flag("--json", o->json, "JSON output");
   sub->callback([o] { list(o->what, o->json); });
 }

@@ -17,7 +17,7 @@ void add_native(CLI::App& app) {
     std::string cpu = "MPC8xx";
   };
   auto o = std::make_shared<Opts>();
-  auto* nat = app.add_subcommand("native", "powerpc native vtime: seed-scenario cost counts and trace");
+  auto* nat = app.add_subcommand(command_name(arch::Mechanism::NativeVtime), "powerpc native vtime: seed-scenario cost counts and trace");
   nat->require_subcommand(1);
   auto* cost = nat->add_subcommand("cost", "Operation counts per iteration for TICK, NATIVE+scaled, NATIVE (JSON)");
   cost->add_option("--iterations", o->iterations, "yield iterations (default 1000)")->check(CLI::Range(1u, 10'000'000u));

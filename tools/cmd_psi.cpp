@@ -141,7 +141,7 @@ void seed_cmd(const Opts& o) {
 }  // namespace
 
 void add_psi(CLI::App& app) {
-  auto* psi = app.add_subcommand("psi", "PSI irq pressure model: event scripts (docs/models/psi-irq.md)");
+  auto* psi = app.add_subcommand(command_name(arch::Mechanism::PsiIrq), "PSI irq pressure model: event scripts (docs/models/psi-irq.md)");
   psi->require_subcommand(1);
   auto o = std::make_shared<Opts>();
   auto* run = psi->add_subcommand("run", "Run a PSI event script, check every invariant, count costs; exit 1 on a violation");

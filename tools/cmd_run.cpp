@@ -242,8 +242,9 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
 std::string check_one(const Loaded& l, const sim::Program& prog, const arch::CpuFacts& cpu, const arch::Config& cfg,
                       bool quote) {
   const auto r = sim::run(prog, sim::model_cfg(cpu, cfg), {.check = true, .stop_at_violation = true});
-  if (quote && r.native)  // native vtime: the kernel hazards the trace reached (findings, not violations)
-    for (const auto& f : r.native->findings)
+  // native vtime: the kernel hazards the trace reached (findings, not violations)
+  if (const auto* native = r.backend_result<model::native::NativeResult>(); quote && native)
+    for (const auto& f : native->findings)
       fmt::print("{}:{}: kernel finding {}: {}\n", l.name, f.line, f.invariant, f.detail);
   if (r.violation) {
     const auto& v = *r.violation;

@@ -118,26 +118,10 @@ std::string_view platform_name(arch::Platform p) {
   }
   return "?";
 }
-std::string_view mechanism_name(arch::Mechanism m) {
-  using M = arch::Mechanism;
-  switch (m) {
-    case M::Tick: return "tick";
-    case M::CputimeAdjust: return "cputime_adjust";
-    case M::NativeVtime: return "native_vtime";
-    case M::GenVtime: return "gen_vtime";
-    case M::LazyTlb: return "lazy_tlb";
-    case M::PsiIrq: return "psi_irq";
-  }
-  return "?";
-}
-std::string_view accounting_name(arch::Accounting a) {
-  switch (a) {
-    case arch::Accounting::Tick: return "tick";
-    case arch::Accounting::Native: return "native";
-    case arch::Accounting::Gen: return "gen";
-  }
-  return "?";
-}
+// Both from the mechanism table (arch/mechanisms.hpp).
+std::string_view mechanism_name(arch::Mechanism m) { return arch::mechanism(m).name; }
+std::string_view accounting_name(arch::Accounting a) { return arch::config_part(a); }
+std::string command_name(arch::Mechanism m) { return std::string(arch::mechanism(m).command); }
 
 Table::Table(std::vector<std::string> headers, std::vector<bool> right)
     : headers_(std::move(headers)), right_(std::move(right)) {

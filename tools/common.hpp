@@ -51,6 +51,8 @@ std::string_view isa_name(arch::Isa);
 std::string_view platform_name(arch::Platform);
 std::string_view mechanism_name(arch::Mechanism);
 std::string_view accounting_name(arch::Accounting);
+// A mechanism's own subcommand name (arch/mechanisms.hpp).
+std::string command_name(arch::Mechanism);
 
 // Aligned text table (right-aligned columns are the numeric ones).
 class Table {
@@ -72,7 +74,7 @@ void add_list(CLI::App&);
 void add_run(CLI::App&);    // run + check
 void add_proofs(CLI::App&); // prove + validate
 void add_psi(CLI::App&);    // psi run + psi seed
-void add_gen(CLI::App&);
+void add_random_trace(CLI::App&);  // random-trace (alias gen)
 void add_perf(CLI::App&);  // perf-convert + perf-replay
 void add_lazytlb(CLI::App&);  // lazytlb explore / run / seed
 void add_native(CLI::App&);  // native cost / seed-trace (cmd_native.cpp)

@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "kacct 0.1.0 (trace format v1)");
   add_list(app);
-  add_gen(app);
+  add_random_trace(app);
   add_gen_vtime(app);
   add_run(app);
   add_proofs(app);

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "model/sim/machine_impl.hpp"
-#include "model/sim/tick_backend.hpp"
+#include "model/tick/backend.hpp"
 #include "spec/gen_vtime.hpp"
 
 namespace kacct::sim {
@@ -14,6 +14,10 @@ using model::VState;
 
 class GenBackend {
  public:
+  // task_cputime() reports vtime in progress (task_view below).
+  static constexpr ReadRules reads{.vtime_in_progress = true};
+  using Result = model::GenResult;
+
   explicit GenBackend(Core& k) : k_(k), tick_(k), g_(k.cfg.gen) {
     auto& d = k_.d;
     const auto n = k_.p.header.ncpus;
@@ -40,7 +44,7 @@ class GenBackend {
       s.cpu = std::int32_t(c);
     }
   }
-  void finish() { k_.r.gen = std::move(out_); }
+  Result finish() { return std::move(out_); }
 
   struct Snapshot {
     TickBackend::Snapshot tick;
@@ -280,10 +284,8 @@ class GenBackend {
 
 }  // namespace
 
-RunResult run_gen(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
-  Machine<GenBackend> m(p, cfg, o);
-  m.run();
-  return std::move(m).finish();
+RunResult Backend<arch::Accounting::Gen>::run(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
+  return run_with<GenBackend>(p, cfg, o);
 }
 
 }  // namespace kacct::sim

@@ -1,4 +1,5 @@
-// What a gen vtime run leaves besides the common RunResult fields (sim::RunResult::gen).
+// What a gen vtime run leaves besides the common RunResult fields (one alternative of
+// sim::RunResult::backend).
 #pragma once
 #include <array>
 #include <string>

@@ -10,6 +10,7 @@
 namespace kacct::sim {
 using namespace model::native;
 
+namespace {
 model::native::NativeCfg native_cfg(const arch::CpuFacts& cpu, const arch::Config& cfg) {
   NativeCfg n;
   n.word_bits = cpu.word_bits;
@@ -31,12 +32,14 @@ model::native::NativeCfg native_cfg(const arch::CpuFacts& cpu, const arch::Confi
   return n;
 }
 
-namespace {
-
 template <unsigned W> class NativeBackend {
  public:
   using UL = typename C::template U<W>;
   using A = Acct<C, W>;
+
+  // cputime_adjust() and task_cputime_adjusted() are the identity under NATIVE.
+  static constexpr ReadRules reads{.cputime_adjust = false};
+  using Result = NativeResult;
 
   explicit NativeBackend(Core& k) : k_(k), cfg_(k.cfg.native) {
     const auto n = k_.p.header.ncpus;
@@ -194,12 +197,12 @@ template <unsigned W> class NativeBackend {
     splits_.clear();
   }
 
-  void finish() {
+  Result finish() {
     for (std::size_t c = 0; c < tb_cpu_.size(); ++c) out_.tb_elapsed[c] = std::uint64_t(UL(tb_cpu_[c] - origin_[c]));
     for (const auto& a : accts_) out_.acct.push_back(to_json(a));
     out_.cost = cost_;
     out_.cost.split_log = nullptr;
-    k_.r.native = std::move(out_);
+    return std::move(out_);
   }
 
  private:
@@ -380,7 +383,11 @@ template <unsigned W> class NativeBackend {
 
 }  // namespace
 
-RunResult run_native(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
+void Backend<arch::Accounting::Native>::configure(ModelCfg& m, const arch::CpuFacts& cpu, const arch::Config& cfg) {
+  m.native = native_cfg(cpu, cfg);
+}
+
+RunResult Backend<arch::Accounting::Native>::run(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
   if (cfg.native.word_bits == 32) return run_with<NativeBackend<32>>(p, cfg, o);
   return run_with<NativeBackend<64>>(p, cfg, o);
 }

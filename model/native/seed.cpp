@@ -64,10 +64,10 @@ nlohmann::ordered_json seed_cost_report(std::uint32_t iterations, const char* cp
     row["kconfig"] = r.cfg.name();
     row["measured_ms"] = r.measured_ms;
     row["violation"] = res.violation ? res.violation->invariant : "";
-    if (res.native) {
+    if (res.backend_result<model::native::NativeResult>()) {
       row["scaled_compiled"] = sim::model_cfg(*cpu, r.cfg).native.scaled;
-      row["per_iteration"] = per_iter(res.native->cost, n);
-      ops[k] = total_ops(res.native->cost);
+      row["per_iteration"] = per_iter(res.backend_result<model::native::NativeResult>()->cost, n);
+      ops[k] = total_ops(res.backend_result<model::native::NativeResult>()->cost);
     } else {
       // Tick accounting runs no accounting code on syscalls or switches; its only hook is the
       // tick (account_process_tick), counted here from the trace the model replayed.

@@ -1,5 +1,4 @@
 #include "model/sim/machine_impl.hpp"
-#include "model/sim/tick_backend.hpp"
 
 #include <map>
 #include <stdexcept>
@@ -17,8 +16,7 @@ ModelCfg model_cfg(const arch::CpuFacts& cpu, const arch::Config& cfg) {
   m.tick.steal = cfg.steal;
   m.tick.tick_nsec = arch::tick_nsec(cfg.hz);
   m.adjust = model::adjust_cfg(cfg.version, cpu.exact_mul_u64_u64_div_u64);
-  if (cfg.acct == arch::Accounting::Native) m.native = native_cfg(cpu, cfg);
-  if (cfg.acct == arch::Accounting::Gen) m.gen = model::gen_cfg(cfg.version, cfg.hz);
+  with_backend(cfg.acct, [&](auto b) { decltype(b)::configure(m, cpu, cfg); });
   return m;
 }
 
@@ -105,12 +103,10 @@ trace::Result<Program> compile(const trace::Trace& t) {
 }
 
 RunResult run(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
-  switch (cfg.acct) {
-    case arch::Accounting::Tick: return run_with<TickBackend>(p, cfg, o);
-    case arch::Accounting::Native: return run_native(p, cfg, o);
-    case arch::Accounting::Gen: return run_gen(p, cfg, o);
-  }
-  throw std::logic_error("kacct: no simulator backend for this accounting mode yet");
+  std::optional<RunResult> r;
+  if (!with_backend(cfg.acct, [&](auto b) { r = decltype(b)::run(p, cfg, o); }))
+    throw std::logic_error("kacct: no simulator backend for this accounting mode yet");
+  return std::move(*r);
 }
 
 }  // namespace kacct::sim

@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "arch/config.hpp"
-#include "model/native/native.hpp"
-#include "model/gen/result.hpp"
+#include "model/sim/backends.hpp"
 #include "model/tick/tick.hpp"
 #include "model/trace/ledger.hpp"
 #include "model/trace/trace.hpp"
@@ -83,23 +82,6 @@ struct GroupAcct {
   TaskAcct<Concrete> dead;  // signal_struct sums of exited threads
   model::PrevCputime<Concrete> prev;
 };
-// Native vtime outputs beside the common ones (per CPU / per task, same indices).
-struct NativeResult {
-  std::vector<model::native::Scaled<Concrete>> task_scaled;  // utimescaled / stimescaled, ns
-  std::vector<nlohmann::ordered_json> acct;                  // cpu_accounting_data per context at the end
-  std::vector<std::uint64_t> tb_elapsed;                     // per CPU: TB ticks from boot to the last event
-  std::vector<std::uint64_t> tb_flushed;                     // per CPU: TB ticks handed to the generic sinks
-  std::uint64_t flushes = 0;                                 // bucket conversions (tb_to_ns calls at flush)
-  model::native::Cost cost;                                  // operation counts of the whole run
-  // Known kernel hazards the run reached (first occurrence of each): reported, not violations.
-  struct Finding {
-    std::string invariant;
-    std::size_t event = 0;
-    std::uint32_t line = 0;
-    std::string detail;
-  };
-  std::vector<Finding> findings;
-};
 struct RunResult {
   std::vector<CpuAcct<Concrete>> cpus;
   std::vector<TaskAcct<Concrete>> tasks;  // same indices as Program::tasks
@@ -108,8 +90,10 @@ struct RunResult {
   std::optional<Violation> violation;  // first one, when checking
   std::vector<std::string> obligations_failed;  // domain obligations (division by zero...)
   std::uint64_t events = 0;
-  std::optional<NativeResult> native;  // VIRT_CPU_ACCOUNTING_NATIVE only
-  std::optional<model::GenResult> gen;  // gen vtime only: vtime state, cost counters, reader views
+  BackendResult backend;  // what the backend of the run's accounting mode adds (model/sim/backends.hpp)
+  // That result if the run's backend leaves a T (e.g. model::GenResult), else nullptr.
+  template <class T> const T* backend_result() const { return std::get_if<T>(&backend); }
+  template <class T> T* backend_result() { return std::get_if<T>(&backend); }
 };
 
 struct RunOptions {
@@ -117,22 +101,11 @@ struct RunOptions {
   bool stop_at_violation = true;
 };
 
-// The model settings a configuration selects on a CPU.
-struct ModelCfg {
-  arch::Accounting acct = arch::Accounting::Tick;  // which backend replays the trace
-  model::TickCfg tick;
-  model::AdjustCfg adjust;
-  model::native::NativeCfg native;  // VIRT_CPU_ACCOUNTING_NATIVE (model/native/)
-  model::GenCfg gen;  // gen vtime (acct == Gen): variant, nohz_full CPUs, switch gap
-};
+// The model settings (ModelCfg: model/sim/backends.hpp) a configuration selects on a CPU.
 ModelCfg model_cfg(const arch::CpuFacts&, const arch::Config&);
 
+// Replays the program with the backend of cfg.acct (model/sim/backends.hpp).
 RunResult run(const Program&, const ModelCfg&, const RunOptions& = {});
-// The native vtime backend (model/native/backend.cpp); run() calls it for Accounting::Native.
-RunResult run_native(const Program&, const ModelCfg&, const RunOptions&);
-model::native::NativeCfg native_cfg(const arch::CpuFacts&, const arch::Config&);
-// The gen vtime backend (model/gen/backend.cpp); run() dispatches to it.
-RunResult run_gen(const Program&, const ModelCfg&, const RunOptions&);
 
 // Per-CPU context the machine tracks from the trace (shared by every accounting backend).
 struct CpuCtx {

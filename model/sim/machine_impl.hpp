@@ -1,16 +1,9 @@
-// Internal to the simulator (model/sim and the backends in model/<mechanism>/): the shared
-// machine state (Core) and the event loop (Machine<Backend>). A backend provides
-//   struct Snapshot;  Snapshot snapshot(cpu, task) const;        // state compared by check()
-//   void event(i, const CEvent&, const CpuCtx& before);           // kernel hooks of the event
-//   void sync(cpu, now);                                           // before a read of task times
-//   void check(i, cpu, task, const Snapshot& before);               // spec invariants (check mode)
-// and optionally
-//   model::TaskCputime<C> task_view(task, now);  // the task's times as task_cputime() returns
-//                                                // them (gen vtime adds the pending delta); used
-//                                                // by readers and by __exit_signal()
-//   void finish();                               // store backend-only results in RunResult
-// and is run by run_with<Backend>() from a case in sim::run().
+// Internal to the simulator (model/sim and the backends in model/<mechanism>/backend.*): the
+// shared machine state (Core), what a backend provides (the MachineBackend concept below) and the
+// event loop (Machine<B>), which a backend's runner calls through run_with<B>(). Backends are
+// registered by accounting mode in model/sim/backends.hpp.
 #pragma once
+#include <concepts>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -27,8 +20,7 @@ using C = Concrete;
 // The machine: validates nothing (compile() did), tracks each CPU's context (current task,
 // mode, irq depth, softirq, nohz idle, iowait) and the readers, and hands every event to the
 // accounting backend of the configured mechanism *before* the context changes, so that the
-// backend sees what the kernel sees at that hook. Backends: TickBackend below (tick
-// accounting); native and gen vtime add theirs (model/<mechanism>/) and a case in run().
+// backend sees what the kernel sees at that hook. Core is the state every backend shares.
 struct Core {
   const Program& p;
   const ModelCfg& cfg;
@@ -76,12 +68,48 @@ struct Core {
   }
 };
 
-template <class Backend> class Machine {
+// How the readers behave under a backend's configuration (kernel/sched/cputime.c).
+struct ReadRules {
+  // task_cputime_adjusted() / thread_group_cputime_adjusted() run cputime_adjust() (under
+  // VIRT_CPU_ACCOUNTING_NATIVE they are the identity).
+  bool cputime_adjust = true;
+  // task_cputime() can report vtime in progress, so task_cputime_adjusted() takes
+  // task_sched_runtime(p) as rtime: per-thread readers of a running task sync it first.
+  bool vtime_in_progress = false;
+};
+
+// What a backend provides:
+//   B(Core&);
+//   static constexpr ReadRules reads;                              // reader semantics
+//   struct Snapshot;  Snapshot snapshot(cpu, task) const;          // state compared by check()
+//   void event(i, const CEvent&, const CpuCtx& before);            // kernel hooks of the event
+//   void sync(cpu, now);                                            // before a read of task times
+//   void check(i, cpu, task, const Snapshot& before);               // spec invariants (check mode)
+//   using Result; Result finish();                                  // outputs beyond the common ones
+// and optionally
+//   model::TaskCputime<C> task_view(task, now);  // the task's times as task_cputime() returns
+//                                                // them (gen vtime adds the pending delta); used
+//                                                // by readers and by __exit_signal()
+template <class B>
+concept MachineBackend =
+    std::constructible_from<B, Core&> &&
+    requires(B b, const B cb, std::size_t i, std::uint32_t u, std::uint64_t t, const CEvent& e, const CpuCtx& x,
+             const typename B::Snapshot& before) {
+      typename B::Result;
+      { B::reads } -> std::convertible_to<ReadRules>;
+      { cb.snapshot(u, u) } -> std::same_as<typename B::Snapshot>;
+      b.event(i, e, x);
+      b.sync(u, t);
+      b.check(i, u, u, before);
+      { b.finish() } -> std::same_as<typename B::Result>;
+    };
+
+template <MachineBackend B> class Machine {
  public:
   Machine(const Program& p, const ModelCfg& cfg, const RunOptions& o) : k_(p, cfg, o), acct_(k_) {}
 
   RunResult finish() && {
-    if constexpr (requires { acct_.finish(); }) acct_.finish();  // backend outputs beyond the common ones
+    k_.r.backend = acct_.finish();
     k_.r.obligations_failed.assign(k_.d.failed.begin(), k_.d.failed.end());
     return std::move(k_.r);
   }
@@ -104,7 +132,7 @@ template <class Backend> class Machine {
   template <bool Check> void step(std::size_t i, const CEvent& e) {
     auto& x = k_.ctx[e.cpu];
     const std::uint32_t cur = x.cur;
-    typename Backend::Snapshot before{};
+    typename B::Snapshot before{};
     if constexpr (Check) before = acct_.snapshot(e.cpu, cur);
 
     acct_.event(i, e, x);
@@ -196,9 +224,7 @@ template <class Backend> class Machine {
       // bacct_add_tsk() (6.1 kernel/tsacct.c) ignores task_cputime()'s "vtime in progress" result
       // and never calls task_sched_runtime(); delayacct_add_tsk() reads the stored
       // se.sum_exec_runtime. Nothing is brought up to date.
-    } else if constexpr (requires { acct_.task_view(ri.target, e.ts); }) {
-      // Gen vtime: task_cputime() reports vtime in progress, so task_cputime_adjusted() takes
-      // task_sched_runtime(p) as rtime.
+    } else if constexpr (B::reads.vtime_in_progress) {  // the per-thread readers take task_sched_runtime()
       if (auto c = k_.running_on(ri.target)) acct_.sync(*c, e.ts);
     }
     ReadResult out{ri.id, ri.kind, p.tasks[ri.target].tid, e.ts, ri.line, 0, 0, 0};
@@ -229,8 +255,7 @@ template <class Backend> class Machine {
       // cputime_adjust(), prev_cputime untouched.
       out.utime = cur.utime;
       out.stime = cur.stime;
-    } else if (k_.cfg.acct == arch::Accounting::Native) {
-      // cputime_adjust() / task_cputime_adjusted() are the identity under NATIVE (kernel/sched/cputime.c).
+    } else if constexpr (!B::reads.cputime_adjust) {  // the adjusted readers are the identity
       out.utime = cur.utime;
       out.stime = cur.stime;
     } else if (ri.kind != trace::ReadKind::ThreadCputime && ri.kind != trace::ReadKind::ProcessCputime) {
@@ -248,11 +273,11 @@ template <class Backend> class Machine {
   }
 
   Core k_;
-  Backend acct_;
+  B acct_;
 };
 
-template <class Backend> RunResult run_with(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
-  Machine<Backend> m(p, cfg, o);
+template <MachineBackend B> RunResult run_with(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
+  Machine<B> m(p, cfg, o);
   m.run();
   return std::move(m).finish();
 }

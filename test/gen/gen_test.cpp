@@ -63,7 +63,7 @@ TEST(GenVtime, AlignedTickUserLoop) {
     const auto& task = x.r.tasks[1];
     const auto truth = x.truth.task.at(100);
     if (user_ok) {
-      EXPECT_GT(task.utime + x.r.gen->vtime[1].utime + T250, truth.user) << ver.str();
+      EXPECT_GT(task.utime + x.r.backend_result<model::GenResult>()->vtime[1].utime + T250, truth.user) << ver.str();
     } else {
       EXPECT_LE(task.utime, T250) << "jiffy vtime: the busy user loop shows (almost) no user time";
       EXPECT_GE(task.stime, 49 * T250);
@@ -96,8 +96,8 @@ TEST(GenVtime, NsVariantsExactPerCategory) {
     ASSERT_FALSE(x.r.violation) << ver.str() << " " << x.r.violation->invariant;
     const auto truth = x.truth.task.at(100);
     const auto& t = x.r.tasks[1];
-    const auto& v = x.r.gen->vtime[1];
-    const auto& s = x.r.gen->ctl[1];
+    const auto& v = x.r.backend_result<model::GenResult>()->vtime[1];
+    const auto& s = x.r.backend_result<model::GenResult>()->ctl[1];
     const auto pend = x.truth.end_ts - v.starttime;
     EXPECT_EQ(truth.user, t.utime + v.utime + (s.state == model::VT_USER ? pend : 0)) << ver.str();
     EXPECT_EQ(truth.system + truth.irq + truth.softirq, t.stime + v.stime + (s.state == model::VT_SYS ? pend : 0))
@@ -110,13 +110,13 @@ TEST(GenVtime, NsVariantsExactPerCategory) {
 // go backwards by less than TICK_NSEC + the pending delta. Snapshot readers never do.
 TEST(GenVtime, ReadersGoBackwardsUnderAccum) {
   auto acc = run(trace::scenarios::syscall_loop(3'000, 1500, 700), arch::v(6, 1));
-  ASSERT_TRUE(acc.r.gen);
-  EXPECT_GT(acc.r.gen->kcpustat_backwards, 0u) << "kcpustat user should drop on user exit";
-  EXPECT_GT(acc.r.gen->task_view_backwards, 0u);
-  EXPECT_LT(acc.r.gen->max_kcpustat_drop, T250);
+  ASSERT_TRUE(acc.r.backend_result<model::GenResult>());
+  EXPECT_GT(acc.r.backend_result<model::GenResult>()->kcpustat_backwards, 0u) << "kcpustat user should drop on user exit";
+  EXPECT_GT(acc.r.backend_result<model::GenResult>()->task_view_backwards, 0u);
+  EXPECT_LT(acc.r.backend_result<model::GenResult>()->max_kcpustat_drop, T250);
   auto snap = run(trace::scenarios::syscall_loop(3'000, 1500, 700), arch::v(4, 4));
-  EXPECT_EQ(snap.r.gen->task_view_backwards, 0u) << snap.r.gen->first_backwards;
-  EXPECT_EQ(snap.r.gen->kcpustat_backwards, 0u);
+  EXPECT_EQ(snap.r.backend_result<model::GenResult>()->task_view_backwards, 0u) << snap.r.backend_result<model::GenResult>()->first_backwards;
+  EXPECT_EQ(snap.r.backend_result<model::GenResult>()->kcpustat_backwards, 0u);
 }
 // Exit: the residues of an exiting task are never flushed (Accum); nothing is left under Snapshot.
 TEST(GenVtime, ExitLeftovers) {
@@ -125,26 +125,26 @@ TEST(GenVtime, ExitLeftovers) {
        "3600000 0 switch prev=100 next=0 prev_state=X\n";
   auto acc = run(s, arch::v(6, 1));
   ASSERT_FALSE(acc.r.violation) << acc.r.violation->invariant;
-  EXPECT_GT(acc.r.gen->exit_lost, 0u);
-  EXPECT_LT(acc.r.gen->exit_lost, 3 * T250);
-  EXPECT_GT(acc.r.gen->exit_unseen, 0u) << "the group misses the user residue";
+  EXPECT_GT(acc.r.backend_result<model::GenResult>()->exit_lost, 0u);
+  EXPECT_LT(acc.r.backend_result<model::GenResult>()->exit_lost, 3 * T250);
+  EXPECT_GT(acc.r.backend_result<model::GenResult>()->exit_unseen, 0u) << "the group misses the user residue";
   auto snap = run(s, arch::v(4, 4));
-  EXPECT_EQ(snap.r.gen->exit_lost, 0u);
+  EXPECT_EQ(snap.r.backend_result<model::GenResult>()->exit_lost, 0u);
 }
 // Seqcount discipline: before 5.5 the idle flush at a switch writes outside any section.
 TEST(GenVtime, IdleFlushOutsideSectionBefore55) {
   std::string s = trace::scenarios::header();
   s += "1000 0 switch prev=0 next=100\n2000 0 switch prev=100 next=0 prev_state=S\n5000 0 wakeup tid=100\n"
        "6000 0 switch prev=0 next=100\n";
-  EXPECT_GT(run(s, arch::v(5, 4)).r.gen->cost.unbracketed_writes, 0u);
-  EXPECT_EQ(run(s, arch::v(5, 5)).r.gen->cost.unbracketed_writes, 0u);
+  EXPECT_GT(run(s, arch::v(5, 4)).r.backend_result<model::GenResult>()->cost.unbracketed_writes, 0u);
+  EXPECT_EQ(run(s, arch::v(5, 5)).r.backend_result<model::GenResult>()->cost.unbracketed_writes, 0u);
 }
 // Cost per syscall of the seed loop, per variant.
 TEST(GenVtime, SeedLoopCost) {
   const auto text = trace::scenarios::syscall_loop(20'000, 150, 220);
-  auto a = run(text, arch::v(4, 4), 1000, false, false).r.gen->cost;
-  auto b = run(text, arch::v(4, 9), 1000, false, false).r.gen->cost;
-  auto c = run(text, arch::v(6, 1), 1000, false, false).r.gen->cost;
+  auto a = run(text, arch::v(4, 4), 1000, false, false).r.backend_result<model::GenResult>()->cost;
+  auto b = run(text, arch::v(4, 9), 1000, false, false).r.backend_result<model::GenResult>()->cost;
+  auto c = run(text, arch::v(6, 1), 1000, false, false).r.backend_result<model::GenResult>()->cost;
   EXPECT_GE(a.clock_reads, 40'000u);
   EXPECT_LE(b.clock_reads, 10u);
   EXPECT_GE(c.clock_reads, 40'000u);

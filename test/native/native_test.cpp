@@ -28,7 +28,7 @@ arch::Config native(unsigned ma, unsigned mi, bool steal = false) {
   return {arch::v(ma, mi), arch::Accounting::Native, false, steal, 250};
 }
 bool has(const sim::RunResult& r, const std::string& inv) {
-  for (const auto& f : r.native->findings)
+  for (const auto& f : r.backend_result<model::native::NativeResult>()->findings)
     if (f.invariant == inv) return true;
   return false;
 }
@@ -105,7 +105,7 @@ TEST(NativeFindings, Ppc32SplitOverflowUntil419GoneIn420WithTheSameUnscaledOutpu
   EXPECT_EQ(to_json(before.tasks), to_json(after.tasks));
   // The scaled ones were garbage: the wrapped product gives the 100 ms system stretch to user
   // (the sum still matches mod 2^32, the split does not): 1 ms of user time scales to ~110 ms.
-  const auto& sc = before.native->task_scaled[1];
+  const auto& sc = before.backend_result<model::native::NativeResult>()->task_scaled[1];
   EXPECT_GT(sc.utimescaled, 50 * before.tasks[1].utime);
   EXPECT_LT(sc.stimescaled, before.tasks[1].stime / 50);
   // PPC64 at the same TB rate (e5500 in 4.19, scaled compiled): no overflow.
@@ -164,7 +164,7 @@ TEST(NativeFlush, PendingTimeGoesToTheTaskThatRan) {
 TEST(NativeConversion, FlushTruncationOn8xxIsBoundedPerConversion) {
   auto r = run(trace::write(trace::scenarios::yield_pingpong(200, arch::tick_nsec(250))), "MPC8xx", native(6, 1));
   ASSERT_FALSE(r.violation) << r.violation->invariant << ": " << r.violation->detail;
-  const auto& n = *r.native;
+  const auto& n = *r.backend_result<model::native::NativeResult>();
   C d;
   const std::uint64_t ns = spec::time_buckets(d, r.cpus[0]);
   const std::uint64_t exact = std::uint64_t((unsigned __int128)n.tb_flushed[0] * 1'000'000'000u / 8'312'500);

@@ -31,6 +31,8 @@ TEST(Machine, SampleTracesPassEveryCheckOnEveryCombo) {
                                 << r.violation->invariant << " at line " << r.violation->line;
       ASSERT_TRUE(r.obligations_failed.empty()) << r.obligations_failed.front();
       ASSERT_EQ(r.events, t.value().events.size());
+      // The backend of the configured mode ran: its result is the variant's alternative for it.
+      ASSERT_EQ(r.backend.index(), std::size_t(c.cfg.acct)) << c.cfg.name();
       const auto again = sim::run(p.value(), m, {.check = false});
       ASSERT_EQ(to_json(again.cpus), to_json(r.cpus));
       ASSERT_EQ(to_json(again.tasks), to_json(r.tasks));

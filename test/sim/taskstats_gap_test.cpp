@@ -116,7 +116,7 @@ TEST(Taskstats, GenReadsTheRawVtimeViewAtTheReadsTs) {
   ASSERT_FALSE(r.violation) << r.violation->invariant << ": " << r.violation->detail;
   const auto k = index_of(p, 100);
   ASSERT_EQ(r.tasks[k].utime, 0u);  // nothing reached TICK_NSEC: all residues
-  ASSERT_EQ(r.gen->vtime[k].utime, 3'000'000u);
+  ASSERT_EQ(r.backend_result<model::GenResult>()->vtime[k].utime, 3'000'000u);
   const auto& a = read_id(r, 1);
   EXPECT_EQ(a.utime, 0u);  // the user residue is not in the SYS view
   EXPECT_EQ(a.stime, 500'000u);
@@ -132,7 +132,7 @@ TEST(Taskstats, GenReadsTheRawVtimeViewAtTheReadsTs) {
   const auto& z = read_id(r, 5);  // INACTIVE: residues (3 ms user, 1.5 ms system) not reported
   EXPECT_EQ(z.utime, 0u);
   EXPECT_EQ(z.stime, 0u);
-  EXPECT_EQ(r.gen->vtime[k].stime, 1'500'000u);
+  EXPECT_EQ(r.backend_result<model::GenResult>()->vtime[k].stime, 1'500'000u);
   EXPECT_EQ(r.tasks[k].prev_cputime.stime, 3'500'000u);  // only task_stat's update
 }
 
@@ -180,11 +180,11 @@ TEST(SwitchGap, GenChargesNextExactlyTheGapLess) {
       ASSERT_FALSE(a.violation) << a.violation->invariant << ": " << a.violation->detail;
       ASSERT_FALSE(b.violation) << b.violation->invariant;
       const auto k = index_of(with, 100);
-      EXPECT_EQ(a.gen->vtime[k].consumed, 1'000'000u - g) << g;
-      EXPECT_EQ(a.gen->vtime[k].stime, 1'000'000u - g);
-      EXPECT_EQ(b.gen->vtime[k].consumed, 1'000'000u - global);
-      EXPECT_EQ(b.gen->vtime[k].consumed - a.gen->vtime[k].consumed, g - global);
-      EXPECT_EQ(a.gen->vcpu[0].lost, g + global);
+      EXPECT_EQ(a.backend_result<model::GenResult>()->vtime[k].consumed, 1'000'000u - g) << g;
+      EXPECT_EQ(a.backend_result<model::GenResult>()->vtime[k].stime, 1'000'000u - g);
+      EXPECT_EQ(b.backend_result<model::GenResult>()->vtime[k].consumed, 1'000'000u - global);
+      EXPECT_EQ(b.backend_result<model::GenResult>()->vtime[k].consumed - a.backend_result<model::GenResult>()->vtime[k].consumed, g - global);
+      EXPECT_EQ(a.backend_result<model::GenResult>()->vcpu[0].lost, g + global);
       // 200 (switched in without gap=) is charged from 1 ms + the global gap
       EXPECT_EQ(read_id(a, 1).stime, 1'500'000u - global);
       // the ledger does not see the gap
@@ -246,7 +246,7 @@ TEST(SwitchGap, PerEventGapsKeepEveryGenCheck) {
       ++runs;
       if (m.gen.variant == model::GenVariant::Jiffy) continue;
       for (std::uint32_t cpu = 0; cpu < spec.ncpus; ++cpu)
-        EXPECT_EQ(r.gen->vcpu[cpu].lost, want[cpu]) << c.cfg.name() << " seed " << seed << " cpu " << cpu;
+        EXPECT_EQ(r.backend_result<model::GenResult>()->vcpu[cpu].lost, want[cpu]) << c.cfg.name() << " seed " << seed << " cpu " << cpu;
     }
   }
   EXPECT_GT(runs, 50u);

@@ -1,4 +1,5 @@
-// kacct gen: a random valid trace from model/trace/builder.hpp, in canonical text.
+// kacct random-trace: a random valid trace from model/trace/builder.hpp, in canonical text.
+// `gen` is its old name, kept as an alias for one release ("gen" now means gen vtime).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -13,8 +14,8 @@ namespace {
 
 constexpr std::size_t kMaxEvents = 20'000'000;  // the builder keeps the whole Trace in memory
 
-void gen_cmd(std::uint64_t seed, const std::string& cpu, std::uint32_t ncpus, std::size_t events,
-             const std::string& out) {
+void random_trace_cmd(std::uint64_t seed, const std::string& cpu, std::uint32_t ncpus, std::size_t events,
+                      const std::string& out) {
   resolve_cpu(cpu);  // only CPUs of the table: the trace must be runnable by `kacct run`
   trace::BuildSpec spec;
   spec.cpu_model = cpu;
@@ -44,7 +45,7 @@ void gen_cmd(std::uint64_t seed, const std::string& cpu, std::uint32_t ncpus, st
 
 }  // namespace
 
-void add_gen(CLI::App& app) {
+void add_random_trace(CLI::App& app) {
   struct Opts {
     std::uint64_t seed = 0;
     std::string cpu = "POWER9", out;
@@ -52,9 +53,10 @@ void add_gen(CLI::App& app) {
     std::size_t events = 1000;
   };
   auto o = std::make_shared<Opts>();
-  auto* gen = app.add_subcommand("gen", "Generate a random valid trace (canonical text)");
+  auto* cmd = app.add_subcommand("random-trace", "Generate a random valid trace (canonical text)");
+  cmd->alias("gen");  // the old name, until the next release
   // Parsed here: CLI11 2.1 wraps "-1" and saturates overlong numbers for unsigned options.
-  gen->add_option("--seed", o->seed, "random seed, 0..2^64-1")
+  cmd->add_option("--seed", o->seed, "random seed, 0..2^64-1")
       ->required()
       ->check(CLI::Validator(
           [](std::string& s) -> std::string {
@@ -64,12 +66,12 @@ void add_gen(CLI::App& app) {
             return {};
           },
           "UINT64"));
-  gen->add_option("--cpu", o->cpu, "CPU model for the header (default POWER9)");
-  gen->add_option("--ncpus", o->ncpus, "number of CPUs, 1..4")->check(CLI::Range(1u, 4u));
-  gen->add_option("--events", o->events, "number of events (at most 20000000)")
+  cmd->add_option("--cpu", o->cpu, "CPU model for the header (default POWER9)");
+  cmd->add_option("--ncpus", o->ncpus, "number of CPUs, 1..4")->check(CLI::Range(1u, 4u));
+  cmd->add_option("--events", o->events, "number of events (at most 20000000)")
       ->check(CLI::Range(std::size_t{0}, kMaxEvents));
-  gen->add_option("-o,--output", o->out, "output file (default: stdout)");
-  gen->callback([o] { gen_cmd(o->seed, o->cpu, o->ncpus, o->events, o->out); });
+  cmd->add_option("-o,--output", o->out, "output file (default: stdout)");
+  cmd->callback([o] { random_trace_cmd(o->seed, o->cpu, o->ncpus, o->events, o->out); });
 }
 
 }  // namespace kacct::cli

@@ -1,5 +1,6 @@
-// TickBackend: tick accounting (model/tick/) as a machine backend. In a header so that other
-// backends can keep tick accounting on the CPUs they do not cover (gen vtime: housekeeping CPUs).
+// TickBackend: tick accounting (model/tick/) as a machine backend (model/sim/machine_impl.hpp);
+// its runner is in backend.cpp. In a header so that other backends can keep tick accounting on
+// the CPUs they do not cover (gen vtime: housekeeping CPUs).
 #pragma once
 #include "model/sim/machine_impl.hpp"
 
@@ -9,6 +10,9 @@ namespace kacct::sim {
 class TickBackend {
  public:
   explicit TickBackend(Core& k) : k_(k) {}
+  static constexpr ReadRules reads{};
+  using Result = std::monostate;
+  Result finish() { return {}; }
 
   struct Snapshot {
     CpuAcct<C> cpu;
@@ -107,6 +111,5 @@ class TickBackend {
   bool was_tick_ = false, was_boundary_ = false;
   std::uint64_t credit_ = 0;
 };
-
 
 }  // namespace kacct::sim
