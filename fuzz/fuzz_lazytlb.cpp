@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "model/lazytlb/script.hpp"
+#include "model/lazytlb/explore.hpp"
 
 namespace {
 constexpr std::size_t kMaxEvents = 4000;

@@ -13,7 +13,8 @@
 #include <map>
 #include <set>
 
-#include "model/lazytlb/script.hpp"
+#include "model/lazytlb/explore.hpp"
+#include "model/lazytlb/seed.hpp"
 #include "proofs/prover.hpp"
 #include "proofs/registry.hpp"
 #include "spec/lazytlb.hpp"

@@ -13,7 +13,8 @@
 #include <memory>
 
 #include "common.hpp"
-#include "model/lazytlb/script.hpp"
+#include "model/lazytlb/explore.hpp"
+#include "model/lazytlb/seed.hpp"
 
 namespace kacct::cli {
 namespace {

@@ -1,6 +1,6 @@
 // The lazy-TLB event-script format (docs/models/lazy-tlb.md), its parser (errors with
-// line:column), canonical writer, runner (checks every invariant after every event),
-// bounded exhaustive explorer and the seed scenario generator.
+// line:column), canonical writer and runner (checks every invariant after every event).
+// The explorer is in explore.hpp, the seed scenario in seed.hpp.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -54,32 +54,8 @@ struct RunResult {
 // Runs the script from initial(sizes), checking every invariant after every event.
 RunResult run_script(const Script&);
 
-struct ExploreOptions {
-  Script header;  // sizes, arch, version, flags, mutants (its events are ignored)
-  std::size_t max_states = 2'000'000;  // stop (truncated = true) beyond this many states
-};
-struct ExploreResult {
-  std::size_t states = 0, transitions = 0, depth = 0;  // depth: longest shortest path (BFS levels)
-  bool truncated = false;
-  std::size_t zombie_states = 0;     // states with an mm kept alive only by lazy references
-  std::size_t frees = 0;             // transitions that freed an mm
-  std::uint64_t max_ipis_step = 0;   // most IPIs one event sent
-  std::optional<spec::Violation> violation;
-  std::optional<Script> counterexample;  // shortest event script to the violation (replays)
-  std::vector<World<Concrete>> sample;   // with keep_states: every visited state, in BFS order
-};
-// Breadth-first over every event enabled in every reachable state (fork/exec use the lowest
-// free slot; outside holders are bounded at one mmget and one mmgrab per mm).
-ExploreResult explore(const ExploreOptions&, bool keep_states = false);
-// Every event that could be tried in w (enabled or not is decided by not_enabled()).
-std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg);
-
-// The seed scenario: N CPUs, one process with N threads, each thread leaves its CPU for idle and
-// comes back `rounds` times, then the process exits. `loop_begin/loop_end` delimit the loop.
-struct Seed {
-  Script script;
-  std::size_t loop_begin = 0, loop_end = 0;
-};
-Seed seed_scenario(int ncpus, int rounds, Arch arch, arch::KVersion ver);
+// One event run with its obligations and invariants checked; false (and `bad`) if any failed.
+bool checked_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cost, StepLog& log,
+                  std::vector<spec::Violation>& bad);
 
 }  // namespace kacct::lazytlb

@@ -3,7 +3,8 @@
 // get line:column errors, and the findings in docs/models/lazy-tlb.md replay.
 #include <gtest/gtest.h>
 
-#include "model/lazytlb/script.hpp"
+#include "model/lazytlb/explore.hpp"
+#include "model/lazytlb/seed.hpp"
 
 namespace kacct::lazytlb {
 namespace {

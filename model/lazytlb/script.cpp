@@ -1,79 +1,11 @@
-// Lazy-TLB model: names, configs by arch and release, the initial world, the event-script
-// parser/writer, the checking runner, the exhaustive explorer and the seed scenario.
+// The lazy-TLB event-script format: names, parser, canonical writer, and the checking runner
+// (script.hpp).
 #include <charconv>
-#include <deque>
-#include <unordered_map>
 
 #include "model/lazytlb/script.hpp"
 #include "model/trace/tokens.hpp"
 
 namespace kacct::lazytlb {
-
-std::string_view arch_name(Arch a) {
-  switch (a) {
-    case Arch::Generic: return "generic";
-    case Arch::PpcRadix: return "ppc64-radix";
-    case Arch::PpcHash: return "ppc64-hash";
-  }
-  return "generic";
-}
-std::optional<Arch> parse_arch(std::string_view s) {
-  for (Arch a : {Arch::Generic, Arch::PpcRadix, Arch::PpcHash})
-    if (arch_name(a) == s) return a;
-  return std::nullopt;
-}
-
-Cfg config_for(Arch a, arch::KVersion ver) {
-  Cfg c;
-  c.arch = a;
-  const bool book3s64 = a == Arch::PpcRadix || a == Arch::PpcHash;
-  c.shootdown = book3s64 && arch::applied("2655421ae69f", ver) && arch::applied("77f68ebeee20", ver);
-  c.use_mm_always_grabs = arch::applied("6cad87b0d216", ver);
-  c.exit_flush_shoots = a == Arch::PpcRadix && arch::applied("e43c0a0c3c28", ver);
-  return c;
-}
-std::string mode_name(const Cfg& c) { return c.shootdown ? "shootdown" : "refcount"; }
-
-bool apply_mutant(Cfg& c, std::string_view n) {
-  if (n == "no-lazy-grab") c.mut_no_lazy_grab = true;
-  else if (n == "shoot-skip-cpu") c.mut_shoot_skip_cpu = true;
-  else if (n == "clear-wrong-cpu") c.mut_clear_wrong_cpu = true;
-  else return false;
-  return true;
-}
-Cfg Script::cfg() const {
-  Cfg c = config_for(arch, version);
-  c.debug_shoot_lazies = debug_shoot_lazies && c.shootdown;
-  for (const auto& m : mutants) apply_mutant(c, m);
-  return c;
-}
-
-World<Concrete> initial(const Sizes& s) {
-  World<Concrete> w;
-  w.ntasks = s.tasks;
-  w.cpus.resize(s.cpus);
-  w.tasks.resize(s.tasks + s.cpus);
-  w.mms.resize(s.mms);
-  w.cnt.resize(s.mms, Counters<Concrete>{0, 0});
-  for (int c = 0; c < s.cpus; ++c) {
-    Task& idle = w.tasks[w.idle_of(c)];
-    idle.st = TaskState::Running;
-    idle.kthread = idle.idle = true;
-    idle.active_mm = kInitMm;
-    w.cpus[c].curr = w.idle_of(c);
-  }
-  w.mms[0].st = MmState::Live;
-  w.cnt[0] = {1, 1};
-  Task& t0 = w.tasks[0];
-  t0.st = TaskState::Runnable;
-  t0.mm = t0.active_mm = 0;
-  if (s.tasks >= 2) {
-    Task& k = w.tasks[s.tasks - 1];
-    k.st = TaskState::Runnable;
-    k.kthread = true;
-  }
-  return w;
-}
 
 namespace {
 constexpr std::array<std::string_view, kNumOps> kOpNames = {"switch", "finish", "idle",   "exit",  "exec",
@@ -224,8 +156,6 @@ std::string write_script(const Script& s) {
 }
 
 // ---- runner --------------------------------------------------------------------------------
-namespace {
-// One checked step: obligations and invariants; true if everything held.
 bool checked_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cost, StepLog& log,
                   std::vector<spec::Violation>& bad) {
   Concrete d;
@@ -237,7 +167,6 @@ bool checked_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cos
   bad.insert(bad.end(), v.begin(), v.end());
   return bad.empty();
 }
-}  // namespace
 
 RunResult run_script(const Script& s) {
   RunResult r;
@@ -263,140 +192,6 @@ RunResult run_script(const Script& s) {
     r.zombie_steps += z > 0;
   }
   return r;
-}
-
-// ---- explorer ------------------------------------------------------------------------------
-std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg) {
-  std::vector<Event> out;
-  const int nc = int(w.cpus.size()), nm = int(w.mms.size());
-  int free_task = -1;
-  for (int t = 0; t < w.ntasks; ++t)
-    if (w.tasks[t].st == TaskState::Unborn) { free_task = t; break; }
-  for (int c = 0; c < nc; ++c) {
-    auto add = [&](Op op, int arg = 0) { out.push_back({op, std::int16_t(c), std::int16_t(arg)}); };
-    add(Op::Finish);
-    add(Op::Idle);
-    for (int t = 0; t < w.ntasks; ++t) add(Op::Switch, t);
-    add(Op::Exit);
-    add(Op::Exec);
-    if (free_task >= 0) { add(Op::Fork, free_task); add(Op::ForkVm, free_task); }
-    add(Op::Unuse);
-    for (int m = 0; m < nm; ++m) {
-      add(Op::Use, m);
-      if (w.mms[m].ext_users == 0) add(Op::MmGet, m);
-      add(Op::MmPut, m);
-      if (w.mms[m].ext_grabs == 0) add(Op::MmGrab, m);
-      add(Op::MmDrop, m);
-      if (cfg.arch == Arch::PpcRadix) add(Op::Flush, m);
-    }
-  }
-  return out;
-}
-
-namespace {
-std::string key_of(const World<Concrete>& w) {
-  std::string k;
-  k.reserve(w.cpus.size() * 5 + w.tasks.size() * 6 + w.mms.size() * 20);
-  auto put16 = [&](std::int16_t v) { k.push_back(char(v & 0xff)); k.push_back(char(v >> 8)); };
-  for (const auto& c : w.cpus) { put16(c.curr); put16(c.prev_mm); k.push_back(char(c.irqs_off)); }
-  for (const auto& t : w.tasks) {
-    k.push_back(char(int(t.st) | (t.kthread << 2) | (t.idle << 3) | (t.exiting << 4)));
-    put16(t.mm);
-    put16(t.active_mm);
-  }
-  for (std::size_t m = 0; m < w.mms.size(); ++m) {
-    const auto& mm = w.mms[m];
-    k.push_back(char(mm.st));
-    for (auto x : mm.mask.w) k.append(reinterpret_cast<const char*>(&x), sizeof x);
-    k.push_back(char(mm.ext_users));
-    k.push_back(char(mm.ext_grabs));
-    k.append(reinterpret_cast<const char*>(&w.cnt[m].mm_users), 4);
-    k.append(reinterpret_cast<const char*>(&w.cnt[m].mm_count), 4);
-  }
-  return k;
-}
-}  // namespace
-
-ExploreResult explore(const ExploreOptions& o, bool keep_states) {
-  ExploreResult r;
-  struct Node {
-    World<Concrete> w;
-    std::uint32_t parent;
-    Event via;
-    std::uint32_t depth;
-  };
-  std::vector<Node> nodes;
-  std::unordered_map<std::string, std::uint32_t> seen;
-  const Cfg cfg = o.header.cfg();
-  nodes.push_back({initial(o.header.sizes), UINT32_MAX, {}, 0});
-  seen.emplace(key_of(nodes[0].w), 0);
-  StepLog log;
-  auto trace_to = [&](std::uint32_t i, const Event& last) {
-    Script s = o.header;
-    s.events.clear();
-    s.lines.clear();
-    std::vector<Event> ev{last};
-    for (std::uint32_t j = i; nodes[j].parent != UINT32_MAX; j = nodes[j].parent) ev.push_back(nodes[j].via);
-    s.events.assign(ev.rbegin(), ev.rend());
-    return s;
-  };
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    r.depth = std::max<std::size_t>(r.depth, nodes[i].depth);
-    if (spec::zombies(nodes[i].w) > 0) ++r.zombie_states;
-    const auto cands = candidate_events(nodes[i].w, cfg);
-    for (const auto& e : cands) {
-      if (!not_enabled(nodes[i].w, cfg, e).empty()) continue;
-      World<Concrete> w = nodes[i].w;
-      Costs cost;
-      std::vector<spec::Violation> bad;
-      ++r.transitions;
-      const bool ok = checked_step(cfg, w, e, cost, log, bad);
-      r.frees += cost.frees;
-      r.max_ipis_step = std::max(r.max_ipis_step, cost.ipis);
-      if (!ok) {
-        r.violation = bad.front();
-        r.counterexample = trace_to(std::uint32_t(i), e);
-        r.states = nodes.size();
-        return r;
-      }
-      auto [it, fresh] = seen.emplace(key_of(w), std::uint32_t(nodes.size()));
-      if (!fresh) continue;
-      if (nodes.size() >= o.max_states) {
-        r.truncated = true;
-        continue;
-      }
-      nodes.push_back({std::move(w), std::uint32_t(i), e, nodes[i].depth + 1});
-    }
-  }
-  r.states = nodes.size();
-  if (keep_states)
-    for (auto& n : nodes) r.sample.push_back(std::move(n.w));
-  return r;
-}
-
-// ---- seed scenario -------------------------------------------------------------------------
-Seed seed_scenario(int n, int rounds, Arch a, arch::KVersion ver) {
-  Seed s;
-  Script& sc = s.script;
-  sc.sizes = {n, n + 1, 1};
-  sc.arch = a;
-  sc.version = ver;
-  auto ev = [&](Op op, int c, int arg = 0) { sc.events.push_back({op, std::int16_t(c), std::int16_t(arg)}); };
-  ev(Op::Switch, 0, 0);
-  ev(Op::Finish, 0);
-  for (int t = 1; t < n; ++t) ev(Op::ForkVm, 0, t);
-  for (int c = 1; c < n; ++c) { ev(Op::Switch, c, c); ev(Op::Finish, c); }
-  s.loop_begin = sc.events.size();
-  for (int r = 0; r < rounds; ++r)
-    for (int c = 0; c < n; ++c) {
-      ev(Op::Idle, c);
-      ev(Op::Finish, c);
-      ev(Op::Switch, c, c);
-      ev(Op::Finish, c);
-    }
-  s.loop_end = sc.events.size();
-  for (int c = n - 1; c >= 0; --c) { ev(Op::Exit, c); ev(Op::Idle, c); ev(Op::Finish, c); }
-  return s;
 }
 
 }  // namespace kacct::lazytlb
