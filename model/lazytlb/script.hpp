@@ -1,14 +1,14 @@
-// The lazy-TLB event-script format (docs/models/lazy-tlb.md), its parser (errors with
-// line:column), canonical writer and runner (checks every invariant after every event).
-// The explorer is in explore.hpp, the seed scenario in seed.hpp.
+// The lazy-TLB event-script format (docs/models/lazy-tlb.md) on the script runtime
+// (model/script): parser, canonical writer, and the runner that checks every invariant after
+// every event.
 #pragma once
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "model/lazytlb/lazytlb.hpp"
+#include "model/script/script.hpp"
 #include "spec/lazytlb.hpp"
 
 namespace kacct::lazytlb {
@@ -20,33 +20,26 @@ struct Script {
   bool debug_shoot_lazies = false;
   std::vector<std::string> mutants;  // "no-lazy-grab", "shoot-skip-cpu", "clear-wrong-cpu"
   std::vector<Event> events;
-  std::vector<std::uint32_t> lines;  // source line of each event (0 when generated)
+  std::vector<std::uint32_t> lines;  // source line of each event (empty when generated)
   Cfg cfg() const;                   // config_for(arch, version) + flags
+  bool operator==(const Script& o) const {  // the program, not where it came from
+    return sizes == o.sizes && arch == o.arch && version == o.version && debug_shoot_lazies == o.debug_shoot_lazies &&
+           mutants == o.mutants && events == o.events;
+  }
 };
-inline const std::vector<std::string_view> kMutants = {"no-lazy-grab", "shoot-skip-cpu", "clear-wrong-cpu"};
+inline constexpr std::string_view kMutants[] = {"no-lazy-grab", "shoot-skip-cpu", "clear-wrong-cpu"};
 bool apply_mutant(Cfg&, std::string_view name);
 
-struct ParseError {
-  std::uint32_t line = 0, col = 0;
-  std::string message;
-  std::string str() const { return std::to_string(line) + ":" + std::to_string(col) + ": " + message; }
-};
-struct Parsed {
-  std::optional<Script> script;
-  std::optional<ParseError> error;
-};
+inline constexpr std::size_t kMaxEvents = 1'000'000;
 // Never throws on bad input: the first problem comes back with its line and column. Size limits:
-// 1..kMaxCpus CPUs, 1..64 tasks, 1..16 mms, 1,000,000 events.
-Parsed parse_script(std::string_view text);
+// 1..kMaxCpus CPUs, 1..64 tasks, 1..16 mms, kMaxEvents events (repeat blocks expanded).
+script::Result<Script> parse_script(std::string_view text);
 // Canonical text: parse(write(s)) == s (lines aside).
 std::string write_script(const Script&);
 
-struct RunResult {
+struct RunResult : script::RunStatus {  // steps, failed_at, its line, error (event not enabled)
   Costs costs;
-  std::size_t steps = 0;                        // events run
-  std::optional<std::size_t> failed_at;         // index of the event that failed
   std::vector<spec::Violation> violations;      // at failed_at: invariants and obligations
-  std::string not_enabled;                      // at failed_at: why the event cannot happen
   World<Concrete> world;                        // the final (or failing) state
   int max_zombies = 0;                          // most mms kept alive only by lazy refs at once
   std::size_t zombie_steps = 0;                 // events after which some zombie mm existed
