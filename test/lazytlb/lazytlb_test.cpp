@@ -201,5 +201,29 @@ TEST(Seed, AtomicsPerSwitchByMode) {
   }
 }
 
+// The library's seed costs and the throughput model fitted to the seed (what `kacct lazytlb
+// seed` prints): refcounting pays one mm_count atomic per switch and keeps the mm, shootdown
+// none and frees it; the fit reproduces the two measured rates at N = 192.
+TEST(Seed, CostsAndThroughputModel) {
+  auto ref = seed_costs(8, 2, Arch::Generic, arch::v(6, 12));
+  auto sd = seed_costs(8, 2, Arch::PpcRadix, arch::v(6, 12));
+  ASSERT_TRUE(ref && sd);
+  EXPECT_EQ(ref->loop_switches, 8u * 2 * 2);
+  EXPECT_DOUBLE_EQ(ref->count_atomics_per_switch, 1.0);
+  EXPECT_FALSE(ref->mm_freed_at_end);
+  EXPECT_DOUBLE_EQ(sd->count_atomics_per_switch, 0.0);
+  EXPECT_TRUE(sd->mm_freed_at_end);
+  EXPECT_GT(sd->exit_ipis, 0u);
+  const auto tp = fit_throughput(ref->count_atomics_per_switch);
+  EXPECT_DOUBLE_EQ(tp.switches_per_s(kSeedCpus, ref->count_atomics_per_switch), kSeedRefcountPerS);
+  EXPECT_DOUBLE_EQ(tp.switches_per_s(kSeedCpus, 0), kSeedShootdownPerS);
+  const double n_star = tp.crossover_cpus(ref->count_atomics_per_switch);
+  EXPECT_NEAR(n_star, kSeedCpus * kSeedRefcountPerS / kSeedShootdownPerS, 1e-9);
+  // Below the crossover both modes are CPU-bound and agree; above it refcounting saturates.
+  EXPECT_DOUBLE_EQ(tp.switches_per_s(n_star / 2, 1.0), tp.switches_per_s(n_star / 2, 0));
+  EXPECT_LT(tp.switches_per_s(2 * n_star, 1.0), tp.switches_per_s(2 * n_star, 0));
+  EXPECT_EQ(tp.crossover_cpus(0), 0.0);
+}
+
 }  // namespace
 }  // namespace kacct::lazytlb
