@@ -7,7 +7,6 @@ namespace {
 constexpr std::array<std::string_view, kNumOps> kOpNames = {"switch", "finish", "idle",   "exit",  "exec",
                                                             "fork",   "forkvm", "use",    "unuse", "mmget",
                                                             "mmput",  "mmgrab", "mmdrop", "flush"};
-constexpr std::string_view kArchNames[] = {"generic", "ppc64-radix", "ppc64-hash"};  // Arch order
 // Which ops take a second operand, and of which kind.
 enum class ArgKind { None, Task, Mm };
 ArgKind arg_kind(Op op) {
@@ -33,7 +32,11 @@ Grammar::Decl declare() {
       {"cpus", "N", size(&Sizes::cpus, kMaxCpus, "cpus")},
       {"tasks", "N", size(&Sizes::tasks, 64, "tasks")},
       {"mms", "N", size(&Sizes::mms, 16, "mms")},
-      {"arch", "NAME", [](Script& s, std::span<const Arg> a) { s.arch = Arch(script::choice(a[0], kArchNames, "arch")); }},
+      {"arch", "NAME",
+       [](Script& s, std::span<const Arg> a) {
+         const std::string_view names[] = {arch_name(Arch::Generic), arch_name(Arch::PpcRadix), arch_name(Arch::PpcHash)};
+         s.arch = Arch(script::choice(a[0], names, "arch"));
+       }},
       {"version", "MAJOR.MINOR", [](Script& s, std::span<const Arg> a) { s.version = script::version(a[0]); }},
       {"debug-shoot-lazies", "", [](Script& s, std::span<const Arg>) { s.debug_shoot_lazies = true; }},
       {"mutant", "NAME",

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-
 namespace kacct::model::psi {
 
 std::string_view variant_name(Variant v) {
@@ -29,7 +28,6 @@ namespace {
 
 using Grammar = script::Grammar<Script, Event>;
 using script::Arg;
-constexpr std::string_view kVariants[] = {"faithful", "no-lock", "double-count", "lost-delta", "no-neg-guard"};
 
 std::uint64_t cpu_of(const Script& s, const Arg& a) {
   const auto v = script::number(a, 0, UINT64_MAX, "CPU");
@@ -55,7 +53,12 @@ Grammar::Decl declare() {
       {"version", "MAJOR.MINOR", [](Script& s, std::span<const Arg> a) { s.version = script::version(a[0]); }},
       {"irqtime", "SWITCH", [](Script& s, std::span<const Arg> a) { s.irqtime = script::on_off(a[0]); }},
       {"variant", "NAME",
-       [](Script& s, std::span<const Arg> a) { s.variant = Variant(script::choice(a[0], kVariants, "variant")); }},
+       [](Script& s, std::span<const Arg> a) {
+         const std::string_view names[] = {variant_name(Variant::Faithful), variant_name(Variant::NoLock),
+                                           variant_name(Variant::DoubleCount), variant_name(Variant::LostDelta),
+                                           variant_name(Variant::NoNegGuard)};  // in enum order
+         s.variant = Variant(script::choice(a[0], names, "variant"));
+       }},
       {"cpus", "N", [](Script& s, std::span<const Arg> a) { s.cpus = int(script::number(a[0], 1, kMaxCpus, "cpus")); },
        true},
       {"group", "G parent P",
