@@ -3,7 +3,8 @@
 //   bench/bench_lazytlb --benchmark_min_time=1
 #include <benchmark/benchmark.h>
 
-#include "model/lazytlb/script.hpp"
+#include "model/lazytlb/explore.hpp"
+#include "model/lazytlb/seed.hpp"
 
 namespace {
 using namespace kacct::lazytlb;

@@ -10,7 +10,7 @@ using namespace kacct;
 using namespace kacct::model::psi;
 
 const Script& seed() {
-  static const Script s = parse_script(seed_script_text(4000, 50));
+  static const Script s = parse_script(seed_script_text(4000, 50)).value();
   return s;
 }
 
@@ -31,7 +31,7 @@ BENCHMARK(BM_PsiSeed)->ArgsProduct({{0, 1, 2}, {0, 1}})->Unit(benchmark::kMillis
 
 void BM_PsiParse(benchmark::State& st) {
   const auto text = write_script(seed());
-  for (auto _ : st) benchmark::DoNotOptimize(parse_script(text).events.size());
+  for (auto _ : st) benchmark::DoNotOptimize(parse_script(text).value().events.size());
   st.SetBytesProcessed(std::int64_t(st.iterations()) * std::int64_t(text.size()));
 }
 BENCHMARK(BM_PsiParse)->Unit(benchmark::kMillisecond);

@@ -1,21 +1,22 @@
 // libFuzzer target for the lazy-TLB event-script parser and the model's invariant checks.
 //
-// Input: byte 0 = selector. Bit 7 set: the rest is script text; parse_script must never crash,
-// an accepted script must round-trip through write_script, and is run (events that cannot
-// happen are reported, not run). Bit 7 clear: bits 0-1 pick arch (generic, ppc64-radix,
-// ppc64-hash), bit 2 the release (6.3 or 6.12), and each further byte picks one of the events
-// enabled in the current state of a 3-CPU, 3-task, 2-mm world. Any invariant or obligation
-// failure of the unmutated model prints the script and aborts.
+// Input: byte 0 = selector. Bit 7 set: the rest is script text; parse_script must never crash
+// (an error carries its line and column), an accepted script must round-trip through
+// write_script, and is run (events that cannot happen are reported, not run). Bit 7 clear:
+// bits 0-1 pick arch (generic, ppc64-radix, ppc64-hash), bit 2 the release (6.3 or 6.12), and
+// each further byte picks one of the events enabled in the current state of a 3-CPU, 3-task,
+// 2-mm world. Any invariant or obligation failure of the unmutated model prints the script
+// and aborts.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 
-#include "model/lazytlb/script.hpp"
+#include "model/lazytlb/explore.hpp"
 
 namespace {
-constexpr std::size_t kMaxEvents = 4000;
+constexpr std::size_t kMaxJudged = 4000;  // longer scripts are parsed, not run
 
 [[noreturn]] void die(const std::string& what, const kacct::lazytlb::Script& s) {
   std::fprintf(stderr, "kacct fuzz_lazytlb: %s\n--- script ---\n%s--- end ---\n", what.c_str(),
@@ -24,7 +25,7 @@ constexpr std::size_t kMaxEvents = 4000;
 }
 void judge(const kacct::lazytlb::Script& s) {
   auto r = kacct::lazytlb::run_script(s);
-  if (r.failed_at && r.not_enabled.empty() && s.mutants.empty())
+  if (r.failed_at && !r.error && s.mutants.empty())
     die(r.violations.front().invariant + ": " + r.violations.front().detail, s);
 }
 }  // namespace
@@ -35,15 +36,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const unsigned sel = data[0];
   if (sel & 0x80) {
     auto p = parse_script(std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
-    if (!p.script) {
-      (void)p.error->str();
+    if (!p) {
+      if (p.error().line == 0 || p.error().col == 0) die("error without a position: " + p.error().str(), {});
       return 0;
     }
-    const std::string text = write_script(*p.script);
+    const Script& s = p.value();
+    const std::string text = write_script(s);
     auto q = parse_script(text);
-    if (!q.script || write_script(*q.script) != text || q.script->events != p.script->events)
-      die("write/parse round trip differs", *p.script);
-    if (p.script->events.size() <= kMaxEvents && p.script->sizes.cpus <= 64) judge(*p.script);
+    if (!q || write_script(q.value()) != text || !(q.value() == s)) die("write/parse round trip differs", s);
+    if (s.events.size() <= kMaxJudged && s.sizes.cpus <= 64) judge(s);
     return 0;
   }
   Script s;
@@ -52,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   s.version = (sel & 4) ? kacct::arch::v(6, 12) : kacct::arch::v(6, 3);
   const Cfg cfg = s.cfg();
   World<kacct::Concrete> w = initial(s.sizes);
-  for (std::size_t i = 1; i < size && s.events.size() < kMaxEvents; ++i) {
+  for (std::size_t i = 1; i < size && s.events.size() < kMaxJudged; ++i) {
     std::vector<Event> ok;
     for (const auto& e : candidate_events(w, cfg))
       if (not_enabled(w, cfg, e).empty()) ok.push_back(e);

@@ -262,9 +262,9 @@ Result from_run(const std::string& name, const Script& s, const PsiCfg& cfg) {
   shown.version = cfg.ver;
   if (rr.violation) {
     r.verdict = Verdict::Violated;
-    r.detail = fmt::format("{} on {} at event {} (line {}): {}", rr.violation->invariant, cfg.ver.str(), rr.event + 1,
+    r.detail = fmt::format("{} on {} at event {} (line {}): {}", rr.violation->invariant, cfg.ver.str(), *rr.failed_at + 1,
                            rr.line, rr.violation->message);
-    shown.events.resize(rr.event + 1);
+    shown.events.resize(*rr.failed_at + 1);
     r.counterexample = write_script(shown);
   } else {
     r.verdict = Verdict::Holds;
@@ -302,7 +302,7 @@ Result same_charge(const arch::Patch& p) {
   std::vector<std::string> diffs;
   for (auto [label, text] : {std::pair{"irq while idle", idle}, {"cgroup move with irq pending", move},
                              {"irq between ticks", lag}}) {
-    auto s = parse_script(text);
+    auto s = parse_script(text).value();
     auto a = outcome(s, p.before), b = outcome(s, p.after);
     if (a.groups != b.groups || a.pending != b.pending) {
       diffs.push_back(fmt::format("{}: per-group IRQ_FULL on cpu 0 {} before, {} after; pending {} -> {} ns", label,
@@ -365,7 +365,7 @@ Result lock_held(const arch::Patch& p, const std::vector<Result>& jobs) {
   if (p.after >= arch::v(6, 10)) {
     auto s = parse_script(
         "psi v1\ncpus 2\ngroup 1 parent 0\ngroup 2 parent 1\ngroup 3 parent 1\ntask 1 group 2\nschedule 0 1\n"
-        "irq 0 300\nrace_tick_move 0 1 3 by 1\n");
+        "irq 0 300\nrace_tick_move 0 1 3 by 1\n").value();
     PsiCfg cfg;
     cfg.ver = p.after;
     cfg.variant = Variant::NoLock;

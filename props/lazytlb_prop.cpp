@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "model/lazytlb/script.hpp"
+#include "model/lazytlb/explore.hpp"
 #include "props/props.hpp"
 
 namespace kacct::lazytlb {

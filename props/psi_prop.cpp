@@ -85,6 +85,7 @@ RC_GTEST_PROP(PsiProp, FaithfulKeepsEveryInvariant, ()) {
   const auto cfg = gen_cfg();
   RC_TAG(cfg.ver.str());
   const auto r = run_script(s, cfg);
+  RC_ASSERT(!r.error);  // valid by construction
   if (r.violation) RC_LOG() << r.violation->invariant << ": " << r.violation->message << "\n" << write_script(s);
   RC_ASSERT(!r.violation);
 }
@@ -92,7 +93,7 @@ RC_GTEST_PROP(PsiProp, FaithfulKeepsEveryInvariant, ()) {
 RC_GTEST_PROP(PsiProp, CanonicalRoundTrip, ()) {
   const auto s = gen_script();
   const auto text = write_script(s);
-  RC_ASSERT(parse_script(text) == s);
+  RC_ASSERT(parse_script(text).value() == s);
 }
 
 // Pre-fix and post-fix see the same irq time on every CPU; what each has not charged yet is
@@ -103,6 +104,7 @@ RC_GTEST_PROP(PsiProp, VersionsAgreeOnAccruedIrqTime, ()) {
   a.ver = arch::v(6, 1);
   b.ver = arch::v(6, 10);
   const auto ra = run_script(s, a), rb = run_script(s, b);
+  RC_ASSERT(!ra.error && !rb.error);
   RC_ASSERT(!ra.violation);
   RC_ASSERT(!rb.violation);
   RC_ASSERT(ra.accrued == rb.accrued);

@@ -13,7 +13,8 @@
 #include <memory>
 
 #include "common.hpp"
-#include "model/lazytlb/script.hpp"
+#include "model/lazytlb/explore.hpp"
+#include "model/lazytlb/seed.hpp"
 
 namespace kacct::cli {
 namespace {
@@ -38,8 +39,8 @@ Script header_of(const Target& t) {
   }
   if (!t.version.empty()) {
     auto p = parse_script("lazytlb 1\nversion " + t.version + "\nevents\n");
-    if (!p.script) throw Failure("bad --version '" + t.version + "' (MAJOR.MINOR)");
-    h.version = p.script->version;
+    if (!p) throw Failure("bad --version '" + t.version + "' (MAJOR.MINOR)");
+    h.version = p.value().version;
   }
   for (const auto& m : t.mutants) {
     Cfg scratch;
@@ -119,27 +120,26 @@ void run_cmd(const std::string& path, bool json) {
     text.assign(std::istreambuf_iterator<char>(f), {});
   }
   auto p = parse_script(text);
-  if (!p.script) {
-    fmt::print(stderr, "{}:{}\n", name, p.error->str());
+  if (!p) {
+    fmt::print(stderr, "{}:{}\n", name, p.error().str());
     throw Exit{kExitUsage};
   }
-  auto r = run_script(*p.script);
+  const Script& s = p.value();
+  auto r = run_script(s);
+  if (r.error) {
+    fmt::print(stderr, "{}:{}\n", name, r.error->str());
+    throw Exit{kExitUsage};
+  }
   nlohmann::ordered_json j;
   j["script"] = name;
-  j["mode"] = mode_name(p.script->cfg());
+  j["mode"] = mode_name(s.cfg());
   j["events"] = r.steps;
   j["costs"] = costs_json(r.costs);
   j["max_zombie_mms"] = r.max_zombies;
   j["events_with_zombie_mm"] = r.zombie_steps;
   if (r.failed_at) {
-    const auto line = p.script->lines.empty() ? 0 : p.script->lines[*r.failed_at];
-    const auto ev = event_text(p.script->events[*r.failed_at]);
-    if (!r.not_enabled.empty()) {
-      fmt::print(stderr, "{}:{}:1: event '{}' cannot happen: {}\n", name, line, ev, r.not_enabled);
-      throw Exit{kExitUsage};
-    }
     j["verdict"] = "violated";
-    j["failed_event"] = {{"index", *r.failed_at}, {"line", line}, {"event", ev}};
+    j["failed_event"] = {{"index", *r.failed_at}, {"line", r.line}, {"event", event_text(s.events[*r.failed_at])}};
     j["violations"] = nlohmann::ordered_json::array();
     for (const auto& v : r.violations) j["violations"].push_back({{"invariant", v.invariant}, {"detail", v.detail}});
   } else {
@@ -159,31 +159,25 @@ void run_cmd(const std::string& path, bool json) {
   if (r.failed_at) throw Exit{kExitViolation};
 }
 
-// Costs of one mode on the seed scenario: loop (switch in and out of idle) and exit separately.
-nlohmann::ordered_json seed_mode(int n, int rounds, Arch a, arch::KVersion ver) {
-  auto seed = seed_scenario(n, rounds, a, ver);
-  Script part = seed.script;
-  auto costs_to = [&](std::size_t k) {
-    part.events.assign(seed.script.events.begin(), seed.script.events.begin() + std::ptrdiff_t(k));
-    auto r = run_script(part);
-    if (r.failed_at) throw Failure("internal error: seed scenario fails at event " + std::to_string(*r.failed_at));
-    return r;
-  };
-  auto b = costs_to(seed.loop_begin).costs, l = costs_to(seed.loop_end).costs;
-  auto all = costs_to(seed.script.events.size());
-  const double sw = double(l.switches - b.switches);
-  const Cfg cfg = seed.script.cfg();
+SeedCosts seed_mode(int n, int rounds, Arch a, arch::KVersion ver) {
+  std::size_t failed = 0;
+  auto c = seed_costs(n, rounds, a, ver, &failed);
+  if (!c) throw Failure("internal error: seed scenario fails at event " + std::to_string(failed));
+  return *c;
+}
+nlohmann::ordered_json seed_json(const SeedCosts& c, const Throughput& tp, int n) {
   nlohmann::ordered_json j;
-  j["mode"] = mode_name(cfg);
-  j["arch"] = arch_name(a);
-  j["version"] = ver.str();
-  j["loop_switches"] = l.switches - b.switches;
-  j["mm_count_atomics_per_switch"] = double(l.count_atomics - b.count_atomics) / sw;
-  j["ipis_per_switch"] = double(l.ipis - b.ipis) / sw;
-  j["cpumask_updates_per_switch"] = double(l.mask_updates - b.mask_updates) / sw;
-  j["exit_ipis"] = all.costs.ipis - l.ipis;
-  j["mm_freed_at_end"] = all.world.mms[0].st == MmState::Freed;
-  j["ipis_per_switch_including_exit"] = double(all.costs.ipis) / double(all.costs.switches);
+  j["mode"] = mode_name(c.cfg);
+  j["arch"] = arch_name(c.cfg.arch);
+  j["version"] = c.version.str();
+  j["loop_switches"] = c.loop_switches;
+  j["mm_count_atomics_per_switch"] = c.count_atomics_per_switch;
+  j["ipis_per_switch"] = c.ipis_per_switch;
+  j["cpumask_updates_per_switch"] = c.mask_updates_per_switch;
+  j["exit_ipis"] = c.exit_ipis;
+  j["mm_freed_at_end"] = c.mm_freed_at_end;
+  j["ipis_per_switch_including_exit"] = c.ipis_per_switch_including_exit;
+  j["model_switches_per_s"] = tp.switches_per_s(n, c.count_atomics_per_switch);
   return j;
 }
 
@@ -196,33 +190,24 @@ void seed_cmd(int n, int rounds, bool script_only, const Target& t) {
     std::fputs(write_script(s.script).c_str(), stdout);
     return;
   }
-  // Throughput model: each CPU needs c seconds of local work per switch; the mm_count line
-  // moves between CPUs once per atomic, serialised, L seconds each. X(N) = min(N/c, 1/(a*L)),
-  // a = mm_count atomics per switch from the model. c and L are fitted to the seed's two numbers
-  // at N = 192 (118M/s shootdown, 1M/s refcount), so N = 192 reproduces them by construction;
-  // the model's content is the shape in N and the crossover N* = c/(a*L).
-  const double n_seed = 192, x_sd_seed = 118e6, x_ref_seed = 1e6;
-  auto ref = seed_mode(n, rounds, Arch::Generic, arch::v(6, 12));
-  auto pre = seed_mode(n, rounds, Arch::PpcRadix, arch::v(6, 3));
-  auto sd = seed_mode(n, rounds, Arch::PpcRadix, arch::v(6, 12));
-  auto sd64 = seed_mode(n, rounds, Arch::PpcRadix, arch::v(6, 4));
-  const double a_ref = ref["mm_count_atomics_per_switch"].get<double>();
-  const double c = n_seed / x_sd_seed;
-  const double L = 1.0 / (a_ref * x_ref_seed);
-  auto x = [&](double a) { return a > 0 ? std::min(n / c, 1.0 / (a * L)) : n / c; };
-  for (auto* j : {&ref, &pre, &sd, &sd64}) (*j)["model_switches_per_s"] = x((*j)["mm_count_atomics_per_switch"].get<double>());
+  const auto ref = seed_mode(n, rounds, Arch::Generic, arch::v(6, 12));
+  const auto pre = seed_mode(n, rounds, Arch::PpcRadix, arch::v(6, 3));
+  const auto sd = seed_mode(n, rounds, Arch::PpcRadix, arch::v(6, 12));
+  const auto sd64 = seed_mode(n, rounds, Arch::PpcRadix, arch::v(6, 4));
+  const double a_ref = ref.count_atomics_per_switch;
+  const auto tp = fit_throughput(a_ref);
   nlohmann::ordered_json out;
   out["cpus"] = n;
   out["threads"] = n;
   out["rounds"] = rounds;
-  out["modes"] = {ref, pre, sd64, sd};
+  out["modes"] = {seed_json(ref, tp, n), seed_json(pre, tp, n), seed_json(sd64, tp, n), seed_json(sd, tp, n)};
   out["throughput_model"] = {
       {"formula", "X(N) = min(N/c, 1/(a*L)); a = mm_count atomics per switch (model)"},
-      {"c_us_per_switch_per_cpu", c * 1e6},
-      {"L_us_per_line_transfer", L * 1e6},
+      {"c_us_per_switch_per_cpu", tp.c * 1e6},
+      {"L_us_per_line_transfer", tp.L * 1e6},
       {"fitted_to", "seed at N=192: 118e6/s shootdown, 1e6/s refcount (reproduced by construction)"},
-      {"crossover_cpus", a_ref > 0 ? c / (a_ref * L) : 0.0},
-      {"speedup", x(0) / x(a_ref)}};
+      {"crossover_cpus", tp.crossover_cpus(a_ref)},
+      {"speedup", tp.switches_per_s(n, 0) / tp.switches_per_s(n, a_ref)}};
   print_json(out);
 }
 

@@ -51,15 +51,16 @@ void run_cmd(const Opts& o) {
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   const std::string name = o.path == "-" ? "<stdin>" : o.path;
-  Script s;
-  RunResult r;
-  PsiCfg cfg;
-  try {
-    s = parse_script(text);
-    cfg = cfg_for(s, o);
-    r = run_script(s, cfg);
-  } catch (const ScriptError& e) {
-    fmt::print(stderr, "{}:{}\n", name, e.what());
+  auto p = parse_script(text);
+  if (!p) {
+    fmt::print(stderr, "{}:{}\n", name, p.error().str());
+    throw Exit{kExitUsage};
+  }
+  const Script& s = p.value();
+  const PsiCfg cfg = cfg_for(s, o);
+  const RunResult r = run_script(s, cfg);
+  if (r.error) {
+    fmt::print(stderr, "{}:{}\n", name, r.error->str());
     throw Exit{kExitUsage};
   }
   if (o.json) {
@@ -88,9 +89,9 @@ void run_cmd(const Opts& o) {
       Script shown = s;
       shown.version = cfg.ver;
       shown.variant = cfg.variant;
-      shown.events.resize(r.event + 1);
+      shown.events.resize(*r.failed_at + 1);
       fmt::print("VIOLATED {} at event {} (line {}): {}\ncounterexample (replays with kacct psi run):\n{}",
-                 r.violation->invariant, r.event + 1, r.line, r.violation->message, write_script(shown));
+                 r.violation->invariant, *r.failed_at + 1, r.line, r.violation->message, write_script(shown));
     } else {
       fmt::print("all invariants hold\n");
     }
@@ -102,7 +103,7 @@ void run_cmd(const Opts& o) {
 // the two patches, beside the measured ns per call.
 void seed_cmd(const Opts& o) {
   const auto text = seed_script_text(o.calls, o.ticks);
-  const auto s = parse_script(text);
+  const auto s = parse_script(text).value();  // generated: a failure is a bug
   struct Row {
     const char* label;
     arch::KVersion ver;

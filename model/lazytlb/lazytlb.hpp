@@ -1,10 +1,10 @@
-// Lazy-TLB mm references (issue 5): which mm each CPU uses, who holds mm_users/mm_count, and
+// Lazy-TLB mm references: which mm each CPU uses, who holds mm_users/mm_count, and
 // when an mm is freed, under mm_count refcounting of lazy references (every arch) and under
 // CONFIG_MMU_LAZY_TLB_SHOOTDOWN (powerpc Book3S-64 from 6.4: 2655421ae69f + 77f68ebeee20).
 //
 // The structure (who runs where, active_mm pointers, mm_cpumask) is plain data: it is what the
 // exhaustive explorer enumerates. The two counters of each mm are values of the domain D (atomic_t,
-// 32 bits), so that the same step runs concretely and, in proofs/jobs_lazytlb.cpp, under Z3 with
+// 32 bits), so that the same step runs concretely and, in proofs/jobs_lazytlb.cpp, symbolically with
 // arbitrary full-width counter values; underflow and use-after-free decrements are obligations.
 // A decision the step takes on a counter (atomic_dec_and_test) goes through Decider<D>.
 //
@@ -155,20 +155,21 @@ struct StepLog {
 template <class D> std::string not_enabled(const World<D>& w, const Cfg& cfg, const Event& e);
 
 // ---- decisions on counter values -------------------------------------------------------------
-template <class D> struct Decider;
-template <> struct Decider<Concrete> {
-  bool operator()(Concrete&, bool c) { return c; }
-};
-template <> struct Decider<Symbolic> {
+// Concretely a decision is the value. In a symbolic domain its outcome comes from an oracle
+// (the prover enumerates them) and `path` records each condition as taken.
+template <class D> struct Decider {
   std::vector<bool> oracle;        // outcome of each decision, in order (missing: false)
   std::size_t next = 0;
-  std::vector<z3::expr> path;      // the decisions taken, as conditions
-  bool operator()(Symbolic&, const SymBool& c) {
+  std::vector<boolean<D>> path;    // the decisions taken, as conditions
+  bool operator()(D& d, const boolean<D>& c) {
     bool v = next < oracle.size() ? oracle[next] : false;
     ++next;
-    path.push_back(v ? c.e() : !c.e());
+    path.push_back(v ? c : d.bnot(c));
     return v;
   }
+};
+template <> struct Decider<Concrete> {
+  bool operator()(Concrete&, bool c) { return c; }
 };
 
 // ---- the step ---------------------------------------------------------------------------------

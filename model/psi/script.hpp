@@ -1,12 +1,12 @@
 // PSI event scripts (docs/models/psi-irq.md): the cgroup tree, tasks, and the events of
 // several CPUs with their rq locks -- what the accounting trace format cannot express.
-// Parser with line/column errors, canonical writer (parse(write(s)) == s), and a runner that
-// drives model/psi concretely, checks spec/psi.hpp after every event and counts costs.
+// The format on the script runtime (model/script: errors at line:column, canonical writer,
+// parse(write(s)) == s), and a runner that drives model/psi concretely, checks spec/psi.hpp
+// after every event and counts costs.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,27 +14,19 @@
 #include <nlohmann/json.hpp>
 
 #include "model/psi/psi.hpp"
+#include "model/script/script.hpp"
 #include "spec/psi.hpp"
 
 namespace kacct::model::psi {
-
-struct ScriptError : std::runtime_error {
-  std::uint32_t line, col;
-  ScriptError(std::uint32_t l, std::uint32_t c, const std::string& m)
-      : std::runtime_error(std::to_string(l) + ":" + std::to_string(c) + ": " + m), line(l), col(c) {}
-};
 
 enum class Ev : std::uint8_t {
   Wait, IrqEnter, IrqExit, Irq, Tick, Schedule, ClockGettime, Wakeup, Move, Pressure, RaceTickMove
 };
 struct Event {
   Ev kind = Ev::Wait;
-  std::uint64_t a = 0, b = 0, c = 0, by = 0;  // operands, by kind (see write())
+  std::uint64_t a = 0, b = 0, c = 0, by = 0;  // operands, by kind (see the grammar in script.cpp)
   bool soft = false;                          // irq: softirq instead of hardirq
-  std::uint32_t line = 0, col = 1;            // source position (0: built, not parsed)
-  bool operator==(const Event& o) const {
-    return kind == o.kind && a == o.a && b == o.b && c == o.c && by == o.by && soft == o.soft;
-  }
+  bool operator==(const Event&) const = default;
 };
 struct Script {
   std::optional<arch::KVersion> version;
@@ -44,7 +36,8 @@ struct Script {
   std::vector<int> parent{-1};  // group 0 = root
   std::vector<int> task_group;  // task i+1's initial group
   std::vector<Event> events;    // repeat blocks expanded
-  bool operator==(const Script& o) const {
+  std::vector<std::uint32_t> lines;  // source line of each event (empty when built in code)
+  bool operator==(const Script& o) const {  // the program, not where it came from
     return version == o.version && irqtime == o.irqtime && variant == o.variant && cpus == o.cpus &&
            parent == o.parent && task_group == o.task_group && events == o.events;
   }
@@ -53,8 +46,9 @@ struct Script {
 inline constexpr std::size_t kMaxEvents = 1'000'000;
 inline constexpr int kMaxCpus = 16, kMaxGroups = 64, kMaxTasks = 256;
 
-// Throws ScriptError. `max_events`: the limit after repeat blocks are expanded.
-Script parse_script(std::string_view text, std::size_t max_events = kMaxEvents);
+// Never throws on bad input: the first problem comes back with its line and column.
+// `max_events`: the limit after repeat blocks are expanded.
+script::Result<Script> parse_script(std::string_view text, std::size_t max_events = kMaxEvents);
 std::string write_script(const Script&);
 std::string_view event_name(Ev);
 
@@ -65,18 +59,16 @@ struct KindCosts {
   std::uint64_t calls = 0;
   Costs costs;
 };
-struct RunResult {
+struct RunResult : script::RunStatus {  // steps, failed_at (the violating event), its line, error
   std::optional<spec::Violation> violation;
-  std::size_t event = 0;        // index of the violating event
-  std::uint32_t line = 0;       // its source line
   std::map<std::string, KindCosts> per_kind;  // by event name
   World<Concrete> world;
   std::vector<std::uint64_t> accrued, charged;  // per CPU
   std::uint64_t max_pending = 0;
   nlohmann::ordered_json json(const PsiCfg&) const;
 };
-// Runs the script. Semantic errors (a task on two CPUs, irq_exit outside an irq, ...) throw
-// ScriptError at the event's position. With check, stops at the first violated invariant.
+// Runs the script. An event that cannot happen (a task on two CPUs, irq_exit outside an irq,
+// ...) stops the run with `error` at its line. With check, stops at the first violated invariant.
 RunResult run_script(const Script&, const PsiCfg&, bool check = true);
 
 // The shipped seed scenario (test/psi/seed.psi): one CPU, a task in a 3-level cgroup path

@@ -1,4 +1,4 @@
-// Blank-separated tokens of one line of a text format (the lazy-TLB and PSI event scripts),
+// Blank-separated tokens of one line of a text format (the event scripts of model/script),
 // with their 1-based byte columns for error messages.
 #pragma once
 #include <cstdint>

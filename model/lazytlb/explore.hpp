@@ -1,0 +1,32 @@
+// The bounded exhaustive explorer of the lazy-TLB model: every event enabled in every reachable
+// state of a small world, each checked; a violation comes back as the shortest event script.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "model/lazytlb/script.hpp"
+
+namespace kacct::lazytlb {
+
+struct ExploreOptions {
+  Script header;  // sizes, arch, version, flags, mutants (its events are ignored)
+  std::size_t max_states = 2'000'000;  // stop (truncated = true) beyond this many states
+};
+struct ExploreResult {
+  std::size_t states = 0, transitions = 0, depth = 0;  // depth: longest shortest path (BFS levels)
+  bool truncated = false;
+  std::size_t zombie_states = 0;     // states with an mm kept alive only by lazy references
+  std::size_t frees = 0;             // transitions that freed an mm
+  std::uint64_t max_ipis_step = 0;   // most IPIs one event sent
+  std::optional<spec::Violation> violation;
+  std::optional<Script> counterexample;  // shortest event script to the violation (replays)
+  std::vector<World<Concrete>> sample;   // with keep_states: every visited state, in BFS order
+};
+// Breadth-first over every event enabled in every reachable state (fork/exec use the lowest
+// free slot; outside holders are bounded at one mmget and one mmgrab per mm).
+ExploreResult explore(const ExploreOptions&, bool keep_states = false);
+// Every event that could be tried in w (enabled or not is decided by not_enabled()).
+std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg);
+
+}  // namespace kacct::lazytlb

@@ -1,0 +1,117 @@
+// The lazy-TLB event-script format on the script runtime, and the checking runner (script.hpp).
+#include "model/lazytlb/script.hpp"
+
+namespace kacct::lazytlb {
+
+namespace {
+constexpr std::array<std::string_view, kNumOps> kOpNames = {"switch", "finish", "idle",   "exit",  "exec",
+                                                            "fork",   "forkvm", "use",    "unuse", "mmget",
+                                                            "mmput",  "mmgrab", "mmdrop", "flush"};
+// Which ops take a second operand, and of which kind.
+enum class ArgKind { None, Task, Mm };
+ArgKind arg_kind(Op op) {
+  switch (op) {
+    case Op::Switch: case Op::Fork: case Op::ForkVm: return ArgKind::Task;
+    case Op::Use: case Op::MmGet: case Op::MmPut: case Op::MmGrab: case Op::MmDrop: case Op::Flush: return ArgKind::Mm;
+    default: return ArgKind::None;
+  }
+}
+
+using Grammar = script::Grammar<Script, Event>;
+using script::Arg;
+
+Grammar::Decl declare() {
+  Grammar::Decl g;
+  g.magic = "lazytlb 1";
+  g.events_marker = "events";
+  g.required = {"version"};
+  auto size = [](int Sizes::*field, long hi, std::string_view name) {
+    return [=](Script& s, std::span<const Arg> a) { s.sizes.*field = int(script::number(a[0], 1, std::uint64_t(hi), name)); };
+  };
+  g.header = {
+      {"cpus", "N", size(&Sizes::cpus, kMaxCpus, "cpus")},
+      {"tasks", "N", size(&Sizes::tasks, 64, "tasks")},
+      {"mms", "N", size(&Sizes::mms, 16, "mms")},
+      {"arch", "NAME",
+       [](Script& s, std::span<const Arg> a) {
+         const std::string_view names[] = {arch_name(Arch::Generic), arch_name(Arch::PpcRadix), arch_name(Arch::PpcHash)};
+         s.arch = Arch(script::choice(a[0], names, "arch"));
+       }},
+      {"version", "MAJOR.MINOR", [](Script& s, std::span<const Arg> a) { s.version = script::version(a[0]); }},
+      {"debug-shoot-lazies", "", [](Script& s, std::span<const Arg>) { s.debug_shoot_lazies = true; }},
+      {"mutant", "NAME",
+       [](Script& s, std::span<const Arg> a) { s.mutants.emplace_back(kMutants[script::choice(a[0], kMutants, "mutant")]); }},
+  };
+  auto below = [](int Sizes::*field, std::string_view what) {
+    return [=](const Script& s, const Arg& a) { return script::number(a, 0, std::uint64_t(s.sizes.*field - 1), what); };
+  };
+  g.operands = {{"CPU", below(&Sizes::cpus, "CPU")}, {"TASK", below(&Sizes::tasks, "TASK")}, {"MM", below(&Sizes::mms, "MM")}};
+  for (int i = 0; i < kNumOps; ++i) {
+    const auto k = arg_kind(Op(i));
+    g.events.push_back({kOpNames[i], i, k == ArgKind::None ? "CPU" : k == ArgKind::Task ? "CPU TASK" : "CPU MM"});
+  }
+  g.make = [](int kind, std::span<const std::uint64_t> v) {
+    return Event{Op(kind), std::int16_t(v[0]), std::int16_t(v.size() > 1 ? v[1] : 0)};
+  };
+  g.kind_of = [](const Event& e) { return int(e.op); };
+  g.values = [](const Event& e) {
+    std::vector<std::uint64_t> v{std::uint64_t(e.cpu)};
+    if (arg_kind(e.op) != ArgKind::None) v.push_back(std::uint64_t(e.arg));
+    return v;
+  };
+  g.write_header = [](const Script& s, std::string& o) {
+    o += "cpus " + std::to_string(s.sizes.cpus) + "\n";
+    o += "tasks " + std::to_string(s.sizes.tasks) + "\n";
+    o += "mms " + std::to_string(s.sizes.mms) + "\n";
+    o += "arch " + std::string(arch_name(s.arch)) + "\n";
+    if (s.debug_shoot_lazies) o += "debug-shoot-lazies\n";
+    for (const auto& m : s.mutants) o += "mutant " + m + "\n";
+    o += "version " + s.version.str() + "\n";
+  };
+  return g;
+}
+const Grammar& grammar() {
+  static const Grammar g(declare());
+  return g;
+}
+}  // namespace
+
+std::string_view op_name(Op op) { return kOpNames[int(op)]; }
+std::string event_text(const Event& e) { return grammar().event_text(e); }
+
+script::Result<Script> parse_script(std::string_view text) { return grammar().parse(text, kMaxEvents); }
+std::string write_script(const Script& s) { return grammar().write(s); }
+
+bool checked_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cost, StepLog& log,
+                  std::vector<spec::Violation>& bad) {
+  Concrete d;
+  Decider<Concrete> dec;
+  log.reset();
+  Stepper<Concrete>(d, cfg, w, cost, log, dec).run(e);
+  for (auto site : d.failed) bad.push_back({"lazytlb.obligation", std::string(site)});
+  auto v = spec::check(w, cfg, log);
+  bad.insert(bad.end(), v.begin(), v.end());
+  return bad.empty();
+}
+
+RunResult run_script(const Script& s) {
+  RunResult r;
+  const Cfg cfg = s.cfg();
+  r.world = initial(s.sizes);
+  StepLog log;
+  static_cast<script::RunStatus&>(r) = grammar().run(s, [&](std::size_t, const Event& e) {
+    if (auto why = not_enabled(r.world, cfg, e); !why.empty()) return script::impossible(why);
+    std::vector<spec::Violation> bad;
+    if (!checked_step(cfg, r.world, e, r.costs, log, bad)) {
+      r.violations = std::move(bad);
+      return script::violated();
+    }
+    const int z = spec::zombies(r.world);
+    r.max_zombies = std::max(r.max_zombies, z);
+    r.zombie_steps += z > 0;
+    return script::ok();
+  });
+  return r;
+}
+
+}  // namespace kacct::lazytlb
