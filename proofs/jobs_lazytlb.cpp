@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "model/domain/symbolic.hpp"
 #include "model/lazytlb/script.hpp"
 #include "proofs/prover.hpp"
 #include "proofs/registry.hpp"
@@ -100,7 +101,7 @@ void prove_step(z3::context& ctx, const World<Concrete>& cw, const Cfg& cfg, con
     post.ntasks = w.ntasks;
     post.cnt.resize(w.cnt.size(), Counters<Concrete>{1, 1});
     auto structural = spec::check(post, cfg, log, false);
-    for (const auto& p : dec.path) assume.push_back(p);
+    for (const auto& p : dec.path) assume.push_back(p.e());
     z3::expr bad = ctx.bool_val(false);
     for (const auto& o : d.obligations) bad = bad || o.violated;
     for (std::size_t m = 0; m < cw.mms.size(); ++m) bad = bad || !spec::accounting(d, w, cfg, Ref(m), xu[m], xc[m]).e();

@@ -155,20 +155,21 @@ struct StepLog {
 template <class D> std::string not_enabled(const World<D>& w, const Cfg& cfg, const Event& e);
 
 // ---- decisions on counter values -------------------------------------------------------------
-template <class D> struct Decider;
-template <> struct Decider<Concrete> {
-  bool operator()(Concrete&, bool c) { return c; }
-};
-template <> struct Decider<Symbolic> {
+// Symbolically each decision follows an oracle and is recorded as a path condition; concretely
+// it is the value itself. (Generic, so that this header does not name the symbolic domain.)
+template <class D> struct Decider {
   std::vector<bool> oracle;        // outcome of each decision, in order (missing: false)
   std::size_t next = 0;
-  std::vector<z3::expr> path;      // the decisions taken, as conditions
-  bool operator()(Symbolic&, const SymBool& c) {
+  std::vector<boolean<D>> path;    // the decisions taken, as conditions
+  bool operator()(D& d, const boolean<D>& c) {
     bool v = next < oracle.size() ? oracle[next] : false;
     ++next;
-    path.push_back(v ? c.e() : !c.e());
+    path.push_back(v ? c : d.bnot(c));
     return v;
   }
+};
+template <> struct Decider<Concrete> {
+  bool operator()(Concrete&, bool c) { return c; }
 };
 
 // ---- the step ---------------------------------------------------------------------------------
