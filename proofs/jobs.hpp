@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/cputime/cputime_adjust.hpp"
+#include "model/domain/symbolic.hpp"
 #include "model/psi/psi.hpp"
 #include "model/tick/tick.hpp"
 #include "proofs/verdict.hpp"

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/domain/symbolic.hpp"
 #include "model/gen/gen.hpp"
 #include "proofs/verdict.hpp"
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "model/domain/symbolic.hpp"
 #include "model/lazytlb/explore.hpp"
 #include "model/lazytlb/seed.hpp"
 #include "proofs/prover.hpp"

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "arch/registry.hpp"
+#include "model/domain/symbolic.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/builder.hpp"
 #include "proofs/prover.hpp"

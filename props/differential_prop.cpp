@@ -6,6 +6,7 @@
 #include <boost/hana.hpp>
 
 #include "model/cputime/cputime_adjust.hpp"
+#include "model/domain/symbolic.hpp"
 #include "model/tick/tick.hpp"
 #include "props/props.hpp"
 

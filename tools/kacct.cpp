@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   using namespace kacct::cli;
   CLI::App app{"kacct - formally checked reference model of Linux CPU-time accounting", "kacct"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "kacct 0.1.0 (trace format v1)");
+  app.set_version_flag("--version", "kacct " KACCT_PROJECT_VERSION " (trace format v1)");
   add_list(app);
   add_random_trace(app);
   add_gen_vtime(app);

@@ -1,7 +1,8 @@
 // Model state structs are declared once with BOOST_HANA_DEFINE_STRUCT, templated on the domain.
-// Everything that walks their fields is written here once: branch merging, fresh symbolic
-// state, binding concrete values into the symbolic domain, reading a Z3 model back, equality,
-// printing and JSON.
+// Everything that walks their fields is written once: here the domain-generic and concrete
+// parts (branching, equality, printing and JSON); in symbolic.hpp the parts that need the solver
+// (merging branches, fresh symbolic state, binding concrete values, reading a model back). Model
+// headers include only this file, so the concrete oracle compiles without Z3.
 #pragma once
 #include <boost/hana.hpp>
 #include <nlohmann/json.hpp>
@@ -10,7 +11,6 @@
 #include <string>
 
 #include "model/domain/concrete.hpp"
-#include "model/domain/symbolic.hpp"
 
 namespace kacct {
 namespace hana = boost::hana;
@@ -18,35 +18,12 @@ namespace hana = boost::hana;
 template <class S>
 concept Reflected = hana::Struct<S>::value;
 
-// ---- branch: concretely one side runs; symbolically both run and the states are merged.
-template <class T> T merge(Symbolic& d, const SymBool& c, const T& a, const T& b) {
-  if constexpr (is_symbv<T>::value || std::is_same_v<T, SymBool>) {
-    return d.select(c, a, b);
-  } else if constexpr (Reflected<T>) {
-    T out = a;
-    hana::for_each(hana::accessors<T>(), [&](auto acc) {
-      auto get = hana::second(acc);
-      get(out) = merge(d, c, get(a), get(b));
-    });
-    return out;
-  } else {
-    T out = a;  // std::array
-    for (std::size_t i = 0; i < a.size(); ++i) out[i] = merge(d, c, a[i], b[i]);
-    return out;
-  }
-}
-
+// ---- branch: concretely one side runs; symbolically both run and the states are merged (the
+// Symbolic overloads of branch and when_each are in symbolic.hpp; ADL finds them).
 template <class State, class Then, class Else>
 void branch(Concrete&, bool c, State& s, Then&& then_fn, Else&& else_fn) {
   if (c) then_fn(s);
   else else_fn(s);
-}
-template <class State, class Then, class Else>
-void branch(Symbolic& d, const SymBool& c, State& s, Then&& then_fn, Else&& else_fn) {
-  State t = s, e = s;
-  d.under(c, [&] { then_fn(t); });
-  d.under(d.bnot(c), [&] { else_fn(e); });
-  s = merge(d, c, t, e);
 }
 template <class D, class State, class Then>
 void when(D& d, const boolean<D>& c, State& s, Then&& then_fn) {
@@ -59,11 +36,6 @@ void when(D& d, const boolean<D>& c, State& s, Then&& then_fn) {
 template <class Fn, class... States> void when_each(Concrete&, bool c, Fn&& fn, States&... s) {
   if (c) fn(s...);
 }
-template <class Fn, class... States> void when_each(Symbolic& d, const SymBool& c, Fn&& fn, States&... s) {
-  auto copies = std::make_tuple(s...);
-  d.under(c, [&] { std::apply(fn, copies); });
-  std::apply([&](auto&... t) { ((s = merge(d, c, t, s)), ...); }, copies);
-}
 
 // ---- walk two instances of the same template (e.g. S<Concrete> and S<Symbolic>) in step.
 template <class A, class B, class F> void zip_fields(A& a, B& b, F&& f) {
@@ -75,57 +47,6 @@ template <class A, class B, class F> void zip_fields(A& a, B& b, F&& f) {
                    f(hana::to<char const*>(hana::first(fa)), hana::second(fa)(a),
                      hana::second(fb)(b));
                  });
-}
-
-// ---- fresh symbolic state with variable names "<prefix>.<field>[i]".
-template <class T> void make_fresh(const Symbolic& d, T& out, const std::string& name) {
-  if constexpr (is_symbv<T>::value) {
-    out = d.template fresh<T::width>(name);
-  } else if constexpr (std::is_same_v<T, SymBool>) {
-    out = d.fresh_bool(name);
-  } else if constexpr (Reflected<T>) {
-    hana::for_each(hana::accessors<T>(), [&](auto acc) {
-      make_fresh(d, hana::second(acc)(out), name + "." + hana::to<char const*>(hana::first(acc)));
-    });
-  } else {
-    for (std::size_t i = 0; i < out.size(); ++i)
-      make_fresh(d, out[i], name + "[" + std::to_string(i) + "]");
-  }
-}
-
-// ---- concrete value -> symbolic constant (for whole-step differential tests and replay).
-template <class C, class S> void bind(const Symbolic& d, const C& c, S& s) {
-  if constexpr (is_symbv<S>::value) {
-    if constexpr (S::width <= 64) s = d.template lit<S::width>(static_cast<std::uint64_t>(c));
-    else s = S(z3::concat(d.ctx().bv_val(static_cast<std::uint64_t>(c >> 64), 64),
-                          d.ctx().bv_val(static_cast<std::uint64_t>(c), 64)));
-  } else if constexpr (std::is_same_v<S, SymBool>) {
-    s = d.lit_bool(c);
-  } else if constexpr (Reflected<S>) {
-    zip_fields(c, s, [&](const char*, const auto& cf, auto& sf) { bind(d, cf, sf); });
-  } else {
-    for (std::size_t i = 0; i < c.size(); ++i) bind(d, c[i], s[i]);
-  }
-}
-
-// ---- symbolic value -> concrete, under a Z3 model (model completion on).
-inline std::uint64_t eval_u64(const z3::model& m, const z3::expr& e) {
-  z3::expr v = m.eval(e, true);
-  std::uint64_t out = 0;
-  if (!v.is_numeral_u64(out)) throw std::runtime_error("eval: not a 64-bit numeral: " + v.to_string());
-  return out;
-}
-template <class S, class C> void read_back(const z3::model& m, const S& s, C& c) {
-  if constexpr (is_symbv<S>::value) {
-    if constexpr (S::width <= 64) c = static_cast<C>(eval_u64(m, s.e()));
-    else c = (static_cast<C>(eval_u64(m, s.e().extract(127, 64))) << 64) | eval_u64(m, s.e().extract(63, 0));
-  } else if constexpr (std::is_same_v<S, SymBool>) {
-    c = m.eval(s.e(), true).is_true();
-  } else if constexpr (Reflected<S>) {
-    zip_fields(s, c, [&](const char*, const auto& sf, auto& cf) { read_back(m, sf, cf); });
-  } else {
-    for (std::size_t i = 0; i < s.size(); ++i) read_back(m, s[i], c[i]);
-  }
 }
 
 // ---- field-wise equality in either domain.

@@ -3,6 +3,11 @@
 // every operation is a named, unsigned one. Division by zero and over-wide shifts, which SMT-LIB
 // defines, are recorded as obligations under the current path condition.
 #pragma once
+// The concrete libraries (kacct_model, kacct_trace, libkacct) are built with this defined: they
+// must not depend on the solver.
+#ifdef KACCT_CONCRETE_ONLY
+#error "the symbolic domain (Z3) is included by a target that must build without Z3"
+#endif
 #include <z3++.h>
 
 #include <cstdint>
@@ -10,9 +15,11 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "model/domain/domain.hpp"
+#include "model/domain/reflect.hpp"
 
 namespace kacct {
 
@@ -194,5 +201,91 @@ class Symbolic {
 };
 
 static_assert(Domain<Symbolic>);
+
+// ==== Field walks over the symbolic domain (the Symbolic overloads of reflect.hpp). Calls from
+// the model templates find them by argument-dependent lookup when D = Symbolic.
+
+// ---- branch merging: both sides run under their path conditions and the states are merged.
+template <class T> T merge(Symbolic& d, const SymBool& c, const T& a, const T& b) {
+  if constexpr (is_symbv<T>::value || std::is_same_v<T, SymBool>) {
+    return d.select(c, a, b);
+  } else if constexpr (Reflected<T>) {
+    T out = a;
+    hana::for_each(hana::accessors<T>(), [&](auto acc) {
+      auto get = hana::second(acc);
+      get(out) = merge(d, c, get(a), get(b));
+    });
+    return out;
+  } else {
+    T out = a;  // std::array
+    for (std::size_t i = 0; i < a.size(); ++i) out[i] = merge(d, c, a[i], b[i]);
+    return out;
+  }
+}
+
+template <class State, class Then, class Else>
+void branch(Symbolic& d, const SymBool& c, State& s, Then&& then_fn, Else&& else_fn) {
+  State t = s, e = s;
+  d.under(c, [&] { then_fn(t); });
+  d.under(d.bnot(c), [&] { else_fn(e); });
+  s = merge(d, c, t, e);
+}
+
+template <class Fn, class... States> void when_each(Symbolic& d, const SymBool& c, Fn&& fn, States&... s) {
+  auto copies = std::make_tuple(s...);
+  d.under(c, [&] { std::apply(fn, copies); });
+  std::apply([&](auto&... t) { ((s = merge(d, c, t, s)), ...); }, copies);
+}
+
+// ---- fresh symbolic state with variable names "<prefix>.<field>[i]".
+template <class T> void make_fresh(const Symbolic& d, T& out, const std::string& name) {
+  if constexpr (is_symbv<T>::value) {
+    out = d.template fresh<T::width>(name);
+  } else if constexpr (std::is_same_v<T, SymBool>) {
+    out = d.fresh_bool(name);
+  } else if constexpr (Reflected<T>) {
+    hana::for_each(hana::accessors<T>(), [&](auto acc) {
+      make_fresh(d, hana::second(acc)(out), name + "." + hana::to<char const*>(hana::first(acc)));
+    });
+  } else {
+    for (std::size_t i = 0; i < out.size(); ++i)
+      make_fresh(d, out[i], name + "[" + std::to_string(i) + "]");
+  }
+}
+
+// ---- concrete value -> symbolic constant (for whole-step differential tests and replay).
+template <class C, class S> void bind(const Symbolic& d, const C& c, S& s) {
+  if constexpr (is_symbv<S>::value) {
+    if constexpr (S::width <= 64) s = d.template lit<S::width>(static_cast<std::uint64_t>(c));
+    else s = S(z3::concat(d.ctx().bv_val(static_cast<std::uint64_t>(c >> 64), 64),
+                          d.ctx().bv_val(static_cast<std::uint64_t>(c), 64)));
+  } else if constexpr (std::is_same_v<S, SymBool>) {
+    s = d.lit_bool(c);
+  } else if constexpr (Reflected<S>) {
+    zip_fields(c, s, [&](const char*, const auto& cf, auto& sf) { bind(d, cf, sf); });
+  } else {
+    for (std::size_t i = 0; i < c.size(); ++i) bind(d, c[i], s[i]);
+  }
+}
+
+// ---- symbolic value -> concrete, under a Z3 model (model completion on).
+inline std::uint64_t eval_u64(const z3::model& m, const z3::expr& e) {
+  z3::expr v = m.eval(e, true);
+  std::uint64_t out = 0;
+  if (!v.is_numeral_u64(out)) throw std::runtime_error("eval: not a 64-bit numeral: " + v.to_string());
+  return out;
+}
+template <class S, class C> void read_back(const z3::model& m, const S& s, C& c) {
+  if constexpr (is_symbv<S>::value) {
+    if constexpr (S::width <= 64) c = static_cast<C>(eval_u64(m, s.e()));
+    else c = (static_cast<C>(eval_u64(m, s.e().extract(127, 64))) << 64) | eval_u64(m, s.e().extract(63, 0));
+  } else if constexpr (std::is_same_v<S, SymBool>) {
+    c = m.eval(s.e(), true).is_true();
+  } else if constexpr (Reflected<S>) {
+    zip_fields(s, c, [&](const char*, const auto& sf, auto& cf) { read_back(m, sf, cf); });
+  } else {
+    for (std::size_t i = 0; i < s.size(); ++i) read_back(m, s[i], c[i]);
+  }
+}
 
 }  // namespace kacct

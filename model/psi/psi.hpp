@@ -124,8 +124,6 @@ template <class D> struct World {
 
 // ---- helpers
 
-template <class T> T pick(Concrete&, bool c, const T& a, const T& b) { return c ? a : b; }
-template <class T> T pick(Symbolic& d, const SymBool& c, const T& a, const T& b) { return merge(d, c, a, b); }
 // Run fn on the values only when c holds (symbolically: on a copy under c, merged back).
 template <class D, class Fn> void guarded(D& d, const boolean<D>& c, World<D>& w, Fn&& fn) {
   if constexpr (!D::is_symbolic) {
@@ -133,10 +131,10 @@ template <class D, class Fn> void guarded(D& d, const boolean<D>& c, World<D>& w
   } else {
     World<D> t = w;
     d.under(c, [&] { fn(t); });
-    w.v.now = pick(d, c, t.v.now, w.v.now);
-    for (std::size_t i = 0; i < w.v.cpu.size(); ++i) w.v.cpu[i] = pick(d, c, t.v.cpu[i], w.v.cpu[i]);
+    w.v.now = merge(d, c, t.v.now, w.v.now);
+    for (std::size_t i = 0; i < w.v.cpu.size(); ++i) w.v.cpu[i] = merge(d, c, t.v.cpu[i], w.v.cpu[i]);
     for (std::size_t g = 0; g < w.v.gc.size(); ++g)
-      for (std::size_t i = 0; i < w.v.gc[g].size(); ++i) w.v.gc[g][i] = pick(d, c, t.v.gc[g][i], w.v.gc[g][i]);
+      for (std::size_t i = 0; i < w.v.gc[g].size(); ++i) w.v.gc[g][i] = merge(d, c, t.v.gc[g][i], w.v.gc[g][i]);
     w.c.costs = t.c.costs;  // costs only mean something concretely
   }
 }
@@ -388,12 +386,12 @@ inline void race_tick_move(Concrete& d, const PsiCfg& cfg, World<Concrete>& w, i
 // Boot state: clocks and counters 0, every group enabled (psi_cgroup_alloc/group_init), idle running.
 template <class D> World<D> make_world(D& d, int cpus, const std::vector<int>& parent, int ntasks) {
   World<D> w;
-  auto z64 = d.template lit<64>(0);
-  auto z32 = d.template lit<32>(0);
-  w.v.now = z64;
-  for (int i = 0; i < cpus; ++i) w.v.cpu.push_back({zero_cpu(d), z64, z32});
+  auto zero64 = d.template lit<64>(0);
+  auto zero32 = d.template lit<32>(0);
+  w.v.now = zero64;
+  for (int i = 0; i < cpus; ++i) w.v.cpu.push_back({zero_cpu(d), zero64, zero32});
   for (std::size_t g = 0; g < parent.size(); ++g)
-    w.v.gc.push_back(std::vector<GroupCpu<D>>(cpus, GroupCpu<D>{z32, z64, z32}));
+    w.v.gc.push_back(std::vector<GroupCpu<D>>(cpus, GroupCpu<D>{zero32, zero64, zero32}));
   w.c.parent = parent;
   w.c.enabled.assign(parent.size(), 1);
   w.c.tasks.assign(ntasks + 1, Task{});

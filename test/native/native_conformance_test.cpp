@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "model/domain/symbolic.hpp"
 #include "spec/native_vtime.hpp"
 
 namespace kacct {
