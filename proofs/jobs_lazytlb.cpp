@@ -120,7 +120,12 @@ struct LtCase {
     return n;
   }
   In<Concrete> read_back(const z3::model& m, const In<Symbolic>& in) const {
-    In<Concrete> k{shape_of<Concrete>(), std::vector<std::uint32_t>(in.xu.size()), std::vector<std::uint32_t>(in.xc.size())};
+    In<Concrete> k{{}, std::vector<std::uint32_t>(in.xu.size()), std::vector<std::uint32_t>(in.xc.size())};
+    k.w.cpus = in.w.cpus;  // the structure of `in` (before or after the step), concrete in both
+    k.w.tasks = in.w.tasks;
+    k.w.mms = in.w.mms;
+    k.w.ntasks = in.w.ntasks;
+    k.w.cnt.resize(in.w.cnt.size());
     kacct::read_back(m, in.w.cnt, k.w.cnt);
     kacct::read_back(m, in.xu, k.xu);
     kacct::read_back(m, in.xc, k.xc);

@@ -195,7 +195,7 @@ Result conserve_job(Hook h, bool flush_epoch, bool splpar, unsigned timeout_ms) 
   n.splpar = splpar;
   auto r = step_job(name, ConserveCase<W>{h, n}, {"tb_conserved"}, approx, timeout_ms, hook_name(h),
                     "unsat: pending + flushed + open interval == now - boot, after the hook");
-  if (r.verdict == Verdict::Violated && splpar)
+  if (r.verdict == Verdict::Violated && splpar && r.detail.find("breaks tb_conserved") != std::string::npos)
     r.detail += " (the DTL steal is subtracted from a bucket that no longer holds it, no clamp: time is created)";
   return r;
 }
