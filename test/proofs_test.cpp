@@ -48,14 +48,15 @@ TEST(ProofsHarness, ViolatedWithoutReplayIsAnError) {
 // Every claim of every patch, through each mechanism's validator as registered (before
 // validate() would turn a violated claim without a replay into an error): each violated claim
 // carries a replayed counterexample. The mechanisms whose patch rows have known violations
-// (docs/models) must show some, so that the test keeps covering them. A shorter budget than
-// `kacct validate` (those violations are found well within it).
+// (docs/models) must show some, so that the test keeps covering them. A 1 s solver budget, far
+// below `kacct validate`'s, keeps it short: the known violations are found by concrete search,
+// scenario runs or small queries; what times out comes out unknown and is not looked at.
 TEST(ProofsHarness, EveryViolatedClaimIsReplayed) {
   std::map<arch::Mechanism, int> violated;
   for (const auto& p : arch::patches)
     for (const auto& v : validator_table())
       if (v.mechanism == p.mechanism)
-        for (const auto& r : v.claims(p, 5000)) {
+        for (const auto& r : v.claims(p, 1000)) {
           EXPECT_NE(r.verdict, Verdict::Error) << p.id << " " << r.name << ": " << r.detail;
           if (r.verdict != Verdict::Violated) continue;
           ++violated[p.mechanism];
