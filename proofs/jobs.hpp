@@ -5,17 +5,19 @@
 #include <vector>
 
 #include "model/cputime/cputime_adjust.hpp"
-#include "model/domain/symbolic.hpp"
+#include "model/lazytlb/script.hpp"
+#include "model/native/native.hpp"
 #include "model/psi/psi.hpp"
 #include "model/tick/tick.hpp"
+#include "proofs/step_job.hpp"
 #include "proofs/verdict.hpp"
 
 namespace kacct::proofs {
 
-// Test hook: corrupt the symbolic state after the step (a deliberately broken model variant);
-// the jobs must then come out violated.
-using CpuMutation = std::function<void(Symbolic&, model::CpuAcct<Symbolic>&)>;
-using AdjustMutation = std::function<void(Symbolic&, model::PrevCputime<Symbolic>&)>;
+// Test hook: corrupt the state after the step (a deliberately broken model variant, in both
+// domains: its counterexamples replay); the jobs must then come out violated.
+using CpuMutation = Mutation<model::CpuAcct>;
+using AdjustMutation = Mutation<model::PrevCputime>;
 
 // `hzs` empty: every HZ value of the table; `only_step` empty: every step (else e.g.
 // "account_process_tick"); `only_inv` empty: every invariant (else e.g. "tick_conserves").
@@ -39,5 +41,19 @@ Result adjust_claim(const std::string& claim, const model::AdjustCfg& cfg, unsig
 // (stime > 0, utime > 0). Returns (stime, utime, rtime) or nothing.
 struct AdjustInput { std::uint64_t stime, utime, rtime; };
 std::optional<AdjustInput> search_scale_overshoot(model::ScaleDiv how);
+
+// Lazy-TLB (jobs_lazytlb.cpp, for claims_lazytlb.cpp): the step jobs of one mode; exhaustive
+// exploration as one Result (zombies: states with an mm pinned only lazily); results combined
+// into one (worst verdict, the first violated part's counterexample).
+std::vector<Result> lazytlb_step_jobs(const char* mode, lazytlb::Arch a, arch::KVersion ver, unsigned timeout_ms);
+Result lazytlb_explored(const std::string& title, lazytlb::Arch a, arch::KVersion ver, lazytlb::Sizes s,
+                        std::size_t* zombies);
+Result combine_results(const std::string& title, const std::vector<Result>& parts, const std::string& prefix);
+
+// Native vtime (jobs_native.cpp, claims_native.cpp): the configuration every job and claim
+// starts from (512 MHz TB, SPURR as the scaled source).
+model::native::NativeCfg native_base_cfg(unsigned word_bits, bool scaled, bool flush_epoch = true);
+inline constexpr const char* kNativeSeqNote =
+    "sequential model: each hook runs with interrupts off on its own CPU (no interleaving)";
 
 }  // namespace kacct::proofs

@@ -6,7 +6,7 @@
 
 #include "model/sim/machine.hpp"
 #include "proofs/jobs.hpp"
-#include "proofs/prover.hpp"
+#include "proofs/step_job.hpp"
 #include "spec/invariants.hpp"
 
 namespace kacct::proofs {
@@ -56,13 +56,18 @@ std::string adjust_trace(const std::vector<AdjustInput>& calls) {
 }
 
 // Concrete replay of a call sequence; true if the claim fails on some call.
-bool replay_fails(const std::string& claim, const AdjustCfg& cfg, const std::vector<AdjustInput>& calls, std::size_t* at) {
+bool replay_fails(const std::string& claim, const AdjustCfg& cfg, const std::vector<AdjustInput>& calls, std::size_t* at,
+                  const AdjustMutation& mutate = {}) {
   Concrete k;
   PrevCputime<Concrete> prev{0, 0};
   for (std::size_t i = 0; i < calls.size(); ++i) {
     TaskCputime<Concrete> in{calls[i].utime, calls[i].stime, calls[i].rtime};
     auto before = prev;
     auto out = cputime_adjust(k, cfg, in, prev);
+    if (mutate) {
+      mutate(k, out);
+      prev = out;
+    }
     if (!claim_holds(k, claim, before, in, out)) {
       if (at) *at = i;
       return true;
@@ -151,8 +156,9 @@ Result adjust_claim(const std::string& claim, const AdjustCfg& cfg, unsigned tim
   if (!exact) {
     if (auto c = search_scale_overshoot(cfg.div)) {
       std::size_t at = 0;
-      if (replay_fails(claim, cfg, {*c}, &at)) {
+      if (replay_fails(claim, cfg, {*c}, &at, mutate)) {
         r.verdict = Verdict::Violated;
+        r.replay = kReplayStep;
         r.inputs = nlohmann::ordered_json::array({{{"stime", c->stime}, {"utime", c->utime}, {"rtime", c->rtime}}});
         Concrete k;
         PrevCputime<Concrete> p{0, 0};
@@ -210,12 +216,13 @@ Result adjust_claim(const std::string& claim, const AdjustCfg& cfg, unsigned tim
       calls.push_back({eval_u64(*res.model, ins[i].stime.e()), eval_u64(*res.model, ins[i].utime.e()),
                        eval_u64(*res.model, ins[i].sum_exec_runtime.e())});
     std::size_t at = 0;
-    if (!mutate && !replay_fails(claim, cfg, calls, &at)) continue;  // depends on the abstraction
+    if (!replay_fails(claim, cfg, calls, &at, mutate)) continue;  // depends on the abstraction
     r.verdict = Verdict::Violated;
     r.inputs = nlohmann::ordered_json::array();
     for (const auto& c : calls) r.inputs.push_back({{"stime", c.stime}, {"utime", c.utime}, {"rtime", c.rtime}});
     r.counterexample = adjust_trace(calls);
     const bool confirmed = !mutate && trace_confirms(*r.counterexample, cfg, claim);
+    r.replay = confirmed ? kReplayTrace : kReplayStep;
     r.detail = fmt::format("{} call(s) from prev = 0 (found by Z3, bounded to {} calls); replayed concretely with the {}{}",
                            k, k, div_name(cfg.div), confirmed ? "; the trace trips the same check in `kacct check`" : "");
     r.approximations.push_back(fmt::format("bounded: at most {} calls, inputs in whole ticks (HZ=1000), rtime < 2^40", k));
@@ -238,6 +245,7 @@ static std::vector<Result> obligation_jobs(unsigned timeout_ms) {
     TaskCputime<S> in;
     make_fresh(d, prev, "prev");
     make_fresh(d, in, "in");
+    const auto prev0 = prev;
     cputime_adjust(d, AdjustCfg{era, ScaleDiv::Abstract}, in, prev);  // quotient fits: division.exact_facts
     Result r;
     r.name = fmt::format("cputime_adjust.obligations[era {}]", int(era));  // AdjustEra order
@@ -247,9 +255,23 @@ static std::vector<Result> obligation_jobs(unsigned timeout_ms) {
     for (const auto& o : d.obligations) {
       auto res = solve(ctx, as, o.violated, timeout_ms);
       r.seconds += res.seconds;
-      if (res.verdict != Verdict::Holds) {
-        r.verdict = worst(r.verdict, res.verdict);
-        r.detail += fmt::format("{}: {} ", o.site, name(res.verdict));
+      Verdict v = res.verdict;
+      if (v == Verdict::Violated) {
+        // Replay with the exact division the abstraction stands for: the obligation must fail.
+        PrevCputime<Concrete> kp{};
+        TaskCputime<Concrete> kin{};
+        read_back(*res.model, prev0, kp);
+        read_back(*res.model, in, kin);
+        r.inputs = {{"prev", to_json(kp)}, {"in", to_json(kin)}};
+        Concrete k;
+        cputime_adjust(k, AdjustCfg{era, ScaleDiv::Exact128}, kin, kp);
+        const bool fails = std::find(k.failed.begin(), k.failed.end(), o.site) != k.failed.end();
+        if (fails) r.replay = kReplayStep;
+        else v = Verdict::Error;
+      }
+      if (v != Verdict::Holds) {
+        r.verdict = worst(r.verdict, v);
+        r.detail += fmt::format("{}: {} ", o.site, name(v));
       }
     }
     if (r.verdict == Verdict::Holds) r.detail = fmt::format("{} obligations, all discharged by Z3", d.obligations.size());
@@ -297,6 +319,7 @@ std::vector<Result> division_jobs(unsigned timeout_ms) {
                           (a != c || q == b) && (b != c || q == a) && (!(a <= c || b <= c) || q < n);
           if (!ok) {
             r.verdict = Verdict::Violated;
+            r.replay = kReplayStep;  // found by exact division itself
             r.inputs = {{"a", a}, {"b", b}, {"c", c}, {"q", q}};
             break;
           }
@@ -318,6 +341,15 @@ std::vector<Result> division_jobs(unsigned timeout_ms) {
     Result r;
     r.name = "division.exact_facts[64-bit, z3]";
     r.verdict = res.verdict;
+    if (res.verdict == Verdict::Violated) {  // replay: the facts of exact floor division at those values
+      const std::uint64_t ka = eval_u64(*res.model, a), kb = eval_u64(*res.model, b), kc = eval_u64(*res.model, c);
+      const unsigned __int128 q = kc ? (unsigned __int128)ka * kb / kc : 0;
+      const bool ok = kc == 0 || ((ka > kc || q <= kb) && (kb > kc || q <= ka) && ((ka != 0 && kb != 0) || q == 0) &&
+                                  (ka != kc || q == kb) && (kb != kc || q == ka) && (!(ka <= kc || kb <= kc) || q >> 64 == 0));
+      r.inputs = {{"a", ka}, {"b", kb}, {"c", kc}};
+      if (ok) r.verdict = Verdict::Error;
+      else r.replay = kReplayStep;
+    }
     r.seconds = res.seconds;
     r.detail = res.verdict == Verdict::Holds ? "proved by Z3 for all 64-bit a, b, c"
                                              : res.reason + " (expected: 128-bit multiply and divide defeat bit-blasting; "
@@ -331,6 +363,7 @@ std::vector<Result> division_jobs(unsigned timeout_ms) {
     if (auto c = search_scale_overshoot(how)) {
       Concrete k;
       r.verdict = Verdict::Violated;
+      r.replay = kReplayStep;  // found by running the routine itself
       r.inputs = {{"stime", c->stime}, {"utime", c->utime}, {"rtime", c->rtime},
                   {"quotient", scale(k, how, c->stime, c->rtime, c->stime + c->utime)}};
       r.detail = "stime*rtime/(stime+utime) computed above rtime (concrete search)";

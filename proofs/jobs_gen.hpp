@@ -2,23 +2,33 @@
 // spec/gen_vtime.hpp preserved at 64 bits; mutation hooks for the sensitivity tests.
 #pragma once
 #include <functional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "model/domain/symbolic.hpp"
 #include "model/gen/gen.hpp"
+#include "proofs/step_job.hpp"
 #include "proofs/verdict.hpp"
 
 namespace kacct::proofs {
 
-// Corrupt the symbolic state after the step (the task the step leaves current, and its CPU).
-using GenMutation = std::function<void(Symbolic&, model::VtimeTask<Symbolic>&, model::VtimeCpu<Symbolic>&)>;
+// Corrupt the state after the step (the task the step leaves current, and its CPU), in both
+// domains (a generic lambda), so that the counterexamples replay.
+using GenMutation = Mutation<model::VtimeTask, model::VtimeCpu>;
 // `only_inv` empty: every invariant; with a mutation, one variant and step keep it short.
 // `eras` empty: every era ("4.4-snapshot", "4.7-jiffy", "4.9-jiffy", "5.4-accum", "6.1-accum",
 // "6.1-accum+irqtime+steal").
 std::vector<Result> gen_jobs(unsigned timeout_ms, const GenMutation& mutate = {}, const std::string& only_inv = {},
                              const std::vector<std::string>& eras = {});
+// The variant eras the jobs cover (the claims pick theirs by release).
+struct GenEra {
+  const char* name;
+  arch::KVersion ver;
+  bool irq_time, steal;
+};
+std::span<const GenEra> gen_eras();
 // One deliberately broken step per invariant (for test/gen/mutants_test.cpp).
 std::vector<std::pair<std::string, GenMutation>> gen_mutations();
 

@@ -1,11 +1,12 @@
-// Proof model "lazytlb" and the LazyTlb patch validator (docs/models/lazy-tlb.md).
+// Proof model "lazytlb" (docs/models/lazy-tlb.md); the LazyTlb patch validator is in
+// proofs/claims_lazytlb.cpp.
 //
 // Step jobs: for every structural state the explorer reaches in a small world (2 CPUs, 2
 // tasks, 1 mm), every enabled event and every outcome of its atomic_dec_and_test decisions,
 // Z3 checks at full 32-bit width that, from ANY counter values consistent with the accounting
 // relation (plus any number of references held outside the modelled tasks), the step's
 // obligations hold (no mm_users/mm_count underflow, no decrement of a freed mm) and the
-// relation holds again afterwards. Patch claims combine exhaustive exploration with these jobs.
+// relation holds again afterwards (on the step harness: every counterexample is replayed).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,11 +14,11 @@
 #include <map>
 #include <set>
 
-#include "model/domain/symbolic.hpp"
 #include "model/lazytlb/explore.hpp"
+#include "model/lazytlb/script.hpp"
 #include "model/lazytlb/seed.hpp"
-#include "proofs/prover.hpp"
 #include "proofs/registry.hpp"
+#include "proofs/step_job.hpp"
 #include "spec/lazytlb.hpp"
 
 namespace kacct::proofs {
@@ -44,90 +45,126 @@ std::string shape(const World<Concrete>& w) {
   return k;
 }
 
-struct StepStats {
-  std::size_t queries = 0, paths = 0, infeasible = 0;  // verdict: worst, Violated before Unknown
-  Verdict verdict = Verdict::Holds;
-  std::string first_bad;
-  double seconds = 0;
+// One (state, event, decision path), for the harness (proofs/step_job.hpp): the structure is
+// concrete, the counters and the references held outside the modelled tasks are free.
+template <class D> struct LtIn {
+  World<D> w;
+  std::vector<u32<D>> xu, xc;  // outside mmget / mmgrab references per mm
 };
+struct LtCase {
+  template <class D> using In = LtIn<D>;
+  const World<Concrete>& cw;
+  const Cfg& cfg;
+  const Event& e;
+  std::vector<bool> decisions;  // the path: outcome of each atomic_dec_and_test, in order
 
-// One (state, event): every decision path, one query per path (an infeasible path is one whose
-// assumptions are contradictory: solve() reports it as vacuous).
-void prove_step(z3::context& ctx, const World<Concrete>& cw, const Cfg& cfg, const Event& e, unsigned timeout_ms,
-                StepStats& st) {
-  std::vector<std::vector<bool>> todo{{}};
-  while (!todo.empty()) {
-    const std::vector<bool> prefix = todo.back();
-    todo.pop_back();
-    Symbolic d(ctx);
-    World<Symbolic> w;
+  template <class D> World<D> shape_of() const {
+    World<D> w;
     w.cpus = cw.cpus;
     w.tasks = cw.tasks;
     w.mms = cw.mms;
     w.ntasks = cw.ntasks;
     w.cnt.resize(cw.cnt.size());
-    std::vector<u32<Symbolic>> xu, xc;
-    std::vector<z3::expr> assume;
+    return w;
+  }
+  In<Symbolic> fresh(Symbolic& d) const {
+    In<Symbolic> in{shape_of<Symbolic>(), {}, {}};
     for (std::size_t m = 0; m < cw.mms.size(); ++m) {
-      make_fresh(d, w.cnt[m], fmt::format("mm{}", m));
-      xu.push_back(d.fresh<32>(fmt::format("outside_users{}", m)));
-      xc.push_back(d.fresh<32>(fmt::format("outside_grabs{}", m)));
+      make_fresh(d, in.w.cnt[m], fmt::format("mm{}", m));
+      in.xu.push_back(d.fresh<32>(fmt::format("outside_users{}", m)));
+      in.xc.push_back(d.fresh<32>(fmt::format("outside_grabs{}", m)));
+    }
+    return in;
+  }
+  void assume(Symbolic& d, const In<Symbolic>& in, std::vector<z3::expr>& as) const {
+    z3::context& ctx = d.ctx();
+    for (std::size_t m = 0; m < cw.mms.size(); ++m) {
       if (cw.mms[m].st != MmState::Live) {  // no outside holders of an unborn or freed mm
-        assume.push_back(xu[m].e() == ctx.bv_val(0, 32));
-        assume.push_back(xc[m].e() == ctx.bv_val(0, 32));
+        as.push_back(in.xu[m].e() == ctx.bv_val(0, 32));
+        as.push_back(in.xc[m].e() == ctx.bv_val(0, 32));
       }
-      assume.push_back(z3::ule(xu[m].e(), ctx.bv_val(kOutsideMax, 32)));
-      assume.push_back(z3::ule(xc[m].e(), ctx.bv_val(kOutsideMax, 32)));
-      assume.push_back(spec::accounting(d, w, cfg, Ref(m), xu[m], xc[m]).e());
-    }
-    Costs cost;
-    StepLog log;
-    Decider<Symbolic> dec;
-    dec.oracle = prefix;
-    Stepper<Symbolic>(d, cfg, w, cost, log, dec).run(e);
-    if (dec.next > prefix.size()) {  // more decisions than decided: split
-      auto f = prefix, t = prefix;
-      f.push_back(false);
-      t.push_back(true);
-      todo.push_back(f);
-      todo.push_back(t);
-      continue;
-    }
-    ++st.paths;
-    // The structure after this path is concrete: its invariants are checked directly.
-    World<Concrete> post;
-    post.cpus = w.cpus;
-    post.tasks = w.tasks;
-    post.mms = w.mms;
-    post.ntasks = w.ntasks;
-    post.cnt.resize(w.cnt.size(), Counters<Concrete>{1, 1});
-    auto structural = spec::check(post, cfg, log, false);
-    for (const auto& p : dec.path) assume.push_back(p.e());
-    z3::expr bad = ctx.bool_val(false);
-    for (const auto& o : d.obligations) bad = bad || o.violated;
-    for (std::size_t m = 0; m < cw.mms.size(); ++m) bad = bad || !spec::accounting(d, w, cfg, Ref(m), xu[m], xc[m]).e();
-    auto s = solve(ctx, assume, bad, timeout_ms);
-    st.seconds += s.seconds;
-    if (s.verdict == Verdict::Error && s.reason.find("vacuous") != std::string::npos) {
-      ++st.infeasible;
-      continue;
-    }
-    ++st.queries;
-    if (!structural.empty() && st.verdict != Verdict::Violated) {
-      st.verdict = Verdict::Violated;
-      st.first_bad = fmt::format("{}: {}: {}", event_text(e), structural.front().invariant, structural.front().detail);
-    }
-    if (s.verdict != Verdict::Holds && (st.verdict == Verdict::Holds || int(s.verdict) < int(st.verdict))) {
-      st.verdict = s.verdict;
-      std::string what = s.reason;
-      if (s.model) {
-        for (const auto& o : d.obligations)
-          if (s.model->eval(o.violated, true).is_true()) what = "obligation " + o.site;
-        if (what.empty()) what = "accounting relation not preserved";
-      }
-      st.first_bad = fmt::format("{} (decisions {}): {}", event_text(e), dec.path.size(), what);
+      as.push_back(z3::ule(in.xu[m].e(), ctx.bv_val(kOutsideMax, 32)));
+      as.push_back(z3::ule(in.xc[m].e(), ctx.bv_val(kOutsideMax, 32)));
+      as.push_back(spec::accounting(d, in.w, cfg, Ref(m), in.xu[m], in.xc[m]).e());
     }
   }
+  // Symbolically the decisions follow `decisions` and are assumed (an infeasible path is a
+  // vacuous query); concretely they follow the counters. Returns how many the step took.
+  template <class D> std::size_t run(D& d, World<D>& w, StepLog& log) const {
+    Costs cost;
+    Decider<D> dec;
+    if constexpr (D::is_symbolic) dec.oracle = decisions;
+    Stepper<D>(d, cfg, w, cost, log, dec).run(e);
+    if constexpr (D::is_symbolic) {
+      for (const auto& p : dec.path) d.assumptions.push_back(p.e());
+      return dec.next;
+    }
+    return 0;
+  }
+  // Invariants: the structure after the step (concrete in both domains), then the accounting
+  // relation of each mm.
+  template <class D> std::vector<boolean<D>> step(D& d, In<D>& in) const {
+    StepLog log;
+    run(d, in.w, log);
+    World<Concrete> post;
+    post.cpus = in.w.cpus;
+    post.tasks = in.w.tasks;
+    post.mms = in.w.mms;
+    post.ntasks = in.w.ntasks;
+    post.cnt.resize(in.w.cnt.size(), Counters<Concrete>{1, 1});
+    std::vector<boolean<D>> out = {d.lit_bool(spec::check(post, cfg, log, false).empty())};
+    for (std::size_t m = 0; m < cw.mms.size(); ++m) out.push_back(spec::accounting(d, in.w, cfg, Ref(m), in.xu[m], in.xc[m]));
+    return out;
+  }
+  std::vector<std::string> names() const {
+    std::vector<std::string> n = {"structure"};
+    for (std::size_t m = 0; m < cw.mms.size(); ++m) n.push_back(fmt::format("accounting[mm {}]", m));
+    return n;
+  }
+  In<Concrete> read_back(const z3::model& m, const In<Symbolic>& in) const {
+    In<Concrete> k{{}, std::vector<std::uint32_t>(in.xu.size()), std::vector<std::uint32_t>(in.xc.size())};
+    k.w.cpus = in.w.cpus;  // the structure of `in` (before or after the step), concrete in both
+    k.w.tasks = in.w.tasks;
+    k.w.mms = in.w.mms;
+    k.w.ntasks = in.w.ntasks;
+    k.w.cnt.resize(in.w.cnt.size());
+    kacct::read_back(m, in.w.cnt, k.w.cnt);
+    kacct::read_back(m, in.xu, k.xu);
+    kacct::read_back(m, in.xc, k.xc);
+    return k;
+  }
+  nlohmann::ordered_json json(const In<Concrete>& in) const {
+    return {{"event", event_text(e)}, {"shape", shape(in.w)}, {"counters", to_json(in.w.cnt)},
+            {"outside_users", in.xu}, {"outside_grabs", in.xc}};
+  }
+};
+
+// One (state, event): every decision path, one query per path (an infeasible path is one whose
+// assumptions are contradictory: the prover reports it as vacuous, and it is skipped).
+bool prove_step(z3::context& ctx, const World<Concrete>& cw, const Cfg& cfg, const Event& e, unsigned timeout_ms,
+                StepJob& job, std::size_t& paths) {
+  std::vector<std::vector<bool>> todo{{}};
+  while (!todo.empty()) {
+    LtCase c{cw, cfg, e, todo.back()};
+    todo.pop_back();
+    {  // more decisions than decided: split
+      Symbolic d(ctx);
+      auto in = c.fresh(d);
+      StepLog log;
+      if (c.run(d, in.w, log) > c.decisions.size()) {
+        auto f = c.decisions, t = c.decisions;
+        f.push_back(false);
+        t.push_back(true);
+        todo.push_back(f);
+        todo.push_back(t);
+        continue;
+      }
+    }
+    ++paths;
+    const std::string where = fmt::format("{} (decisions {})", event_text(e), c.decisions.size());
+    if (!job.add(check_step(c, c.names(), timeout_ms, "lazytlb " + event_text(e), &ctx), where)) return false;
+  }
+  return true;
 }
 
 // 2 CPUs, 3 tasks, 2 mms (so that fork and exec happen), the first kProofStates states in BFS order.
@@ -167,24 +204,25 @@ std::vector<Result> step_jobs(const ModeCase& mc, unsigned timeout_ms, const std
   }
   std::vector<Result> out;
   for (auto& [op, items] : per_op) {
-    Result r;
-    r.name = fmt::format("lazytlb.step[{},{}]", op_name(Op(op)), mc.name);
-    StepStats st;
-    z3::context ctx;
-    for (const auto& [w, e] : items) prove_step(ctx, *w, cfg, e, timeout_ms, st);
-    r.verdict = st.verdict;
-    r.seconds = st.seconds;
     const std::size_t total = shapes_per_op[op];
+    StepJob job(fmt::format("lazytlb.step[{},{}]", op_name(Op(op)), mc.name),
+                {fmt::format("structure: the first {} reachable states (BFS) of a {}-CPU, {}-task, {}-mm world{}", ex.states,
+                             h.sizes.cpus, h.sizes.tasks, h.sizes.mms,
+                             total > kStatesPerOp ? fmt::format(", first {} shapes per event kind", kStatesPerOp) : ""),
+                 "mm_users/mm_count: any 32-bit values satisfying the accounting relation, with up to 2^31-64 outside "
+                 "references",
+                 "each event atomic; IPIs delivered synchronously in the sender's event"},
+                true);
+    std::size_t paths = 0;
+    z3::context ctx;  // one for the many small queries of the job
+    for (const auto& [w, e] : items)
+      if (!prove_step(ctx, *w, cfg, e, timeout_ms, job, paths)) break;
+    const Verdict v = job.verdict();
+    auto r = job.done("");
+    const std::string failure = v == Verdict::Holds ? "" : "; first failure: " + r.detail;
     r.detail = fmt::format("{} {} {}: {} queries over {} event instances in {} of {} reachable shapes ({} paths, {} infeasible){}",
-                           arch_name(mc.arch), mc.ver.str(), mode_name(cfg), st.queries, items.size(),
-                           std::min(total, kStatesPerOp), total, st.paths, st.infeasible,
-                           st.first_bad.empty() ? "" : "; first failure: " + st.first_bad);
-    r.approximations = {
-        fmt::format("structure: the first {} reachable states (BFS) of a {}-CPU, {}-task, {}-mm world{}", ex.states,
-                    h.sizes.cpus, h.sizes.tasks, h.sizes.mms,
-                    total > kStatesPerOp ? fmt::format(", first {} shapes per event kind", kStatesPerOp) : ""),
-        "mm_users/mm_count: any 32-bit values satisfying the accounting relation, with up to 2^31-64 outside references",
-        "each event atomic; IPIs delivered synchronously in the sender's event"};
+                           arch_name(mc.arch), mc.ver.str(), mode_name(cfg), job.queries, items.size(),
+                           std::min(total, kStatesPerOp), total, paths, job.infeasible, failure);
     out.push_back(std::move(r));
   }
   return out;
@@ -209,7 +247,13 @@ Result explored(const std::string& title, Arch a, arch::KVersion ver, Sizes s, s
                          arch_name(a), ver.str(), mode_name(o.header.cfg()), ex.states, ex.transitions, ex.depth, ex.frees,
                          ex.zombie_states, ex.max_ipis_step,
                          ex.violation ? "; " + ex.violation->invariant + ": " + ex.violation->detail : "");
-  if (ex.counterexample) r.counterexample = write_script(*ex.counterexample);
+  if (ex.counterexample) {
+    r.counterexample = write_script(*ex.counterexample);
+    // Replayed: the script runs concretely to the same violation.
+    const auto rr = run_script(*ex.counterexample);
+    for (const auto& v : rr.violations)
+      if (rr.failed_at && ex.violation && v.invariant == ex.violation->invariant) r.replay = kReplayScript;
+  }
   r.approximations = {fmt::format("bounded world: {} CPUs, {} tasks, {} mms, one outside mmget and mmgrab per mm", s.cpus,
                                   s.tasks, s.mms),
                       "each event atomic; IPIs delivered synchronously in the sender's event"};
@@ -225,6 +269,11 @@ Result combine(const std::string& title, const std::vector<Result>& parts, const
     r.verdict = worst(r.verdict, p.verdict);
     r.seconds += p.seconds;
     if (!r.counterexample && p.counterexample) r.counterexample = p.counterexample;
+    if (p.verdict == Verdict::Violated && r.replay.empty()) {  // the first violated part's replay
+      r.replay = p.replay;
+      if (!r.counterexample) r.counterexample = p.counterexample;
+      if (r.inputs.is_null()) r.inputs = p.inputs;
+    }
     if (p.verdict != Verdict::Holds || details.size() < 8) details.push_back(p.name + " " + name(p.verdict) + " [" + p.detail + "]");
     for (const auto& a : p.approximations)
       if (std::find(r.approximations.begin(), r.approximations.end(), a) == r.approximations.end()) r.approximations.push_back(a);
@@ -234,6 +283,16 @@ Result combine(const std::string& title, const std::vector<Result>& parts, const
 }
 
 }  // namespace
+
+std::vector<Result> lazytlb_step_jobs(const char* mode, Arch a, arch::KVersion ver, unsigned timeout_ms) {
+  return step_jobs({mode, a, ver}, timeout_ms);
+}
+Result lazytlb_explored(const std::string& title, Arch a, arch::KVersion ver, Sizes s, std::size_t* zombies) {
+  return explored(title, a, ver, s, zombies);
+}
+Result combine_results(const std::string& title, const std::vector<Result>& parts, const std::string& prefix) {
+  return combine(title, parts, prefix);
+}
 
 std::vector<Result> lazytlb_all_jobs(unsigned timeout_ms) {
   std::vector<Result> out;
@@ -245,119 +304,6 @@ std::vector<Result> lazytlb_all_jobs(unsigned timeout_ms) {
 // A mutant must make some step job fail (test hook for test/lazytlb/).
 std::vector<Result> lazytlb_mutant_jobs(const std::string& mutant, bool shootdown, unsigned timeout_ms) {
   return step_jobs(shootdown ? kModes[2] : kModes[0], timeout_ms, {mutant});
-}
-
-namespace {
-
-Sizes claim_sizes() { return {2, 2, 2}; }
-
-Result steps_in_both_modes(arch::KVersion before, arch::KVersion after, unsigned timeout_ms) {
-  std::vector<Result> parts;
-  for (const auto& mc : {ModeCase{"before", Arch::PpcRadix, before}, ModeCase{"after", Arch::PpcRadix, after}})
-    for (auto& r : step_jobs(mc, timeout_ms)) parts.push_back(std::move(r));
-  return combine("z3 steps", parts, "");
-}
-
-// The mm is freed at the last real reference under shootdown; under refcounting a lazy CPU
-// pins it for as long as it stays lazy. Observed on a script (docs: "pin").
-Result free_timing(const arch::Patch& p) {
-  Result r;
-  r.name = "lazytlb.free_timing";
-  auto pin = [](Arch a, arch::KVersion v, int spins) {
-    Script s;
-    s.sizes = {2, 2, 1};
-    s.arch = a;
-    s.version = v;
-    auto ev = [&](Op op, int c, int arg = 0) { s.events.push_back({op, std::int16_t(c), std::int16_t(arg)}); };
-    ev(Op::Switch, 1, 0); ev(Op::Finish, 1); ev(Op::Idle, 1); ev(Op::Finish, 1);
-    ev(Op::Switch, 0, 0); ev(Op::Finish, 0); ev(Op::Exit, 0); ev(Op::Switch, 0, 1); ev(Op::Finish, 0);
-    for (int i = 0; i < spins; ++i) { ev(Op::Idle, 0); ev(Op::Finish, 0); ev(Op::Switch, 0, 1); ev(Op::Finish, 0); }
-    return run_script(s);
-  };
-  auto before = pin(Arch::PpcRadix, p.before, 250);
-  auto after = pin(Arch::PpcRadix, p.after, 250);
-  auto exb = explored("before", Arch::PpcRadix, p.before, claim_sizes());
-  std::size_t zombies_after = 1;
-  auto exa = explored("after", Arch::PpcRadix, p.after, claim_sizes(), &zombies_after);
-  const bool changed = !before.failed_at && !after.failed_at && before.world.mms[0].st == MmState::Live &&
-                       before.zombie_steps >= 1000 && after.world.mms[0].st == MmState::Freed && after.zombie_steps == 0;
-  const bool no_zombie_after = exa.verdict == Verdict::Holds && zombies_after == 0;
-  r.verdict = changed && no_zombie_after ? Verdict::Holds : (exa.verdict == Verdict::Unknown ? Verdict::Unknown : Verdict::Violated);
-  r.detail = fmt::format(
-      "before ({}): after the exit the dead mm stays allocated for all {} further events while CPU 1 idles lazily on it "
-      "(zombie in {} events; pinned until that CPU next runs a user task, execs or goes offline: unbounded); "
-      "after ({}): freed by the exit's last mmdrop, {} IPI(s) shoot CPU 1 to init_mm, never a zombie in any of the "
-      "explored states [{}] (before: [{}])",
-      p.before.str(), 1000, before.zombie_steps, p.after.str(), after.costs.ipis, exa.detail, exb.detail);
-  r.approximations = exa.approximations;
-  r.seconds = exa.seconds + exb.seconds;
-  return r;
-}
-
-Result ipi_cost(const arch::Patch& p) {
-  Result r;
-  r.name = "lazytlb.ipi_cost";
-  auto seed_costs = [](arch::KVersion v, int n) {
-    auto seed = seed_scenario(n, 4, Arch::PpcRadix, v);
-    Script loop = seed.script;
-    loop.events.resize(seed.loop_end);
-    auto l = run_script(loop).costs;
-    loop.events.resize(seed.loop_begin);
-    auto b = run_script(loop).costs;
-    auto all = run_script(seed.script).costs;
-    return std::array<double, 4>{double(l.count_atomics - b.count_atomics) / double(l.switches - b.switches),
-                                 double(l.ipis - b.ipis), double(all.ipis - l.ipis), double(all.frees)};
-  };
-  const int n = 16;
-  auto b = seed_costs(p.before, n), a = seed_costs(p.after, n);
-  auto exa = explored("after", Arch::PpcRadix, p.after, claim_sizes());
-  auto exb = explored("before", Arch::PpcRadix, p.before, claim_sizes());
-  const bool as_claimed = a[1] == 0 && a[0] <= b[0];
-  r.verdict = exa.verdict == Verdict::Unknown ? Verdict::Unknown : as_claimed ? Verdict::Holds : Verdict::Violated;
-  r.detail = fmt::format(
-      "seed scenario, {} CPUs/threads, 4 trips through idle each, then exit (ppc64-radix): before {}: {:.2f} mm_count "
-      "atomics per switch, {} IPIs in the loop, {} IPIs at exit; after {}: {:.2f} atomics per switch, {} IPIs in the loop, "
-      "{} IPIs at exit (one per other CPU still lazy on or trimmed from the mm). Most IPIs sent by one event in the "
-      "explored worlds: before [{}], after [{}]",
-      n, p.before.str(), b[0], b[1], b[2], p.after.str(), a[0], a[1], a[2], exb.detail, exa.detail);
-  r.approximations = exa.approximations;
-  r.seconds = exa.seconds + exb.seconds;
-  return r;
-}
-
-}  // namespace
-
-std::vector<Result> lazytlb_claims(const arch::Patch& p, unsigned timeout_ms) {
-  std::vector<Result> out;
-  for (auto claim : p.claims) {
-    if (claim.empty()) continue;
-    const std::string c(claim);
-    if (c == "lazytlb.shootdown_as_safe_as_refcount" || c == "lazytlb.as_safe_as_before") {
-      std::vector<Result> parts;
-      parts.push_back(explored("explore before", Arch::PpcRadix, p.before, claim_sizes()));
-      parts.push_back(explored("explore after", Arch::PpcRadix, p.after, claim_sizes()));
-      if (c == "lazytlb.shootdown_as_safe_as_refcount") {
-        parts.push_back(explored("explore after (hash)", Arch::PpcHash, p.after, claim_sizes()));
-        parts.push_back(explored("explore refcount arches", Arch::Generic, p.after, claim_sizes()));
-      }
-      parts.push_back(steps_in_both_modes(p.before, p.after, timeout_ms));
-      auto r = combine(c, parts,
-                       "same invariants (no dangling active_mm, no underflow, accounting, no leak, mask covers users, "
-                       "own-bit clears) checked on every reachable state and by Z3 per step: ");
-      out.push_back(std::move(r));
-    } else if (c == "lazytlb.free_timing") {
-      out.push_back(free_timing(p));
-    } else if (c == "lazytlb.ipi_cost") {
-      out.push_back(ipi_cost(p));
-    } else {
-      Result r;
-      r.name = c;
-      r.verdict = Verdict::Error;
-      r.detail = "unknown lazytlb claim";
-      out.push_back(std::move(r));
-    }
-  }
-  return out;
 }
 
 }  // namespace kacct::proofs

@@ -8,8 +8,7 @@
 #include <cstdlib>
 
 #include "proofs/jobs.hpp"
-#include "proofs/bounds.hpp"
-#include "proofs/prover.hpp"
+#include "proofs/step_job.hpp"
 #include "arch/config.hpp"
 #include "spec/invariants.hpp"
 
@@ -19,12 +18,7 @@ using S = Symbolic;
 
 namespace {
 
-constexpr std::uint64_t kBound = std::uint64_t{1} << 62;
-constexpr const char* kBoundNote = "every counter and clock below 2^62 ns (146 years): no wrap-around";
 constexpr const char* kSeqNote = "sequential model: one CPU's accounting step runs without interleaving (irqs off)";
-
-// Every 64-bit field of a reflected state below kBound.
-template <class T> void bound(S& d, const T& v, std::vector<z3::expr>& out) { bound_u64(d, v, kBound, out); }
 
 struct NamedCtx {
   const char* name;
@@ -83,43 +77,81 @@ const char* inv_name(Inv i) {
   return "?";
 }
 
-// Run one step over a domain; returns the truth of each invariant. Used with Symbolic (the
-// query) and with Concrete (the replay of a counterexample), so the two cannot drift.
-template <class D>
-std::vector<boolean<D>> run_case(D& d, Step step, const std::vector<Inv>& invs, const TickCfg& cfg, const TickCtx& x,
-                                 IrqClass cls, CpuAcct<D>& c, TaskAcct<D>& p, const u64<D>& arg,
-                                 const std::function<void(CpuAcct<D>&)>& mut) {
-  const CpuAcct<D> c0 = c;
-  const TaskAcct<D> p0 = p;
-  u64<D> credit = d.template lit<64>(cfg.tick_nsec);
-  switch (step) {
-    case Step::Tick: account_process_tick(d, cfg, c, p, x); break;
-    case Step::IdleTicks:
-      credit = d.mul(d.template lit<64>(cfg.tick_nsec), arg);
-      account_idle_ticks(d, cfg, c, p, x, arg);
-      break;
-    case Step::IrqBoundary: irqtime_account_irq(d, cfg, c, arg, cls); break;
-    case Step::RqClock: update_rq_clock(d, cfg, c, arg); break;
-  }
-  if (mut) mut(c);
-  std::vector<boolean<D>> out;
-  for (Inv inv : invs) switch (inv) {
-      case Inv::TickConserves: out.push_back(spec::tick_conserves(d, c0, c, credit)); break;
-      case Inv::TickAttributed: out.push_back(spec::tick_attributed(d, c0, c, x, cfg.irq_time)); break;
-      case Inv::StealAccounted: out.push_back(spec::steal_accounted(d, c)); break;
-      case Inv::IrqPending: out.push_back(spec::irqtime_pending_bounded(d, c)); break;
-      case Inv::RqSplit: out.push_back(spec::rq_clock_split(d, c)); break;
-      case Inv::IrqBoundary: out.push_back(spec::irq_boundary_conserves(d, c0, c)); break;
-      case Inv::Monotonic: out.push_back(d.band(spec::monotonic(d, c0, c), spec::monotonic(d, p0, p))); break;
-    }
-  return out;
-}
-
 struct Case {
   std::string name;
   Step step;
   TickCtx x;
   IrqClass cls = IrqClass::None;
+};
+
+template <class D> struct TickIn {
+  BOOST_HANA_DEFINE_STRUCT(TickIn, (CpuAcct<D>, cpu), (TaskAcct<D>, task), (u64<D>, arg));
+};
+
+// One step of one case at one HZ value, for the harness (proofs/step_job.hpp).
+struct TickCase {
+  template <class D> using In = TickIn<D>;
+  const Case& cs;
+  const std::vector<Inv>& invs;
+  TickCfg cfg;
+  unsigned hz;
+  const CpuMutation& mutate;
+
+  void assume(S& d, const In<S>& in, std::vector<z3::expr>& as) const {
+    z3::context& ctx = d.ctx();
+    const auto& c = in.cpu;
+    bound62(d, c, as);
+    bound62(d, in.task, as);
+    as.push_back(spec::steal_accounted(d, c).e());
+    as.push_back(spec::rq_clock_split(d, c).e());
+    as.push_back(spec::irqtime_pending_bounded(d, c).e());
+    // The step's argument: a time after every clock reading (sched_clock is monotonic per
+    // CPU), or a tick count small enough not to wrap.
+    if (cs.step == Step::IdleTicks) {
+      // ticks * TICK_NSEC below 2^62 (stated as a fact of the product, so that the solver
+      // need not rediscover it through the multiplier): over 146 years of idle
+      as.push_back(z3::bvmul_no_overflow(ctx.bv_val(cfg.tick_nsec, 64), in.arg.e(), false));
+      as.push_back(z3::ule(ctx.bv_val(cfg.tick_nsec, 64) * in.arg.e(), ctx.bv_val(kBound62, 64)));
+    } else {
+      as.push_back(z3::ule(c.irqtime.irq_start_time.e(), in.arg.e()));
+      as.push_back(z3::ule(c.rq.clock.e(), in.arg.e()));
+      as.push_back(z3::ule(in.arg.e(), ctx.bv_val(kBound62, 64)));
+    }
+  }
+  // The step, then the truth of each invariant.
+  template <class D> std::vector<boolean<D>> step(D& d, In<D>& in) const {
+    auto& c = in.cpu;
+    auto& p = in.task;
+    const CpuAcct<D> c0 = c;
+    const TaskAcct<D> p0 = p;
+    u64<D> credit = d.template lit<64>(cfg.tick_nsec);
+    switch (cs.step) {
+      case Step::Tick: account_process_tick(d, cfg, c, p, cs.x); break;
+      case Step::IdleTicks:
+        credit = d.mul(d.template lit<64>(cfg.tick_nsec), in.arg);
+        account_idle_ticks(d, cfg, c, p, cs.x, in.arg);
+        break;
+      case Step::IrqBoundary: irqtime_account_irq(d, cfg, c, in.arg, cs.cls); break;
+      case Step::RqClock: update_rq_clock(d, cfg, c, in.arg); break;
+    }
+    if (mutate) mutate(d, c);
+    std::vector<boolean<D>> out;
+    for (Inv inv : invs) switch (inv) {
+        case Inv::TickConserves: out.push_back(spec::tick_conserves(d, c0, c, credit)); break;
+        case Inv::TickAttributed: out.push_back(spec::tick_attributed(d, c0, c, cs.x, cfg.irq_time)); break;
+        case Inv::StealAccounted: out.push_back(spec::steal_accounted(d, c)); break;
+        case Inv::IrqPending: out.push_back(spec::irqtime_pending_bounded(d, c)); break;
+        case Inv::RqSplit: out.push_back(spec::rq_clock_split(d, c)); break;
+        case Inv::IrqBoundary: out.push_back(spec::irq_boundary_conserves(d, c0, c)); break;
+        case Inv::Monotonic: out.push_back(d.band(spec::monotonic(d, c0, c), spec::monotonic(d, p0, p))); break;
+      }
+    return out;
+  }
+  nlohmann::ordered_json json(const In<Concrete>& in) const {
+    return {{"hz", hz}, {"context", cs.name}, {"step", step_name(cs.step)}, {"arg", in.arg},
+            {"cpu", to_json(in.cpu)}, {"task", to_json(in.task)}};
+  }
+  nlohmann::ordered_json state(const In<Concrete>& in) const { return to_json(in); }
 };
 
 std::string names(const std::vector<Inv>& invs) {
@@ -129,95 +161,24 @@ std::string names(const std::vector<Inv>& invs) {
 }
 
 // One job: every invariant of `invs` for one step over every case and HZ value; one Z3 query
-// per (case, HZ) over their conjunction; a model names the invariants it breaks.
+// per (case, HZ) over their conjunction.
 Result job(const std::string& name, const std::vector<Inv>& invs, const Family& fam, const std::vector<Case>& cases,
            unsigned timeout_ms, const CpuMutation& mutate, const std::vector<unsigned>& hzs) {
-  Result r;
-  r.name = name;
-  r.verdict = Verdict::Holds;
-  r.approximations = {kBoundNote, kSeqNote};
-  unsigned queries = 0;
+  StepJob j(name, {kBound62Note, kSeqNote});
+  std::vector<std::string> inv_names;
+  for (Inv i : invs) inv_names.push_back(inv_name(i));
   for (unsigned hz : hzs) {
-    TickCfg cfg{fam.irq_time, fam.steal, arch::tick_nsec(hz)};
+    const TickCfg cfg{fam.irq_time, fam.steal, arch::tick_nsec(hz)};
     for (const auto& cs : cases) {
-      z3::context ctx;
-      S d(ctx);
-      CpuAcct<S> c;
-      TaskAcct<S> p;
-      make_fresh(d, c, "cpu");
-      make_fresh(d, p, "task");
-      auto arg = d.fresh<64>("arg");
-      const CpuAcct<S> c_in = c;
-      const TaskAcct<S> p_in = p;
-      std::vector<z3::expr> as;
-      bound(d, c, as);
-      bound(d, p, as);
-      as.push_back(spec::steal_accounted(d, c).e());
-      as.push_back(spec::rq_clock_split(d, c).e());
-      as.push_back(spec::irqtime_pending_bounded(d, c).e());
-      // The step's argument: a time after every clock reading (sched_clock is monotonic per
-      // CPU), or a tick count small enough not to wrap.
-      if (cs.step == Step::IdleTicks) {
-        // ticks * TICK_NSEC below 2^62 (stated as a fact of the product, so that the solver
-        // need not rediscover it through the multiplier): over 146 years of idle
-        auto credit = z3::bvmul_no_overflow(ctx.bv_val(cfg.tick_nsec, 64), arg.e(), false);
-        as.push_back(credit);
-        as.push_back(z3::ule(ctx.bv_val(cfg.tick_nsec, 64) * arg.e(), ctx.bv_val(kBound, 64)));
-      }
-      else {
-        as.push_back(z3::ule(c.irqtime.irq_start_time.e(), arg.e()));
-        as.push_back(z3::ule(c.rq.clock.e(), arg.e()));
-        as.push_back(z3::ule(arg.e(), ctx.bv_val(kBound, 64)));
-      }
-      std::function<void(CpuAcct<S>&)> mut;
-      if (mutate) mut = [&](CpuAcct<S>& s) { mutate(d, s); };
-      auto oks = run_case(d, cs.step, invs, cfg, cs.x, cs.cls, c, p, arg, mut);
-      z3::expr all = ctx.bool_val(true);
-      for (const auto& ok : oks) all = all && ok.e();
-      for (const auto& o : d.obligations) all = all && !o.violated;  // a failing obligation fails the job
-      ++queries;
-      auto res = solve(ctx, as, !all, timeout_ms);
-      if (std::getenv("KACCT_PROOF_TIMES"))  // diagnostics for whoever tunes the proofs
-        fmt::print(stderr, "{} hz={} {}: {:.3f}s\n", name, hz, cs.name, res.seconds);
-      r.seconds += res.seconds;
-      if (res.verdict == Verdict::Holds) continue;
-      if (res.verdict != Verdict::Violated) {
-        r.verdict = worst(r.verdict, res.verdict);
-        r.detail = fmt::format("{} at HZ={} context {}: {}", step_name(cs.step), hz, cs.name, res.reason);
-        continue;
-      }
-      std::vector<std::string> broken;
-      for (std::size_t i = 0; i < invs.size(); ++i)
-        if (res.model->eval(oks[i].e(), true).is_false()) broken.push_back(inv_name(invs[i]));
-      CpuAcct<Concrete> kc{};
-      TaskAcct<Concrete> kp{};
-      read_back(*res.model, c_in, kc);
-      read_back(*res.model, p_in, kp);
-      const std::uint64_t karg = eval_u64(*res.model, arg.e());
-      r.verdict = Verdict::Violated;
-      r.inputs = {{"hz", hz}, {"context", cs.name}, {"step", step_name(cs.step)}, {"arg", karg},
-                  {"cpu", to_json(kc)}, {"task", to_json(kp)}};
-      if (!mutate) {
-        // Replay the same state and argument concretely: the same invariants must fail.
-        Concrete k;
-        auto koks = run_case(k, cs.step, invs, cfg, cs.x, cs.cls, kc, kp, karg, {});
-        bool agrees = true;
-        for (std::size_t i = 0; i < invs.size(); ++i)
-          agrees = agrees && (koks[i] == !(std::find(broken.begin(), broken.end(), inv_name(invs[i])) != broken.end()));
-        if (!agrees) {
-          r.verdict = Verdict::Error;
-          r.detail = "Z3 counterexample does not replay concretely (domain mismatch)";
-          return r;
-        }
-      }
-      r.detail = fmt::format("{} violates {} at HZ={} in context {}{}", step_name(cs.step), fmt::join(broken, ", "), hz,
-                             cs.name, mutate ? " (mutated model)" : "; replayed concretely");
-      return r;
+      const TickCase tc{cs, invs, cfg, hz, mutate};
+      const auto c = check_step(tc, inv_names, timeout_ms, fmt::format("{} hz={} {}", name, hz, cs.name));
+      if (!j.add(c, fmt::format("{} at HZ={} in context {}{}", step_name(cs.step), hz, cs.name,
+                                mutate ? " (mutated model)" : "")))
+        return j.done("");
     }
   }
-  if (r.verdict == Verdict::Holds)
-    r.detail = fmt::format("{}: {} queries ({} cases x {} HZ values), all unsat", names(invs), queries, cases.size(), hzs.size());
-  return r;
+  return j.done(fmt::format("{}: {} queries ({} cases x {} HZ values), all unsat", names(invs), j.queries, cases.size(),
+                            hzs.size()));
 }
 
 }  // namespace

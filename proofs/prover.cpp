@@ -13,8 +13,16 @@ nlohmann::ordered_json Result::json() const {
   j["approximations"] = approximations;
   if (counterexample) j["counterexample"] = *counterexample;
   if (!inputs.is_null()) j["inputs"] = inputs;
+  if (!replay.empty()) j["replay"] = replay;
   j["seconds"] = seconds;
   return j;
+}
+
+void require_replay(Result& r) {
+  if (r.verdict != Verdict::Violated) return;
+  if (!r.replay.empty() && (r.counterexample || !r.inputs.is_null())) return;
+  r.verdict = Verdict::Error;
+  r.detail = "violated, but the counterexample was not replayed concretely: " + r.detail;
 }
 
 namespace {
@@ -41,6 +49,7 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
       for (const auto& a : assumptions) v.add(a);
       if (v.check() == z3::unsat) {
         out.verdict = Verdict::Error;
+        out.vacuous = true;
         out.reason = "the assumptions are contradictory (vacuous query)";
         return out;
       }

@@ -15,6 +15,7 @@ struct Solved {
   Verdict verdict = Verdict::Error;   // Holds: unsat; Violated: sat (model set); Unknown: timeout
   std::optional<z3::model> model;
   std::string reason;
+  bool vacuous = false;  // Error because the assumptions alone are unsatisfiable
   double seconds = 0;
 };
 

@@ -25,7 +25,8 @@ struct PatchValidator {
 std::span<const ProofModel> proof_model_table();
 std::span<const PatchValidator> validator_table();
 
-// Per-mechanism entry points (defined in proofs/jobs_<mechanism>.cpp).
+// Per-mechanism entry points: jobs in proofs/jobs_<mechanism>.cpp, claims in
+// proofs/claims_<mechanism>.cpp (all step jobs on the harness of proofs/step_job.hpp).
 std::vector<Result> tick_all_jobs(unsigned timeout_ms);
 std::vector<Result> cputime_all_jobs(unsigned timeout_ms);
 std::vector<Result> division_all_jobs(unsigned timeout_ms);
@@ -36,9 +37,9 @@ std::vector<Result> lazytlb_claims(const arch::Patch&, unsigned timeout_ms);
 std::vector<Result> lazytlb_mutant_jobs(const std::string& mutant, bool shootdown, unsigned timeout_ms);
 std::vector<Result> psi_all_jobs(unsigned timeout_ms);
 std::vector<Result> psi_irq_claims(const arch::Patch&, unsigned timeout_ms);
-std::vector<Result> native_all_jobs(unsigned timeout_ms);                          // jobs_native.cpp
-std::vector<Result> native_vtime_claims(const arch::Patch&, unsigned timeout_ms);  // jobs_native.cpp
-std::vector<Result> gen_all_jobs(unsigned timeout_ms);                                 // proofs/jobs_gen.cpp
-std::vector<Result> gen_vtime_claims(const arch::Patch&, unsigned timeout_ms);         // proofs/jobs_gen.cpp
+std::vector<Result> native_all_jobs(unsigned timeout_ms);
+std::vector<Result> native_vtime_claims(const arch::Patch&, unsigned timeout_ms);
+std::vector<Result> gen_all_jobs(unsigned timeout_ms);
+std::vector<Result> gen_vtime_claims(const arch::Patch&, unsigned timeout_ms);
 
 }  // namespace kacct::proofs

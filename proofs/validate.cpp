@@ -1,12 +1,11 @@
 // `kacct prove` and `kacct validate`: proof jobs and per-patch claims, all generated from the
-// arch/ table. A claim is judged on the release after the patch, on each CPU class whose code
-// differs (exact or generic 64-bit division), with the release before given for contrast.
+// arch/ table, through the tables of proofs/registry.cpp. Every violated verdict they return
+// carries a concretely replayed counterexample (require_replay), or becomes an error.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
 #include <future>
-#include <random>
 #include <stdexcept>
 
 #include "arch/registry.hpp"
@@ -44,7 +43,10 @@ std::vector<Result> prove(const ProveOptions& o) {
   for (const auto& m : proof_model_table()) {
     if (!o.model.empty() && o.model != m.name) continue;
     known = true;
-    for (auto& r : m.jobs(o.timeout_ms)) out.push_back(std::move(r));
+    for (auto& r : m.jobs(o.timeout_ms)) {
+      require_replay(r);
+      out.push_back(std::move(r));
+    }
   }
   if (!known) throw std::invalid_argument("unknown model '" + o.model + "' (" + fmt::format("{}", fmt::join(proof_models(), ", ")) + ")");
   return out;
@@ -53,81 +55,6 @@ std::vector<Result> prove(const ProveOptions& o) {
 std::vector<Result> tick_all_jobs(unsigned timeout_ms) { return tick_jobs(timeout_ms); }
 std::vector<Result> cputime_all_jobs(unsigned timeout_ms) { return cputime_jobs(timeout_ms); }
 std::vector<Result> division_all_jobs(unsigned timeout_ms) { return division_jobs(timeout_ms); }
-
-namespace {
-
-// exact_ratio: the routine returns floor(stime * rtime / total) for every input.
-Result exact_ratio(ScaleDiv how) {
-  Result r;
-  r.name = "cputime_adjust.exact_ratio";
-  if (how == ScaleDiv::Exact128) {
-    r.verdict = Verdict::Holds;
-    r.detail = "128-bit multiply and divide (x86-64 mulq/divq; generic C from 6.12) is floor(a*b/c) by construction";
-    return r;
-  }
-  Concrete k;
-  std::mt19937_64 rng(3);
-  for (int i = 0; i < 100000; ++i) {
-    std::uint64_t s = rng() >> (rng() % 40), u = (rng() >> (rng() % 60)) | 1, rt = rng() >> (rng() % 40);
-    if (s == 0 || s + u < s) continue;
-    auto got = scale(k, how, s, rt, s + u);
-    auto want = static_cast<std::uint64_t>((unsigned __int128)s * rt / (s + u));
-    if (got != want) {
-      r.verdict = Verdict::Violated;
-      r.inputs = {{"stime", s}, {"utime", u}, {"rtime", rt}, {"got", got}, {"exact", want}};
-      r.detail = fmt::format("returns {} where floor(stime*rtime/(stime+utime)) = {} (concrete search)", got, want);
-      return r;
-    }
-  }
-  r.verdict = Verdict::Unknown;
-  r.detail = "no difference from exact division found by a 100000-input search";
-  return r;
-}
-
-Result judge(const std::string& claim, const AdjustCfg& cfg, unsigned timeout_ms) {
-  if (claim == "cputime_adjust.exact_ratio") return exact_ratio(cfg.div);
-  return adjust_claim(claim, cfg, timeout_ms);
-}
-
-}  // namespace
-
-// cputime_adjust patches: each claim on the release after the patch, on each CPU class whose
-// code differs (exact or generic 64-bit division), with the release before for contrast.
-std::vector<Result> cputime_adjust_claims(const arch::Patch& p, unsigned timeout_ms) {
-  std::vector<arch::CpuFacts> classes;
-  for (const auto& c : arch::cpus()) {
-    bool seen = false;
-    for (const auto& k : classes) seen = seen || k.exact_mul_u64_u64_div_u64 == c.exact_mul_u64_u64_div_u64;
-    if (!seen) classes.push_back(c);
-  }
-  std::vector<Result> out;
-  for (auto claim : p.claims) {
-    if (claim.empty()) continue;
-    Result agg;
-    agg.name = std::string(claim);
-    agg.verdict = Verdict::Holds;
-    std::vector<std::string> parts;
-    for (const auto& cpu : classes) {
-      auto after = judge(agg.name, adjust_cfg(p.after, cpu.exact_mul_u64_u64_div_u64), timeout_ms);
-      auto before = judge(agg.name, adjust_cfg(p.before, cpu.exact_mul_u64_u64_div_u64), timeout_ms);
-      parts.push_back(fmt::format("{} ({}): {} after [{}], {} before", cpu.name,
-                                  cpu.exact_mul_u64_u64_div_u64 ? "exact division" : "generic division",
-                                  name(after.verdict), after.detail, name(before.verdict)));
-      agg.seconds += after.seconds + before.seconds;
-      for (const auto& a : after.approximations)
-        if (std::find(agg.approximations.begin(), agg.approximations.end(), a) == agg.approximations.end())
-          agg.approximations.push_back(a);
-      if (int(after.verdict) > int(agg.verdict) || (after.verdict == agg.verdict && !agg.counterexample && after.counterexample)) {
-        agg.verdict = after.verdict;
-        agg.counterexample = after.counterexample;
-        agg.inputs = after.inputs;
-      }
-    }
-    agg.detail = fmt::format("{}", fmt::join(parts, "; "));
-    out.push_back(std::move(agg));
-  }
-  return out;
-}
 
 std::vector<PatchReport> validate(const ValidateOptions& o) {
   std::vector<arch::Patch> chosen;
@@ -154,6 +81,7 @@ std::vector<PatchReport> validate(const ValidateOptions& o) {
       rep.claims.push_back(std::move(r));
     } else {
       rep.claims = v->claims(p, o.timeout_ms);
+      for (auto& c : rep.claims) require_replay(c);
     }
     return rep;
   };

@@ -1,5 +1,6 @@
-// Verdicts, honest by construction: holds / violated (with a counterexample that replays
-// concretely) / unknown (solver timeout or unsupported) / error (tool failure).
+// Verdicts, honest by construction: holds / violated (with a counterexample that was replayed
+// concretely, and `replay` says how) / unknown (solver timeout or unsupported) / error (tool
+// failure).
 #pragma once
 #include <optional>
 #include <string>
@@ -30,9 +31,17 @@ struct Result {
   std::vector<std::string> approximations;  // abstractions, bounds, reduced widths used
   std::optional<std::string> counterexample;  // kacct trace text (replays concretely)
   nlohmann::ordered_json inputs;            // the counterexample's raw values, when any
+  // Violated: how the counterexample was replayed concretely ("concrete step": the symbolic
+  // counterexample's pre-state through the same model step in the Concrete domain; "trace via
+  // sim::run": a kacct trace through the simulator; ...). Empty: not replayed.
+  std::string replay;
   double seconds = 0;
   nlohmann::ordered_json json() const;
 };
+// A violated verdict stands only with a counterexample (text or inputs) that was replayed
+// concretely; without, it becomes an error. Applied to every job and claim `prove` and
+// `validate` return.
+void require_replay(Result& r);
 
 struct ProveOptions {
   std::string model;          // "" = all; else "tick", "cputime_adjust", "division"

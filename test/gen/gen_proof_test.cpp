@@ -35,7 +35,13 @@ TEST(GenProofs, PatchVerdicts) {
     auto p = *arch::find_patch(id);
     for (auto& c : p.claims)
       if (c == "gen.no_time_lost") c = "";  // the proof jobs: EveryJobHolds and kacct validate
-    for (const auto& r : proofs::gen_vtime_claims(p, 20'000)) m[r.name] = r.verdict;
+    for (const auto& r : proofs::gen_vtime_claims(p, 20'000)) {
+      m[r.name] = r.verdict;
+      if (r.verdict == proofs::Verdict::Violated) {
+        EXPECT_EQ(r.replay, "trace via sim::run") << r.name;
+        EXPECT_TRUE(r.counterexample) << r.name;
+      }
+    }
     return m;
   };
   auto jiffy = verdicts("ff9a9b4c4334");

@@ -57,7 +57,13 @@ TEST(GenMutants, ProofJobsCatchMutatedSteps) {
     auto rs = proofs::gen_jobs(10'000, mut, inv);
     ASSERT_FALSE(rs.empty()) << inv;
     bool caught = false;
-    for (const auto& r : rs) caught = caught || r.verdict == proofs::Verdict::Violated;
+    for (const auto& r : rs) {
+      caught = caught || r.verdict == proofs::Verdict::Violated;
+      EXPECT_NE(r.verdict, proofs::Verdict::Error) << inv << ": " << r.name << ": " << r.detail;
+      if (r.verdict == proofs::Verdict::Violated) {
+        EXPECT_EQ(r.replay, "concrete step") << r.name;
+      }
+    }
     EXPECT_TRUE(caught) << inv << " mutant not caught";
   }
 }

@@ -16,17 +16,28 @@ TEST(ProofsNative, JobsAtFullWidth) {
     EXPECT_TRUE(by.count(n)) << n;
     return by[n].verdict;
   };
+  // Broken by the split's division alone: s + u wraps to 0 at W bits (PPC32: 2^32 TB ticks,
+  // 8.4 s at 512 MHz, since the last sample), the finding of no_division_by_zero, which every job
+  // through the split reports since the obligations are part of each goal. Where the division is
+  // defined, the invariant itself holds (or the second query ran out of time: never violated).
+  auto by_division = [&](const std::string& n) {
+    EXPECT_EQ(verdict(n), Verdict::Violated) << n << ": " << by[n].detail;
+    EXPECT_NE(by[n].detail.find("breaks obligation vtime_delta_scaled.div;"), std::string::npos) << n << ": " << by[n].detail;
+    EXPECT_EQ(by[n].detail.find("the invariants: violated"), std::string::npos) << n << ": " << by[n].detail;
+  };
   for (const char* w : {"PPC32", "PPC64"}) {
     const std::string s = std::string("[") + w + "]";
-    EXPECT_EQ(verdict("native_vtime.vtime_delta_scaled.split_sum" + s), Verdict::Holds);
-    EXPECT_EQ(verdict("native_vtime.vtime_delta_scaled.split_identity" + s), Verdict::Holds);
+    by_division("native_vtime.vtime_delta_scaled.split_sum" + s);
     EXPECT_EQ(verdict("native_vtime.vtime_delta_scaled.split_no_overflow" + s), Verdict::Violated);
     EXPECT_EQ(verdict("native_vtime.vtime_delta_scaled.no_division_by_zero" + s), Verdict::Violated);
-    EXPECT_NE(verdict("native_vtime.vtime_delta_scaled.split_bounds" + s), Verdict::Violated);
-    EXPECT_NE(verdict("native_vtime.vtime_delta_scaled.split_bounds" + s), Verdict::Error);
-    for (const char* h : {"account_cpu_user_entry", "account_cpu_user_exit", "vtime_account_kernel", "vtime_account_hardirq",
-                          "vtime_account_softirq", "vtime_account_idle", "vtime_flush"})
+    for (const char* j : {"split_bounds", "split_identity"}) {
+      const std::string n = std::string("native_vtime.vtime_delta_scaled.") + j + s;
+      if (verdict(n) == Verdict::Violated) by_division(n);  // else unknown (a solver timeout)
+    }
+    for (const char* h : {"account_cpu_user_entry", "account_cpu_user_exit", "vtime_flush"})
       EXPECT_EQ(verdict(std::string("native_vtime.") + h + ".tb_conserved" + s), Verdict::Holds) << h << s;
+    for (const char* h : {"vtime_account_kernel", "vtime_account_hardirq", "vtime_account_softirq", "vtime_account_idle"})
+      by_division(std::string("native_vtime.") + h + ".tb_conserved" + s);
   }
   EXPECT_EQ(verdict("native_vtime.vtime_delta_scaled.split_bounds[8-bit, exhaustive]"), Verdict::Holds);
   EXPECT_EQ(verdict("native_vtime.vtime_task_switch(PPC32 hand-over).tb_conserved[PPC32]"), Verdict::Holds);
@@ -34,6 +45,8 @@ TEST(ProofsNative, JobsAtFullWidth) {
     EXPECT_NE(r.verdict, Verdict::Error) << n << ": " << r.detail;
     if (r.verdict == Verdict::Violated) {
       EXPECT_NE(r.detail.find("replayed concretely"), std::string::npos) << n;
+      EXPECT_EQ(r.replay, "concrete step") << n;
+      EXPECT_FALSE(r.inputs.is_null()) << n;
     }
   }
 }
@@ -50,6 +63,10 @@ TEST(ProofsNative, PatchClaims) {
     EXPECT_EQ(rs[2].verdict, Verdict::Violated) << rs[2].detail;  // the removed split could overflow
     ASSERT_TRUE(rs[2].counterexample.has_value());
     EXPECT_NE(rs[2].detail.find("replayed"), std::string::npos);
+    for (const auto& r : rs)
+      if (r.verdict == Verdict::Violated) {
+        EXPECT_EQ(r.replay, "trace via sim::run") << r.name;
+      }
   }
 }
 

@@ -34,6 +34,7 @@ TEST(PsiProof, FaithfulHoldsExceptTheWidthFinding) {
       // the time since the last charge point).
       EXPECT_EQ(r.verdict, Verdict::Violated) << r.name;
       EXPECT_TRUE(r.counterexample) << r.name;
+      EXPECT_EQ(r.replay, "concrete step") << r.name;
       continue;
     }
     EXPECT_EQ(r.verdict, Verdict::Holds) << r.name << ": " << r.detail;
@@ -46,6 +47,9 @@ TEST(PsiProof, MutantsAreCaught) {
     auto rs = psi_jobs(kTimeout, var, "6.10", ob);
     auto* r = find(rs, job);
     EXPECT_NE(r, nullptr) << job;
+    if (r && r->verdict == Verdict::Violated) {
+      EXPECT_FALSE(r->replay.empty()) << job;
+    }
     return r ? r->verdict : Verdict::Error;
   };
   EXPECT_EQ(v(Variant::NoLock, "psi_irq.lock_held[6.10]"), Verdict::Violated);
@@ -65,5 +69,6 @@ TEST(PsiProof, ValidateSeedPatches) {
   EXPECT_EQ(reps[1].claims[0].name, "psi_irq.same_charge");
   EXPECT_EQ(reps[1].claims[0].verdict, Verdict::Violated);  // it differs, and says how
   EXPECT_TRUE(reps[1].claims[0].counterexample);
+  EXPECT_EQ(reps[1].claims[0].replay, "script run");
   for (std::size_t i = 1; i < 4; ++i) EXPECT_EQ(reps[1].claims[i].verdict, Verdict::Holds) << reps[1].claims[i].name;
 }
