@@ -195,6 +195,14 @@ inline std::string numeral(const z3::expr& e) {
 
 // ---- the check -----------------------------------------------------------------------------------
 
+// One Z3 context for every check of the process, never destroyed: creating one costs more than
+// most steps, and destroying one that folded large terms (cputime_adjust's Loop32) takes
+// seconds; the process exit frees it at once.
+inline z3::context& context() {
+  static z3::context* ctx = new z3::context;
+  return *ctx;
+}
+
 template <class SD = Symbolic, class Step, class... Args>
 void differential(const std::string& what, Step&& step, const Args&... args) {
   static_assert(std::is_base_of_v<Symbolic, SD>);
@@ -202,7 +210,7 @@ void differential(const std::string& what, Step&& step, const Args&... args) {
   ((inputs += "\n  " + describe(args)), ...);
   auto cargs = std::make_tuple(concrete_of(args)...);
   Concrete k;
-  z3::context ctx;
+  z3::context& ctx = context();
   SD s(ctx);
   auto sargs = std::make_tuple(symbolic_of<SD>(s, args)...);
   auto run = [&](auto& d, auto& t) -> decltype(auto) {

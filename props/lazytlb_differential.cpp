@@ -161,7 +161,7 @@ template <class SD> void event_in_every_mode(Op op) {
     auto it = all.find(int(op));
     if (it == all.end()) continue;
     any = true;
-    const auto& [w, e] = *rc::gen::elementOf(it->second);
+    const auto& [w, e] = it->second[*rc::gen::inRange<std::size_t>(0, it->second.size())];
     auto cnt = w.cnt;
     if (arbitrary_counters) fill(cnt);
     const Cfg& cfg = m.cfg;

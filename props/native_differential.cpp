@@ -161,8 +161,7 @@ template <class SD> void hand_over_and_tb_to_ns() {
   });
 }
 
-// Five contexts per variant per case: half the cases of the others.
-TEST(NativeDifferential, AccountKernelSide) { check(kernel_side<Symbolic>, kCases / 2); }
+TEST(NativeDifferential, AccountKernelSide) { check(kernel_side<Symbolic>, kCases); }
 TEST(NativeDifferential, UserEntryExit) { check(user_entry_exit<Symbolic>, kCases); }
 TEST(NativeDifferential, VtimeFlushAndImmediate) { check(flush<Symbolic>, kCases); }
 TEST(NativeDifferential, HandOverAndTbToNs) { check(hand_over_and_tb_to_ns<Symbolic>, kCases); }
