@@ -71,7 +71,7 @@ template <unsigned W> void compare(Symbolic& s, std::uint64_t a, std::uint64_t b
   Pair<W>{Concrete{}, s, T(a), T(b)}.all();
 }
 
-TEST(DomainConformance, Exhaustive8Bit) {
+TEST(DomainDifferential, Exhaustive8Bit) {
   z3::context ctx;
   for (unsigned a = 0; a < 256; ++a)
     for (unsigned b = 0; b < 256; ++b) {
@@ -97,16 +97,16 @@ template <unsigned W> void random_width() {
       if (::testing::Test::HasFatalFailure()) return;
     }
 }
-TEST(DomainConformance, Random32Bit) { random_width<32>(); }
-TEST(DomainConformance, Random64Bit) { random_width<64>(); }
+TEST(DomainDifferential, Random32Bit) { random_width<32>(); }
+TEST(DomainDifferential, Random64Bit) { random_width<64>(); }
 
-TEST(DomainConformance, ObligationsAgree) {
+TEST(DomainDifferential, ObligationsAgree) {
   for (std::uint64_t a : {0ull, 5ull, 255ull})
     for (std::uint64_t b : {0ull, 1ull, 7ull, 8ull, 9ull, 200ull}) check_obligations<8>(a, b);
   for (std::uint64_t b : {0ull, 63ull, 64ull, 65ull, ~0ull}) check_obligations<64>(12345, b);
 }
 
-TEST(DomainConformance, MulDiv128AndWidthChanges) {
+TEST(DomainDifferential, MulDiv128AndWidthChanges) {
   z3::context ctx;
   std::mt19937_64 rng(7);
   for (int i = 0; i < 200; ++i) {
@@ -126,7 +126,7 @@ TEST(DomainConformance, MulDiv128AndWidthChanges) {
 }
 
 // Z3's own operators are signed; the wrapper must never be: a < b on 0x80.. vs 1.
-TEST(DomainConformance, WrapperIsUnsignedWhereZ3IsSigned) {
+TEST(DomainDifferential, WrapperIsUnsignedWhereZ3IsSigned) {
   z3::context ctx;
   Symbolic s(ctx);
   auto big = s.lit<64>(1ull << 63), one = s.lit<64>(1);
