@@ -22,8 +22,6 @@ template <class SD> void adjust(ScaleDiv div) {
     curr.utime %= 1ull << 40;
     curr.stime %= 1ull << 40;
   }
-  // stime + utime wrapping to 0 divides by 0: the domains' known drift (KnownDriftMulDivByZero).
-  if (div == ScaleDiv::Exact128 && std::uint64_t(curr.stime + curr.utime) == 0) curr.utime += 1;
   for (auto era : kEras) {
     const AdjustCfg cfg{era, div};
     differential<SD>(
@@ -33,15 +31,13 @@ template <class SD> void adjust(ScaleDiv div) {
   }
 }
 
-// stime * rtime / total by one routine; total is 0 now and then (not for Exact128, whose
-// obligations at 0 differ between the domains: KnownDriftMulDivByZero).
+// stime * rtime / total by one routine; total is 0 now and then.
 template <class SD> void scale_only(ScaleDiv div) {
   const std::uint64_t stime = *gen_u64(), rtime = *gen_u64();
   std::uint64_t total = *rc::gen::weightedOneOf<std::uint64_t>(
       {{1, rc::gen::just<std::uint64_t>(0)},
        {2, rc::gen::just(stime + *gen_u64() % 1'000'000)},
        {3, gen_u64()}});
-  if (div == ScaleDiv::Exact128 && total == 0) total = 1;
   differential<SD>(
       "scale div=" + std::to_string(int(div)),
       [&](auto& d, auto& s, auto& r, auto& t) { return scale(d, div, s, r, t); }, val("stime", stime),
@@ -57,17 +53,14 @@ TEST(CputimeAdjustDifferential, ScaleRoutines) {
   }, kCases);
 }
 
-// A drift the differential found: mul_u64_u64_div_u64(a, b, 0) fails only div_nonzero in the
-// concrete domain (it returns before the quotient test), but div_nonzero and quotient_fits in
-// the symbolic one (SMT-LIB's 128-bit x / 0 is all ones, which does not fit). The values agree.
-// This test passes while the drift exists; once model/domain agrees, drop it and the two
-// Exact128 exclusions above.
-TEST(CputimeAdjustDifferential, KnownDriftMulDivByZero) {
-  expect_caught([] {
-    differential("mul_u64_u64_div_u64(5, 7, 0)",
-                 [](auto& d, auto& a, auto& b, auto& c) { return scale(d, ScaleDiv::Exact128, a, b, c); },
-                 val("stime", std::uint64_t{5}), val("rtime", std::uint64_t{7}), val("total", std::uint64_t{0}));
-  }, 1, "symbolic [cputime_adjust.div_nonzero,mul_u64_u64_div_u64.quotient_fits]");
+// The drift this differential found (fixed in Symbolic::mul_u64_u64_div_u64): dividing by 0
+// must fail div_nonzero alone in both domains, not also quotient_fits symbolically.
+TEST(CputimeAdjustDifferential, MulDivByZeroFailsOnlyDivNonzero) {
+  check([] {
+    differential<Symbolic>("mul_u64_u64_div_u64(a, b, 0)",
+                           [](auto& d, auto& a, auto& b, auto& c) { return scale(d, ScaleDiv::Exact128, a, b, c); },
+                           val("stime", *gen_u64()), val("rtime", *gen_u64()), val("total", std::uint64_t{0}));
+  }, kCases);
 }
 
 // The check can fail: on the state (saturating subtraction) and on the obligations (a domain

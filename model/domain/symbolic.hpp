@@ -189,7 +189,10 @@ class Symbolic {
                                 std::string_view site) {
     require(ne(c, lit<64>(0)), site);
     z3::expr q = z3::udiv(z3::zext(a.e(), 64) * z3::zext(b.e(), 64), z3::zext(c.e(), 64));
-    require(SymBool(q.extract(127, 64) == ctx_.bv_val(std::uint64_t{0}, 64)),
+    // Only a division that happens can overflow: with c == 0 the concrete domain stops at the
+    // first obligation, and so must this one (SMT-LIB's x/0 is all ones, which would not fit).
+    require(SymBool(c.e() == ctx_.bv_val(std::uint64_t{0}, 64) ||
+                    q.extract(127, 64) == ctx_.bv_val(std::uint64_t{0}, 64)),
             "mul_u64_u64_div_u64.quotient_fits");
     return SymBV<64>(q.extract(63, 0));
   }
