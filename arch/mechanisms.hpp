@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 
 namespace kacct::arch {
@@ -54,13 +55,13 @@ inline constexpr std::array lemmas = {
 constexpr const MechanismInfo& mechanism(Mechanism m) {
   for (const auto& r : mechanisms)
     if (r.id == m) return r;
-  throw "kacct: mechanism without a row in arch/mechanisms.hpp";
+  throw std::logic_error("arch::mechanism: a Mechanism without a row in arch/mechanisms.hpp");
 }
 // The row of the mechanism that replays traces in accounting mode `a`.
 constexpr const MechanismInfo& mechanism(Accounting a) {
   for (const auto& r : mechanisms)
     if (r.accounting == a) return r;
-  throw "kacct: accounting mode without a row in arch/mechanisms.hpp";
+  throw std::logic_error("arch::mechanism: an Accounting mode without a row in arch/mechanisms.hpp");
 }
 constexpr std::string_view config_part(Accounting a) { return mechanism(a).config_part; }
 // The accounting modes are the enumerators 0 .. accounting_modes - 1 (the simulator's backends

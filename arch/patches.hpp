@@ -5,6 +5,8 @@
 #pragma once
 #include <array>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "arch/mechanisms.hpp"
@@ -113,7 +115,7 @@ constexpr std::optional<Patch> find_patch(std::string_view id) {
 constexpr bool applied(std::string_view id, KVersion ver) {
   for (const auto& p : patches)
     if (p.id == id) return ver >= p.after;
-  throw "kacct: unknown patch id";
+  throw std::logic_error("arch::applied: unknown patch id " + std::string(id));
 }
 
 }  // namespace kacct::arch
