@@ -1,6 +1,6 @@
 // The CPU table. One type per CPU, so the word width (the model's `unsigned long`) is a
-// compile-time fact; `facts` carries everything else. Sources: see `source` of each entry and
-// docs/cpus.md. Adding a CPU is one entry here plus its name in `all_cpus`.
+// compile-time fact; `facts` carries everything else. Sources: the `source` of each entry
+// (`kacct list cpus` prints them). Adding a CPU is one entry here plus its name in `all_cpus`.
 #pragma once
 #include <boost/hana.hpp>
 

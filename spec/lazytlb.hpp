@@ -1,4 +1,4 @@
-// Invariants of lazy-TLB mm handling (issue 5; docs/models/lazy-tlb.md). The accounting
+// Invariants of lazy-TLB mm handling (docs/models/lazy-tlb.md). The accounting
 // relation is a domain template (Z3 proves each step preserves it at full width); the rest are
 // structural and checked after every event by the explorer, the property tests and the CLI.
 #pragma once

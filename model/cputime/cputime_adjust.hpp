@@ -122,8 +122,8 @@ template <class D> u64<D> mul_u64_u64_div_u64_generic(D& d, u64<D> a, u64<D> b, 
   return s.res;
 }
 
-// stime * rtime / total by the era's routine. ScaleDiv::Abstract is the proofs' abstraction;
-// the symbolic domain implements it (see proofs/abstraction.hpp); concretely it is exact.
+// stime * rtime / total by the era's routine. ScaleDiv::Abstract is the proofs' abstraction,
+// implemented by the symbolic domain (`Symbolic::abstract_mul_div`); concretely it is exact.
 template <class D> u64<D> scale(D& d, ScaleDiv how, u64<D> stime, u64<D> rtime, u64<D> total) {
   switch (how) {
     case ScaleDiv::Loop32: return scale_stime_loop32(d, stime, rtime, total);

@@ -12,7 +12,7 @@ namespace kacct {
 namespace {
 
 TEST(GenProofs, EveryJobHolds) {
-  // The 6.1 eras (issue 8 compares 6.1 with a real kernel); `kacct prove --model gen_vtime`
+  // The 6.1 eras (test/conformance_gen compares 6.1 with a real kernel); `kacct prove --model gen_vtime`
   // runs all six (measured: > 3 min on a loaded 2-core box; the jiffy eras' cpu_conserves jobs
   // come out unknown at 20 s: jiffies x jiffy_ns at 64 bits).
   const auto rs = proofs::gen_jobs(20'000, {}, {}, {"6.1-accum", "6.1-accum+irqtime+steal"});
