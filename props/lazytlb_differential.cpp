@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "model/lazytlb/explore.hpp"
 #include "model/lazytlb/script.hpp"
 #include "props/differential.hpp"
 
@@ -79,7 +80,7 @@ template <class D> void run_event(D& d, const Cfg& cfg, World<D>& w, Costs& cost
       Stepper<D>(d, cfg, w, cost, log, dec).run(e);
       std::size_t flip = dec.path.size();
       for (std::size_t i = 0; i < dec.path.size() && flip == dec.path.size(); ++i) {
-        const z3::expr v = dec.path[i].simplify();
+        const z3::expr v = dec.path[i].e().simplify();
         if (v.is_false()) flip = i;
         else if (!v.is_true()) RC_FAIL("decision " + std::to_string(i) + " does not fold: " + v.to_string());
       }
