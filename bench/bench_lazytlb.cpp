@@ -7,7 +7,7 @@
 #include "model/lazytlb/seed.hpp"
 
 namespace {
-using namespace kacct::lazytlb;
+using namespace kacct::model::lazytlb;
 
 // Checked: every invariant after every event (what `kacct lazytlb run` does).
 void BM_RunChecked(benchmark::State& st) {

@@ -18,20 +18,20 @@
 namespace {
 constexpr std::size_t kMaxJudged = 4000;  // longer scripts are parsed, not run
 
-[[noreturn]] void die(const std::string& what, const kacct::lazytlb::Script& s) {
+[[noreturn]] void die(const std::string& what, const kacct::model::lazytlb::Script& s) {
   std::fprintf(stderr, "kacct fuzz_lazytlb: %s\n--- script ---\n%s--- end ---\n", what.c_str(),
-               kacct::lazytlb::write_script(s).c_str());
+               kacct::model::lazytlb::write_script(s).c_str());
   std::abort();
 }
-void judge(const kacct::lazytlb::Script& s) {
-  auto r = kacct::lazytlb::run_script(s);
+void judge(const kacct::model::lazytlb::Script& s) {
+  auto r = kacct::model::lazytlb::run_script(s);
   if (r.failed_at && !r.error && s.mutants.empty())
     die(r.violations.front().invariant + ": " + r.violations.front().detail, s);
 }
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace kacct::lazytlb;
+  using namespace kacct::model::lazytlb;
   if (size < 1) return 0;
   const unsigned sel = data[0];
   if (sel & 0x80) {

@@ -13,7 +13,7 @@
 #include "proofs/step_job.hpp"
 
 namespace kacct::proofs {
-using namespace kacct::lazytlb;
+using namespace kacct::model::lazytlb;
 
 namespace {
 

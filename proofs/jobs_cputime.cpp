@@ -21,9 +21,9 @@ constexpr unsigned kMaxTicks = 64;            // per call, so the trace stays sm
 template <class D>
 boolean<D> claim_holds(D& d, const std::string& claim, const PrevCputime<D>& before, const TaskCputime<D>& in,
                        const PrevCputime<D>& out) {
-  if (claim == "cputime_adjust.monotonic") return spec::adjust_monotonic(d, before, out);
-  if (claim == "cputime_adjust.sum_is_rtime") return spec::adjust_sum_is_rtime(d, before, in, out);
-  if (claim == "cputime_adjust.stime_le_rtime") return spec::adjust_stime_le_rtime(d, before, in, out);
+  if (claim == "cputime_adjust.monotonic") return spec::tick::adjust_monotonic(d, before, out);
+  if (claim == "cputime_adjust.sum_is_rtime") return spec::tick::adjust_sum_is_rtime(d, before, in, out);
+  if (claim == "cputime_adjust.stime_le_rtime") return spec::tick::adjust_stime_le_rtime(d, before, in, out);
   throw std::invalid_argument("unknown cputime_adjust claim " + claim);
 }
 

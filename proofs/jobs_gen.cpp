@@ -110,14 +110,14 @@ struct GenCase {
     as.push_back(z3::ule(in.now.e(), in.now2.e()));
     as.push_back(z3::ule(in.jiffies.e(), in.jiffies2.e()));
     // invariants before the step
-    as.push_back(spec::steal_accounted(d, in.cpu).e());
-    as.push_back(spec::irqtime_pending_bounded(d, in.cpu).e());
+    as.push_back(spec::tick::steal_accounted(d, in.cpu).e());
+    as.push_back(spec::tick::irqtime_pending_bounded(d, in.cpu).e());
     for (auto* v : {&in.vtime, &in.next}) {
-      as.push_back(spec::gen_task_conserves(d, *v).e());
-      as.push_back(spec::gen_residues_bounded(d, g, tc, *v).e());
-      as.push_back(spec::gen_seq_even(d, *v).e());
+      as.push_back(spec::gen::gen_task_conserves(d, *v).e());
+      as.push_back(spec::gen::gen_residues_bounded(d, g, tc, *v).e());
+      as.push_back(spec::gen::gen_seq_even(d, *v).e());
     }
-    as.push_back(spec::gen_cpu_conserves(d, g, in.vcpu, in.vtime).e());
+    as.push_back(spec::gen::gen_cpu_conserves(d, g, in.vcpu, in.vtime).e());
   }
   template <class D> std::vector<boolean<D>> step(D& d, In<D>& in) const {
     auto& c = in.cpu;
@@ -150,22 +150,22 @@ struct GenCase {
     std::vector<boolean<D>> oks;
     for (Inv only : invs) switch (only) {
         case Inv::TaskConserves:
-          oks.push_back(both([&](const auto&, const auto& v) { return spec::gen_task_conserves(d, v); }));
+          oks.push_back(both([&](const auto&, const auto& v) { return spec::gen::gen_task_conserves(d, v); }));
           break;
         case Inv::Residues:
-          oks.push_back(both([&](const auto&, const auto& v) { return spec::gen_residues_bounded(d, g, tc, v); }));
+          oks.push_back(both([&](const auto&, const auto& v) { return spec::gen::gen_residues_bounded(d, g, tc, v); }));
           break;
-        case Inv::CpuConserves: oks.push_back(spec::gen_cpu_conserves(d, g, vc, curv)); break;
-        case Inv::SeqEven: oks.push_back(both([&](const auto&, const auto& v) { return spec::gen_seq_even(d, v); })); break;
+        case Inv::CpuConserves: oks.push_back(spec::gen::gen_cpu_conserves(d, g, vc, curv)); break;
+        case Inv::SeqEven: oks.push_back(both([&](const auto&, const auto& v) { return spec::gen::gen_seq_even(d, v); })); break;
         case Inv::SeqBrackets:
-          oks.push_back(both([&](const auto& a, const auto& b) { return spec::gen_seq_brackets(d, a, b); }));
+          oks.push_back(both([&](const auto& a, const auto& b) { return spec::gen::gen_seq_brackets(d, a, b); }));
           break;
         case Inv::Monotonic:
-          oks.push_back(d.band(d.band(d.band(spec::monotonic(d, c0, c), spec::monotonic(d, pt0, pt)),
-                                      both([&](const auto& a, const auto& b) { return spec::gen_vtime_monotonic(d, a, b); })),
+          oks.push_back(d.band(d.band(d.band(spec::tick::monotonic(d, c0, c), spec::tick::monotonic(d, pt0, pt)),
+                                      both([&](const auto& a, const auto& b) { return spec::gen::gen_vtime_monotonic(d, a, b); })),
                                d.ule(vc0.consumed, vc.consumed)));
           break;
-        case Inv::Steal: oks.push_back(d.band(spec::steal_accounted(d, c), spec::irqtime_pending_bounded(d, c))); break;
+        case Inv::Steal: oks.push_back(d.band(spec::tick::steal_accounted(d, c), spec::tick::irqtime_pending_bounded(d, c))); break;
       }
     return oks;
   }

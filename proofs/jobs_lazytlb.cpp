@@ -23,7 +23,7 @@
 
 namespace kacct::proofs {
 namespace {
-using namespace kacct::lazytlb;
+using namespace kacct::model::lazytlb;
 
 struct ModeCase {
   const char* name;
@@ -85,7 +85,7 @@ struct LtCase {
       }
       as.push_back(z3::ule(in.xu[m].e(), ctx.bv_val(kOutsideMax, 32)));
       as.push_back(z3::ule(in.xc[m].e(), ctx.bv_val(kOutsideMax, 32)));
-      as.push_back(spec::accounting(d, in.w, cfg, Ref(m), in.xu[m], in.xc[m]).e());
+      as.push_back(spec::lazytlb::accounting(d, in.w, cfg, Ref(m), in.xu[m], in.xc[m]).e());
     }
   }
   // Symbolically the decisions follow `decisions` and are assumed (an infeasible path is a
@@ -112,8 +112,8 @@ struct LtCase {
     post.mms = in.w.mms;
     post.ntasks = in.w.ntasks;
     post.cnt.resize(in.w.cnt.size(), Counters<Concrete>{1, 1});
-    std::vector<boolean<D>> out = {d.lit_bool(spec::check(post, cfg, log, false).empty())};
-    for (std::size_t m = 0; m < cw.mms.size(); ++m) out.push_back(spec::accounting(d, in.w, cfg, Ref(m), in.xu[m], in.xc[m]));
+    std::vector<boolean<D>> out = {d.lit_bool(spec::lazytlb::check(post, cfg, log, false).empty())};
+    for (std::size_t m = 0; m < cw.mms.size(); ++m) out.push_back(spec::lazytlb::accounting(d, in.w, cfg, Ref(m), in.xu[m], in.xc[m]));
     return out;
   }
   std::vector<std::string> names() const {

@@ -94,9 +94,9 @@ boolean<D> obligation(D& d, Ob ob, const PsiCfg& cfg, const StepCase& st, const 
   const auto delta = d.sub(base_of(cfg, b, 0), base_of(cfg, a, 0));
   const int charged = cfg.charge_at_tick() ? st.charged_post : cfg.charge_in_clock() ? st.charged_pre : 0;
   switch (ob) {
-    case Ob::SeqEven: return spec::seq_even(d, b);
-    case Ob::BaseLeTotal: return spec::base_le_total(d, cfg, b);
-    case Ob::Monotonic: return spec::monotonic(d, a, b);
+    case Ob::SeqEven: return spec::psi::seq_even(d, b);
+    case Ob::BaseLeTotal: return spec::psi::base_le_total(d, cfg, b);
+    case Ob::Monotonic: return spec::psi::monotonic(d, a, b);
     case Ob::ChargeExact: {
       // What left the pending irq time went, mod 2^32, to each enabled group on the charged
       // task's path (as it was before the step) and nowhere else; with no charge, nothing left
@@ -158,11 +158,11 @@ struct PsiCase {
     as.push_back(z3::ule(w.v.now.e(), d.ctx().bv_val(kBound62, 64)));
     for (const auto& c : w.v.cpu) bound62(d, c, as);
     for (const auto& g : w.v.gc) bound62(d, g, as);
-    as.push_back(spec::seq_even(d, w).e());
+    as.push_back(spec::psi::seq_even(d, w).e());
     if (ob == Ob::NegGuard) {
       as.push_back(z3::ult(w.v.cpu[0].acct.irqtime.total.e(), w.v.cpu[0].psi_irq_time.e()));
     } else {
-      as.push_back(spec::base_le_total(d, cfg, w).e());
+      as.push_back(spec::psi::base_le_total(d, cfg, w).e());
       for (const auto& c : w.v.cpu) as.push_back(z3::ule(c.acct.rq.prev_irq_time.e(), c.acct.irqtime.total.e()));
     }
   }

@@ -102,9 +102,9 @@ struct TickCase {
     const auto& c = in.cpu;
     bound62(d, c, as);
     bound62(d, in.task, as);
-    as.push_back(spec::steal_accounted(d, c).e());
-    as.push_back(spec::rq_clock_split(d, c).e());
-    as.push_back(spec::irqtime_pending_bounded(d, c).e());
+    as.push_back(spec::tick::steal_accounted(d, c).e());
+    as.push_back(spec::tick::rq_clock_split(d, c).e());
+    as.push_back(spec::tick::irqtime_pending_bounded(d, c).e());
     // The step's argument: a time after every clock reading (sched_clock is monotonic per
     // CPU), or a tick count small enough not to wrap.
     if (cs.step == Step::IdleTicks) {
@@ -137,13 +137,13 @@ struct TickCase {
     if (mutate) mutate(d, c);
     std::vector<boolean<D>> out;
     for (Inv inv : invs) switch (inv) {
-        case Inv::TickConserves: out.push_back(spec::tick_conserves(d, c0, c, credit)); break;
-        case Inv::TickAttributed: out.push_back(spec::tick_attributed(d, c0, c, cs.x, cfg.irq_time)); break;
-        case Inv::StealAccounted: out.push_back(spec::steal_accounted(d, c)); break;
-        case Inv::IrqPending: out.push_back(spec::irqtime_pending_bounded(d, c)); break;
-        case Inv::RqSplit: out.push_back(spec::rq_clock_split(d, c)); break;
-        case Inv::IrqBoundary: out.push_back(spec::irq_boundary_conserves(d, c0, c)); break;
-        case Inv::Monotonic: out.push_back(d.band(spec::monotonic(d, c0, c), spec::monotonic(d, p0, p))); break;
+        case Inv::TickConserves: out.push_back(spec::tick::tick_conserves(d, c0, c, credit)); break;
+        case Inv::TickAttributed: out.push_back(spec::tick::tick_attributed(d, c0, c, cs.x, cfg.irq_time)); break;
+        case Inv::StealAccounted: out.push_back(spec::tick::steal_accounted(d, c)); break;
+        case Inv::IrqPending: out.push_back(spec::tick::irqtime_pending_bounded(d, c)); break;
+        case Inv::RqSplit: out.push_back(spec::tick::rq_clock_split(d, c)); break;
+        case Inv::IrqBoundary: out.push_back(spec::tick::irq_boundary_conserves(d, c0, c)); break;
+        case Inv::Monotonic: out.push_back(d.band(spec::tick::monotonic(d, c0, c), spec::tick::monotonic(d, p0, p))); break;
       }
     return out;
   }

@@ -20,14 +20,14 @@
 #include "props/differential.hpp"
 
 // Stepper<D> takes a Decider<D>: the perturbed domains decide as Symbolic does.
-namespace kacct::lazytlb {
+namespace kacct::model::lazytlb {
 template <> struct Decider<props::diff::SaturatingSub> : Decider<Symbolic> {};
 template <> struct Decider<props::diff::NoObligations> : Decider<Symbolic> {};
-}  // namespace kacct::lazytlb
+}  // namespace kacct::model::lazytlb
 
 namespace kacct::props {
 namespace {
-using namespace kacct::lazytlb;
+using namespace kacct::model::lazytlb;
 using namespace diff;
 
 constexpr int kCases = 20;

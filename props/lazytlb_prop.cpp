@@ -12,13 +12,13 @@
 #include "model/lazytlb/explore.hpp"
 #include "props/props.hpp"
 
-namespace kacct::lazytlb {
+namespace kacct::model::lazytlb {
 inline void showValue(const Event& e, std::ostream& os) { os << event_text(e); }
-}  // namespace kacct::lazytlb
+}  // namespace kacct::model::lazytlb
 
 namespace kacct::props {
 namespace {
-using namespace kacct::lazytlb;
+using namespace kacct::model::lazytlb;
 
 struct LtModel {
   World<Concrete> w;
@@ -48,7 +48,7 @@ struct Step : rc::state::Command<LtModel, LtSut> {
     StepLog log;
     Stepper<Concrete>(d, m.cfg, s.w, s.costs, log, dec).run(e);
     if (!d.failed.empty()) RC_FAIL("obligation " + std::string(d.failed.front()) + "\n" + write_script(s.script));
-    auto bad = spec::check(s.w, m.cfg, log);
+    auto bad = spec::lazytlb::check(s.w, m.cfg, log);
     if (!bad.empty()) RC_FAIL(bad.front().invariant + ": " + bad.front().detail + "\n" + write_script(s.script));
     // Same step on the model state gives the same world (determinism, no hidden state).
     LtModel next = m;

@@ -107,7 +107,7 @@ std::string outcome_error(const trace::Trace& t, const sim::Program& p, const Tr
     if (x.irqtime.total > irq_sum) return fail(at + "irqtime.total > IRQ + SOFTIRQ", x.irqtime.total, irq_sum);
     if (!m.tick.irq_time && (x.irqtime.total != 0 || x.irqtime.tick_delta != 0))
       return fail(at + "irq time measured without IRQ_TIME_ACCOUNTING", x.irqtime.total, x.irqtime.tick_delta);
-    const uint64_t B = spec::time_buckets(d, x) - x.irqtime.total;  // tick-charged time
+    const uint64_t B = spec::tick::time_buckets(d, x) - x.irqtime.total;  // tick-charged time
     const uint64_t other = x.cpustat[STEAL] + (x.irqtime.total - x.irqtime.tick_delta);
     if (B > T) return fail(at + "tick-charged buckets exceed credited ticks * TICK_NSEC", B, T);
     if (B + other < T) return fail(at + "credited ticks neither charged nor taken by steal/irq", B + other, T);

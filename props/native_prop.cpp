@@ -54,7 +54,7 @@ std::string ledger_error(const trace::Trace& t, const sim::Program& prog, const 
       if (x.got > x.truth + slack + (std::string(x.name) == "idle+iowait" ? L(B::Steal) : 0))
         return "cpu " + std::to_string(c) + " " + x.name + ": " + std::to_string(x.got) + " ns > truth " +
                std::to_string(x.truth) + " + slack " + std::to_string(slack);
-    const std::uint64_t all = spec::time_buckets(d, r.cpus[c]) + k[model::STEAL];
+    const std::uint64_t all = spec::tick::time_buckets(d, r.cpus[c]) + k[model::STEAL];
     if (all > l.end_ts + events[c] * tick_ns)
       return "cpu " + std::to_string(c) + ": " + std::to_string(all) + " ns accounted > elapsed " + std::to_string(l.end_ts);
   }

@@ -6,48 +6,47 @@
 
 #include "model/tick/tick.hpp"
 
-namespace kacct::spec {
-using namespace kacct::model;
+namespace kacct::spec::tick {
 
 // ---- per-CPU state invariants (hold in every reachable state) ----
 
 // Steal is accounted, never lost: all of it is in cpustat[STEAL] or still pending.
 // (Both counters start at 0 on a fresh CPU.)
-template <class D> boolean<D> steal_accounted(D& d, const CpuAcct<D>& c) {
-  return d.band(d.eq(c.cpustat[STEAL], c.prev_steal_time), d.ule(c.prev_steal_time, c.steal_clock));
+template <class D> boolean<D> steal_accounted(D& d, const model::CpuAcct<D>& c) {
+  return d.band(d.eq(c.cpustat[model::STEAL], c.prev_steal_time), d.ule(c.prev_steal_time, c.steal_clock));
 }
 // The rq clock is split exactly: clock == clock_task + irq time taken out + steal taken out,
 // and neither taken-out part runs ahead of its source.
-template <class D> boolean<D> rq_clock_split(D& d, const CpuAcct<D>& c) {
+template <class D> boolean<D> rq_clock_split(D& d, const model::CpuAcct<D>& c) {
   auto sum = d.add(c.rq.clock_task, d.add(c.rq.prev_irq_time, c.rq.prev_steal_time_rq));
   return d.band(d.eq(c.rq.clock, sum),
                 d.band(d.ule(c.rq.prev_irq_time, c.irqtime.total), d.ule(c.rq.prev_steal_time_rq, c.steal_clock)));
 }
 // IRQ time (IRQ_TIME_ACCOUNTING): what is pending for the tick never exceeds what was measured.
-template <class D> boolean<D> irqtime_pending_bounded(D& d, const CpuAcct<D>& c) {
+template <class D> boolean<D> irqtime_pending_bounded(D& d, const model::CpuAcct<D>& c) {
   return d.ule(c.irqtime.tick_delta, c.irqtime.total);
 }
 
 // ---- per-step invariants (relations between the state before and after one event) ----
 
 // Every counter only grows (no wrap, no decrement).
-template <class D> boolean<D> monotonic(D& d, const CpuAcct<D>& a, const CpuAcct<D>& b) {
+template <class D> boolean<D> monotonic(D& d, const model::CpuAcct<D>& a, const model::CpuAcct<D>& b) {
   auto r = d.lit_bool(true);
-  for (unsigned k = 0; k < NR_STATS; ++k) r = d.band(r, d.ule(a.cpustat[k], b.cpustat[k]));
+  for (unsigned k = 0; k < model::NR_STATS; ++k) r = d.band(r, d.ule(a.cpustat[k], b.cpustat[k]));
   r = d.band(r, d.ule(a.irqtime.total, b.irqtime.total));
   r = d.band(r, d.ule(a.rq.clock, b.rq.clock));
   return d.band(r, d.ule(a.rq.clock_task, b.rq.clock_task));
 }
-template <class D> boolean<D> monotonic(D& d, const TaskAcct<D>& a, const TaskAcct<D>& b) {
+template <class D> boolean<D> monotonic(D& d, const model::TaskAcct<D>& a, const model::TaskAcct<D>& b) {
   auto r = d.band(d.ule(a.utime, b.utime), d.ule(a.stime, b.stime));
   r = d.band(r, d.ule(a.gtime, b.gtime));
   return d.band(r, d.ule(a.sum_exec_runtime, b.sum_exec_runtime));
 }
 
 // Sum of the buckets that partition CPU time (GUEST and GUEST_NICE repeat USER and NICE).
-template <class D> u64<D> time_buckets(D& d, const CpuAcct<D>& c) {
+template <class D> u64<D> time_buckets(D& d, const model::CpuAcct<D>& c) {
   auto s = d.template lit<64>(0);
-  for (unsigned k : {USER, NICE, SYSTEM, SOFTIRQ, IRQ, IDLE, IOWAIT}) s = d.add(s, c.cpustat[k]);
+  for (unsigned k : {model::USER, model::NICE, model::SYSTEM, model::SOFTIRQ, model::IRQ, model::IDLE, model::IOWAIT}) s = d.add(s, c.cpustat[k]);
   return s;
 }
 
@@ -57,9 +56,9 @@ template <class D> u64<D> time_buckets(D& d, const CpuAcct<D>& c) {
 // (Irq time accounted at irq boundaries is excluded: at a tick cpustat[IRQ/SOFTIRQ] grows only
 // through the dispatch, and the relation reads the deltas of this step alone.)
 template <class D>
-boolean<D> tick_conserves(D& d, const CpuAcct<D>& a, const CpuAcct<D>& b, u64<D> credit) {
+boolean<D> tick_conserves(D& d, const model::CpuAcct<D>& a, const model::CpuAcct<D>& b, u64<D> credit) {
   auto buckets = d.sub(time_buckets(d, b), time_buckets(d, a));
-  auto steal = d.sub(b.cpustat[STEAL], a.cpustat[STEAL]);
+  auto steal = d.sub(b.cpustat[model::STEAL], a.cpustat[model::STEAL]);
   auto irq_taken = d.sub(a.irqtime.tick_delta, b.irqtime.tick_delta);
   auto other = d.add(steal, irq_taken);
   return d.eq(d.add(buckets, d.min(other, credit)), credit);
@@ -69,32 +68,32 @@ boolean<D> tick_conserves(D& d, const CpuAcct<D>& a, const CpuAcct<D>& b, u64<D>
 // the CPU context names (Documentation/filesystems/proc.rst semantics, as a table; the model
 // gets there through preempt-count arithmetic). With IRQ_TIME_ACCOUNTING irq time is measured
 // at the boundaries, so the tick goes to the interrupted task's own context.
-inline Usage expected_bucket(const TickCtx& x, bool irq_time) {
-  const bool in_hardirq = (x.preempt_count & HARDIRQ_MASK) > HARDIRQ_OFFSET;  // besides the tick's own
-  const bool in_softirq = (x.preempt_count & SOFTIRQ_OFFSET) != 0;
+inline model::Usage expected_bucket(const model::TickCtx& x, bool irq_time) {
+  const bool in_hardirq = (x.preempt_count & model::HARDIRQ_MASK) > model::HARDIRQ_OFFSET;  // besides the tick's own
+  const bool in_softirq = (x.preempt_count & model::SOFTIRQ_OFFSET) != 0;
   if (irq_time) {
-    if (x.is_ksoftirqd) return SOFTIRQ;
-    if (x.user_tick) return x.nice_pos ? NICE : USER;
-    if (x.is_idle) return x.nr_iowait ? IOWAIT : IDLE;
-    if (x.pf_vcpu) return x.nice_pos ? NICE : USER;  // and GUEST/GUEST_NICE
-    return SYSTEM;
+    if (x.is_ksoftirqd) return model::SOFTIRQ;
+    if (x.user_tick) return x.nice_pos ? model::NICE : model::USER;
+    if (x.is_idle) return x.nr_iowait ? model::IOWAIT : model::IDLE;
+    if (x.pf_vcpu) return x.nice_pos ? model::NICE : model::USER;  // and GUEST/GUEST_NICE
+    return model::SYSTEM;
   }
-  if (x.user_tick) return x.nice_pos ? NICE : USER;
-  if (x.pf_vcpu && !in_hardirq && !in_softirq) return x.nice_pos ? NICE : USER;
-  if (in_hardirq) return IRQ;
-  if (in_softirq) return SOFTIRQ;
-  if (x.is_idle) return x.nr_iowait ? IOWAIT : IDLE;
-  return SYSTEM;
+  if (x.user_tick) return x.nice_pos ? model::NICE : model::USER;
+  if (x.pf_vcpu && !in_hardirq && !in_softirq) return x.nice_pos ? model::NICE : model::USER;
+  if (in_hardirq) return model::IRQ;
+  if (in_softirq) return model::SOFTIRQ;
+  if (x.is_idle) return x.nr_iowait ? model::IOWAIT : model::IDLE;
+  return model::SYSTEM;
 }
 // Only the expected time bucket (and, for guest time, its GUEST twin) may change at the tick.
 template <class D>
-boolean<D> tick_attributed(D& d, const CpuAcct<D>& a, const CpuAcct<D>& b, const TickCtx& x, bool irq_time) {
-  const Usage want = expected_bucket(x, irq_time);
-  const bool guest = x.pf_vcpu && !x.user_tick && (want == USER || want == NICE);
+boolean<D> tick_attributed(D& d, const model::CpuAcct<D>& a, const model::CpuAcct<D>& b, const model::TickCtx& x, bool irq_time) {
+  const model::Usage want = expected_bucket(x, irq_time);
+  const bool guest = x.pf_vcpu && !x.user_tick && (want == model::USER || want == model::NICE);
   auto r = d.lit_bool(true);
-  for (unsigned k = 0; k < NR_STATS; ++k) {
-    if (k == want || k == STEAL) continue;
-    if (guest && k == (x.nice_pos ? GUEST_NICE : GUEST)) {
+  for (unsigned k = 0; k < model::NR_STATS; ++k) {
+    if (k == want || k == model::STEAL) continue;
+    if (guest && k == (x.nice_pos ? model::GUEST_NICE : model::GUEST)) {
       // guest time is counted twice: in USER/NICE and in GUEST/GUEST_NICE, by the same amount
       r = d.band(r, d.eq(d.sub(b.cpustat[k], a.cpustat[k]), d.sub(b.cpustat[want], a.cpustat[want])));
       continue;
@@ -106,8 +105,8 @@ boolean<D> tick_attributed(D& d, const CpuAcct<D>& a, const CpuAcct<D>& b, const
 
 // Irq boundary conservation (IRQ_TIME_ACCOUNTING): the elapsed irq time goes to exactly one of
 // cpustat[IRQ]/[SOFTIRQ], and the same amount to irqtime.total and to tick_delta.
-template <class D> boolean<D> irq_boundary_conserves(D& d, const CpuAcct<D>& a, const CpuAcct<D>& b) {
-  auto got = d.sub(d.add(b.cpustat[IRQ], b.cpustat[SOFTIRQ]), d.add(a.cpustat[IRQ], a.cpustat[SOFTIRQ]));
+template <class D> boolean<D> irq_boundary_conserves(D& d, const model::CpuAcct<D>& a, const model::CpuAcct<D>& b) {
+  auto got = d.sub(d.add(b.cpustat[model::IRQ], b.cpustat[model::SOFTIRQ]), d.add(a.cpustat[model::IRQ], a.cpustat[model::SOFTIRQ]));
   auto total = d.sub(b.irqtime.total, a.irqtime.total);
   auto pend = d.sub(b.irqtime.tick_delta, a.irqtime.tick_delta);
   return d.band(d.eq(got, total), d.eq(total, pend));
@@ -116,21 +115,21 @@ template <class D> boolean<D> irq_boundary_conserves(D& d, const CpuAcct<D>& a, 
 // ---- cputime_adjust (G1..G3 of docs/models/cputime-adjust.md) ----
 
 // G1: what userspace sees never goes backwards.
-template <class D> boolean<D> adjust_monotonic(D& d, const PrevCputime<D>& before, const PrevCputime<D>& out) {
+template <class D> boolean<D> adjust_monotonic(D& d, const model::PrevCputime<D>& before, const model::PrevCputime<D>& out) {
   return d.band(d.ule(before.utime, out.utime), d.ule(before.stime, out.stime));
 }
 // G2: when there is new runtime, utime + stime == rtime; otherwise the previous values return.
 template <class D>
-boolean<D> adjust_sum_is_rtime(D& d, const PrevCputime<D>& before, const TaskCputime<D>& in, const PrevCputime<D>& out) {
+boolean<D> adjust_sum_is_rtime(D& d, const model::PrevCputime<D>& before, const model::TaskCputime<D>& in, const model::PrevCputime<D>& out) {
   auto fresh = d.ult(d.add(before.utime, before.stime), in.sum_exec_runtime);
   return d.select(fresh, d.eq(d.add(out.utime, out.stime), in.sum_exec_runtime),
                   d.band(d.eq(out.utime, before.utime), d.eq(out.stime, before.stime)));
 }
 // G3: stime never exceeds rtime when it is recomputed (else utime = rtime - stime wraps).
 template <class D>
-boolean<D> adjust_stime_le_rtime(D& d, const PrevCputime<D>& before, const TaskCputime<D>& in, const PrevCputime<D>& out) {
+boolean<D> adjust_stime_le_rtime(D& d, const model::PrevCputime<D>& before, const model::TaskCputime<D>& in, const model::PrevCputime<D>& out) {
   auto fresh = d.ult(d.add(before.utime, before.stime), in.sum_exec_runtime);
   return d.implies(fresh, d.band(d.ule(out.stime, in.sum_exec_runtime), d.ule(out.utime, in.sum_exec_runtime)));
 }
 
-}  // namespace kacct::spec
+}  // namespace kacct::spec::tick

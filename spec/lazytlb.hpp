@@ -7,7 +7,7 @@
 
 #include "model/lazytlb/lazytlb.hpp"
 
-namespace kacct::lazytlb::spec {
+namespace kacct::spec::lazytlb {
 
 // Who holds mm m, from the structure alone.
 struct Holders {
@@ -15,17 +15,17 @@ struct Holders {
   std::uint32_t grabs = 0;  // kthreads inside kthread_use_mm + outside mmgrab
   std::uint32_t lazy = 0;   // running tasks with mm NULL and active_mm m, plus rq->prev_mm == m
 };
-template <class D> Holders holders(const World<D>& w, Ref m) {
+template <class D> Holders holders(const model::lazytlb::World<D>& w, model::lazytlb::Ref m) {
   Holders h;
   h.users = w.mms[m].ext_users;
   h.grabs = w.mms[m].ext_grabs;
   for (const auto& t : w.tasks) {
-    if (t.st == TaskState::Unborn || t.st == TaskState::Dead) continue;
+    if (t.st == model::lazytlb::TaskState::Unborn || t.st == model::lazytlb::TaskState::Dead) continue;
     if (t.mm == m) {
       ++h.users;
       if (t.kthread) ++h.grabs;
     }
-    if (t.st == TaskState::Running && t.mm == kNull && t.active_mm == m) ++h.lazy;
+    if (t.st == model::lazytlb::TaskState::Running && t.mm == model::lazytlb::kNull && t.active_mm == m) ++h.lazy;
   }
   for (const auto& c : w.cpus)
     if (c.prev_mm == m) ++h.lazy;
@@ -36,10 +36,10 @@ template <class D> Holders holders(const World<D>& w, Ref m) {
 // refcounting) + X_c; a freed mm has both at 0. X_u, X_c are references held outside the
 // modelled tasks (0 concretely; any value in the proofs).
 template <class D>
-boolean<D> accounting(D& d, const World<D>& w, const Cfg& cfg, Ref m, const u32<D>& xu, const u32<D>& xc) {
+boolean<D> accounting(D& d, const model::lazytlb::World<D>& w, const model::lazytlb::Cfg& cfg, model::lazytlb::Ref m, const u32<D>& xu, const u32<D>& xc) {
   const auto& k = w.cnt[m];
-  if (w.mms[m].st == MmState::Unborn) return d.lit_bool(true);
-  if (w.mms[m].st == MmState::Freed)
+  if (w.mms[m].st == model::lazytlb::MmState::Unborn) return d.lit_bool(true);
+  if (w.mms[m].st == model::lazytlb::MmState::Freed)
     return d.band(d.eq(k.mm_users, d.template lit<32>(0)), d.eq(k.mm_count, d.template lit<32>(0)));
   Holders h = holders(w, m);
   auto users = d.add(xu, d.template lit<32>(h.users));
@@ -55,12 +55,12 @@ struct Violation {
 
 // Every invariant after a step (log: what the step did). with_counters = false: only those that
 // do not read mm_users/mm_count (the proofs check the counter ones with Z3).
-inline std::vector<Violation> check(const World<Concrete>& w, const Cfg& cfg, const StepLog& log,
+inline std::vector<Violation> check(const model::lazytlb::World<Concrete>& w, const model::lazytlb::Cfg& cfg, const model::lazytlb::StepLog& log,
                                     bool with_counters = true) {
   std::vector<Violation> out;
-  auto freed = [&](Ref m) { return m >= 0 && w.mms[m].st == MmState::Freed; };
+  auto freed = [&](model::lazytlb::Ref m) { return m >= 0 && w.mms[m].st == model::lazytlb::MmState::Freed; };
   for (int c = 0; c < int(w.cpus.size()); ++c) {
-    const Task& t = w.tasks[w.cpus[c].curr];
+    const model::lazytlb::Task& t = w.tasks[w.cpus[c].curr];
     // L1: no CPU uses a freed mm, lazily or not (and under refcounting rq->prev_mm, which
     // finish_task_switch will mmdrop, is alive too; under shootdown it is only compared).
     if (freed(t.active_mm))
@@ -71,39 +71,39 @@ inline std::vector<Violation> check(const World<Concrete>& w, const Cfg& cfg, co
                      "CPU " + std::to_string(c) + " rq->prev_mm = freed mm " + std::to_string(w.cpus[c].prev_mm)});
     // L5: under shootdown every CPU using an mm (lazily or not) is in its mm_cpumask.
     if (cfg.shootdown)
-      for (Ref m : {t.active_mm, t.mm})
+      for (model::lazytlb::Ref m : {t.active_mm, t.mm})
         if (m >= 0 && !freed(m) && !w.mms[m].mask.test(c))
           out.push_back({"lazytlb.mask_covers_users",
                          "CPU " + std::to_string(c) + " uses mm " + std::to_string(m) + " but is not in its mm_cpumask"});
   }
   for (int i = 0; i < int(w.tasks.size()); ++i) {
-    const Task& t = w.tasks[i];
-    if (t.st == TaskState::Unborn) continue;
-    if (t.st != TaskState::Dead && freed(t.mm))
+    const model::lazytlb::Task& t = w.tasks[i];
+    if (t.st == model::lazytlb::TaskState::Unborn) continue;
+    if (t.st != model::lazytlb::TaskState::Dead && freed(t.mm))
       out.push_back({"lazytlb.no_dangling_active_mm", "task " + std::to_string(i) + " has mm = freed mm"});
     // L8: a switched-out task with no mm has no active_mm.
-    if (t.st != TaskState::Running && t.mm == kNull && t.active_mm != kNull)
+    if (t.st != model::lazytlb::TaskState::Running && t.mm == model::lazytlb::kNull && t.active_mm != model::lazytlb::kNull)
       out.push_back({"lazytlb.switched_out_kthread_no_active_mm", "task " + std::to_string(i) + " keeps an active_mm off-CPU"});
   }
   for (int m = 0; m < int(w.mms.size()); ++m) {
-    if (w.mms[m].st == MmState::Unborn) continue;
+    if (w.mms[m].st == model::lazytlb::MmState::Unborn) continue;
     if (!with_counters) continue;
     Concrete d;
     // L2 + L3/L4 (underflow itself is an obligation of the step).
-    if (!accounting(d, w, cfg, Ref(m), 0u, 0u)) {
-      Holders h = holders(w, Ref(m));
+    if (!accounting(d, w, cfg, model::lazytlb::Ref(m), 0u, 0u)) {
+      Holders h = holders(w, model::lazytlb::Ref(m));
       out.push_back({"lazytlb.accounting",
                      "mm " + std::to_string(m) + ": mm_users=" + std::to_string(w.cnt[m].mm_users) +
                          " mm_count=" + std::to_string(w.cnt[m].mm_count) + " but holders users=" +
                          std::to_string(h.users) + " grabs=" + std::to_string(h.grabs) + " lazy=" + std::to_string(h.lazy)});
     }
     // L7 no leak: an mm nobody references is freed.
-    if (w.mms[m].st == MmState::Live && w.cnt[m].mm_count == 0)
+    if (w.mms[m].st == model::lazytlb::MmState::Live && w.cnt[m].mm_count == 0)
       out.push_back({"lazytlb.no_leak", "mm " + std::to_string(m) + " has mm_count 0 but is not freed"});
     // Under shootdown the lazy users do not pin the mm: once the last real reference is gone
     // it is freed in the same step (no zombie mm).
-    if (cfg.shootdown && w.mms[m].st == MmState::Live) {
-      Holders h = holders(w, Ref(m));
+    if (cfg.shootdown && w.mms[m].st == model::lazytlb::MmState::Live) {
+      Holders h = holders(w, model::lazytlb::Ref(m));
       if (h.users == 0 && h.grabs == 0)
         out.push_back({"lazytlb.shootdown_frees_at_last_drop", "mm " + std::to_string(m) + " outlives its last real reference"});
     }
@@ -118,14 +118,14 @@ inline std::vector<Violation> check(const World<Concrete>& w, const Cfg& cfg, co
 }
 
 // A zombie: an mm with no users and no real reference, kept alive only by lazy references.
-inline int zombies(const World<Concrete>& w) {
+inline int zombies(const model::lazytlb::World<Concrete>& w) {
   int n = 0;
   for (int m = 0; m < int(w.mms.size()); ++m)
-    if (w.mms[m].st == MmState::Live) {
-      Holders h = holders(w, Ref(m));
+    if (w.mms[m].st == model::lazytlb::MmState::Live) {
+      Holders h = holders(w, model::lazytlb::Ref(m));
       n += h.users == 0 && h.grabs == 0;
     }
   return n;
 }
 
-}  // namespace kacct::lazytlb::spec
+}  // namespace kacct::spec::lazytlb

@@ -18,11 +18,9 @@
 #include "model/native/native.hpp"
 
 namespace kacct::spec::native {
-using namespace kacct::model;
-using namespace kacct::model::native;
 
 // Sum of the TB buckets pending in a context (W-bit wrap-around, as the kernel would add them).
-template <class D, unsigned W> ulong_t<D, W> pending_tb(D& d, const Acct<D, W>& a) {
+template <class D, unsigned W> ulong_t<D, W> pending_tb(D& d, const model::native::Acct<D, W>& a) {
   auto s = d.add(a.utime, a.stime);
   s = d.add(s, a.gtime);
   s = d.add(s, a.hardirq_time);
@@ -32,11 +30,11 @@ template <class D, unsigned W> ulong_t<D, W> pending_tb(D& d, const Acct<D, W>& 
 }
 // The open interval: since starttime_user in user mode, since starttime on the kernel side.
 template <class D, unsigned W>
-ulong_t<D, W> open_tb(D& d, const Acct<D, W>& a, bool kernel_side, const ulong_t<D, W>& now) {
+ulong_t<D, W> open_tb(D& d, const model::native::Acct<D, W>& a, bool kernel_side, const ulong_t<D, W>& now) {
   return d.sub(now, kernel_side ? a.starttime : a.starttime_user);
 }
 template <class D, unsigned W>
-boolean<D> tb_conserved(D& d, const Acct<D, W>& a, bool kernel_side, const ulong_t<D, W>& now,
+boolean<D> tb_conserved(D& d, const model::native::Acct<D, W>& a, bool kernel_side, const ulong_t<D, W>& now,
                         const ulong_t<D, W>& flushed, const ulong_t<D, W>& origin) {
   auto have = d.add(d.add(pending_tb(d, a), flushed), open_tb(d, a, kernel_side, now));
   return d.eq(have, d.sub(now, origin));
@@ -44,7 +42,7 @@ boolean<D> tb_conserved(D& d, const Acct<D, W>& a, bool kernel_side, const ulong
 
 // exact_ns(t) = floor(t * 1e9 / tb_hz) in 128 bits; flushed ns in [exact - k*(2^shift+1), exact].
 template <class D>
-boolean<D> ns_bounded(D& d, const NativeCfg& cfg, const u64<D>& ns, const u64<D>& flushed_tb, const u64<D>& conversions) {
+boolean<D> ns_bounded(D& d, const model::native::NativeCfg& cfg, const u64<D>& ns, const u64<D>& flushed_tb, const u64<D>& conversions) {
   auto w = [&](std::uint64_t v) { return d.template lit<128>(v); };
   auto exact = d.udiv(d.mul(d.template zext<128>(flushed_tb), w(1'000'000'000u)), w(cfg.tb_hz), "ns_bounded.div");
   auto n = d.template zext<128>(ns);
@@ -53,7 +51,7 @@ boolean<D> ns_bounded(D& d, const NativeCfg& cfg, const u64<D>& ns, const u64<D>
 }
 
 template <class D, unsigned W>
-boolean<D> snapshots_monotone(D& d, const Acct<D, W>& before, const Acct<D, W>& after, const ulong_t<D, W>& now) {
+boolean<D> snapshots_monotone(D& d, const model::native::Acct<D, W>& before, const model::native::Acct<D, W>& after, const ulong_t<D, W>& now) {
   auto fwd = [&](const ulong_t<D, W>& a, const ulong_t<D, W>& b) { return d.ule(d.sub(b, a), d.sub(now, a)); };
   return d.band(fwd(before.starttime, after.starttime), fwd(before.starttime_user, after.starttime_user));
 }
@@ -80,7 +78,7 @@ template <class D, unsigned W> boolean<D> split_identity(D& d, const SplitIo<D, 
   return d.implies(d.eq(x.ds, d.add(x.s, x.u)), d.band(d.eq(x.s_sc, x.s), d.eq(x.u_sc, x.u)));
 }
 
-template <class D, unsigned W> boolean<D> flush_zeroes(D& d, const NativeCfg& cfg, const Acct<D, W>& a) {
+template <class D, unsigned W> boolean<D> flush_zeroes(D& d, const model::native::NativeCfg& cfg, const model::native::Acct<D, W>& a) {
   auto z = d.template lit<W>(0);
   auto r = d.band(d.eq(a.utime, z), d.eq(a.stime, z));
   r = d.band(r, d.band(d.eq(a.gtime, z), d.eq(a.idle_time, z)));

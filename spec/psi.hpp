@@ -22,13 +22,12 @@
 
 #include "model/psi/psi.hpp"
 
-namespace kacct::spec {
-using namespace kacct::model::psi;
+namespace kacct::spec::psi {
 
 // ---- state invariants (any domain)
 
 // psi.seq_even: no write section left open between events (a lockless reader would spin).
-template <class D> boolean<D> seq_even(D& d, const World<D>& w) {
+template <class D> boolean<D> seq_even(D& d, const model::psi::World<D>& w) {
   boolean<D> r = d.lit_bool(true);
   auto even = [&](const u32<D>& s) { return d.eq(d.urem(s, d.template lit<32>(2), "psi.seq_even"), d.template lit<32>(0)); };
   for (const auto& g : w.v.gc)
@@ -37,7 +36,7 @@ template <class D> boolean<D> seq_even(D& d, const World<D>& w) {
   return r;
 }
 // psi.base_le_total: the PSI base never runs ahead of irq_time_read (pending >= 0).
-template <class D> boolean<D> base_le_total(D& d, const PsiCfg& cfg, const World<D>& w) {
+template <class D> boolean<D> base_le_total(D& d, const model::psi::PsiCfg& cfg, const model::psi::World<D>& w) {
   boolean<D> r = d.lit_bool(true);
   for (const auto& c : w.v.cpu)
     r = d.band(r, d.ule(cfg.charge_at_tick() ? c.psi_irq_time : c.acct.rq.prev_irq_time, c.acct.irqtime.total));
@@ -45,7 +44,7 @@ template <class D> boolean<D> base_le_total(D& d, const PsiCfg& cfg, const World
 }
 // psi.monotonic: psi_irq_time, prev_irq_time and the irq total never go backwards (the rq
 // clocks' monotonicity is model/tick's, proved there).
-template <class D> boolean<D> monotonic(D& d, const World<D>& a, const World<D>& b) {
+template <class D> boolean<D> monotonic(D& d, const model::psi::World<D>& a, const model::psi::World<D>& b) {
   boolean<D> r = d.lit_bool(true);
   for (std::size_t i = 0; i < a.v.cpu.size(); ++i) {
     const auto &x = a.v.cpu[i], &y = b.v.cpu[i];
@@ -75,7 +74,7 @@ class Checker {
     std::vector<int> curr_before;        // rq->curr per CPU before the event
   };
 
-  Checker(const PsiCfg& cfg, const World<Concrete>& w0) : cfg_(cfg) {
+  Checker(const model::psi::PsiCfg& cfg, const model::psi::World<Concrete>& w0) : cfg_(cfg) {
     expected_.assign(w0.v.gc.size(), std::vector<std::uint64_t>(w0.v.cpu.size(), 0));
     accrued_.assign(w0.v.cpu.size(), 0);
     charged_.assign(w0.v.cpu.size(), 0);
@@ -87,7 +86,7 @@ class Checker {
   std::uint64_t charged(int cpu) const { return charged_[cpu]; }
   std::uint64_t max_pending() const { return max_pending_; }
 
-  std::optional<Violation> after(const World<Concrete>& before, const World<Concrete>& w, const EventInfo& e) {
+  std::optional<Violation> after(const model::psi::World<Concrete>& before, const model::psi::World<Concrete>& w, const EventInfo& e) {
     Concrete d;
     // psi.lock_held
     for (std::size_t i = n_faults_; i < w.c.faults.size(); ++i) {
@@ -150,10 +149,10 @@ class Checker {
   }
 
  private:
-  static std::string lock_name(const World<Concrete>& w, int cpu) {
+  static std::string lock_name(const model::psi::World<Concrete>& w, int cpu) {
     return w.c.lock_owner[cpu] < 0 ? "none" : "cpu " + std::to_string(w.c.lock_owner[cpu]);
   }
-  static std::string seq_dump(const World<Concrete>& w) {
+  static std::string seq_dump(const model::psi::World<Concrete>& w) {
     std::string s;
     for (std::size_t g = 0; g < w.v.gc.size(); ++g)
       for (std::size_t c = 0; c < w.v.cpu.size(); ++c)
@@ -163,36 +162,36 @@ class Checker {
     return s;
   }
   // psi.attribution: the charged task and group are the version's.
-  std::optional<Violation> attribution(const Charge& ch, const EventInfo& e) const {
+  std::optional<Violation> attribution(const model::psi::Charge& ch, const EventInfo& e) const {
     auto bad = [&](const std::string& why) {
       return Violation{"psi.attribution", fmt::format("cpu {}: charge of {} ns to task {} (group {}) at {}: {}", ch.cpu,
                                                       ch.delta, ch.task, ch.leaf,
-                                                      ch.site == Site::Tick ? "sched_tick" : ch.site == Site::Switch ? "__schedule" : "update_rq_clock",
+                                                      ch.site == model::psi::Site::Tick ? "sched_tick" : ch.site == model::psi::Site::Switch ? "__schedule" : "update_rq_clock",
                                                       why)};
     };
     const int truth_group = ch.task == 0 ? 0 : e.group_before[ch.task];
     if (ch.leaf >= 0 && ch.leaf != truth_group) return bad(fmt::format("the task is in group {}", truth_group));
     if (cfg_.charge_in_clock()) {
-      if (ch.site != Site::RqClock) return bad("pre-fix versions charge only from update_rq_clock");
+      if (ch.site != model::psi::Site::RqClock) return bad("pre-fix versions charge only from update_rq_clock");
       if (ch.task != e.curr_before[ch.cpu]) return bad("not rq->curr at the clock update");
       if ((ch.task == 0) != (ch.leaf < 0)) return bad("the idle task's share must be consumed, others charged");
       return std::nullopt;
     }
     if (ch.leaf < 0 || ch.task == 0) return bad("6.10+ never consumes irq time uncharged");
-    if (ch.site == Site::Tick && (e.kind != EventInfo::Tick || ch.task != e.curr_before[ch.cpu]))
+    if (ch.site == model::psi::Site::Tick && (e.kind != EventInfo::Tick || ch.task != e.curr_before[ch.cpu]))
       return bad("the tick charges rq->curr");
-    if (ch.site == Site::Switch &&
+    if (ch.site == model::psi::Site::Switch &&
         (e.kind != EventInfo::Switch || ch.task != e.prev || e.group_before[e.prev] == e.group_before[e.next]))
       return bad("a switch charges prev, and only when next is in another leaf group");
-    if (ch.site == Site::RqClock) return bad("6.10+ never charges from update_rq_clock");
+    if (ch.site == model::psi::Site::RqClock) return bad("6.10+ never charges from update_rq_clock");
     return std::nullopt;
   }
 
-  PsiCfg cfg_;
+  model::psi::PsiCfg cfg_;
   std::vector<std::vector<std::uint64_t>> expected_;  // u64 sum of charges per [group][cpu]
   std::vector<std::uint64_t> accrued_, total0_, charged_;
   std::size_t n_faults_ = 0, n_charges_ = 0;
   std::uint64_t max_pending_ = 0;
 };
 
-}  // namespace kacct::spec
+}  // namespace kacct::spec::psi

@@ -18,7 +18,7 @@
 
 namespace kacct::cli {
 namespace {
-using namespace kacct::lazytlb;
+using namespace kacct::model::lazytlb;
 
 struct Target {
   std::string mode, arch, version;

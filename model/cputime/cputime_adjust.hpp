@@ -6,7 +6,7 @@
 #include "arch/patches.hpp"
 #include "model/domain/reflect.hpp"
 
-namespace kacct::model {
+namespace kacct::model {  // shared core, not model::cputime: every backend uses these types
 
 // Which cputime_adjust() body a release builds (selected from arch/patches.hpp).
 enum class AdjustEra : std::uint8_t {

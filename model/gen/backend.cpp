@@ -186,36 +186,36 @@ class GenBackend {
     const auto& t = k_.r.tasks[cur];
     // The tick model's invariants on a vtime CPU (the boundary relation on the irqtime part of
     // the event only: the vtime flushes that follow it in the same event move buckets too).
-    if (boundary_ && !spec::irq_boundary_conserves(d, pre_, mid_))
+    if (boundary_ && !spec::tick::irq_boundary_conserves(d, pre_, mid_))
       k_.violate(i, "irq_boundary_conserves", "irq time not in exactly one bucket and pending");
     {
-      if (!spec::steal_accounted(d, c)) k_.violate(i, "steal_accounted", "steal lost or double counted");
-      if (!spec::rq_clock_split(d, c)) k_.violate(i, "rq_clock_split", "rq clock != clock_task + irq + steal");
-      if (!spec::irqtime_pending_bounded(d, c)) k_.violate(i, "irqtime_pending_bounded", "tick_delta > total");
-      if (!spec::monotonic(d, before.tick.cpu, c)) k_.violate(i, "monotonic", "a per-CPU counter went backwards");
-      if (!spec::monotonic(d, before.tick.task, t)) k_.violate(i, "monotonic", "a task counter went backwards");
+      if (!spec::tick::steal_accounted(d, c)) k_.violate(i, "steal_accounted", "steal lost or double counted");
+      if (!spec::tick::rq_clock_split(d, c)) k_.violate(i, "rq_clock_split", "rq clock != clock_task + irq + steal");
+      if (!spec::tick::irqtime_pending_bounded(d, c)) k_.violate(i, "irqtime_pending_bounded", "tick_delta > total");
+      if (!spec::tick::monotonic(d, before.tick.cpu, c)) k_.violate(i, "monotonic", "a per-CPU counter went backwards");
+      if (!spec::tick::monotonic(d, before.tick.task, t)) k_.violate(i, "monotonic", "a task counter went backwards");
     }
     const auto& v = out_.vtime[cur];
     const auto& s = out_.ctl[cur];
     const auto now_cur = k_.ctx[cpu].cur;  // next, after a switch
     for (auto k : {cur, now_cur}) {
-      if (!spec::gen_task_conserves(d, out_.vtime[k]))
+      if (!spec::gen::gen_task_conserves(d, out_.vtime[k]))
         k_.violate(i, "gen.task_conserves", "vtime consumed != flushed + other + residues");
-      if (!spec::gen_residues_bounded(d, g_, k_.cfg.tick, out_.vtime[k]))
+      if (!spec::gen::gen_residues_bounded(d, g_, k_.cfg.tick, out_.vtime[k]))
         k_.violate(i, "gen.residues_bounded", "a vtime residue reached TICK_NSEC without being flushed");
     }
-    if (!spec::gen_cpu_conserves(d, g_, out_.vcpu[cpu], out_.vtime[now_cur]))
+    if (!spec::gen::gen_cpu_conserves(d, g_, out_.vcpu[cpu], out_.vtime[now_cur]))
       k_.violate(i, "gen.cpu_conserves", "CPU vtime consumed + lost != current snapshot");
-    if (!spec::gen_seq_even(d, v) || s.in_section != 0) k_.violate(i, "gen.seq_even", "a write section left open");
+    if (!spec::gen::gen_seq_even(d, v) || s.in_section != 0) k_.violate(i, "gen.seq_even", "a write section left open");
     (void)t;
     const std::uint32_t adv = v.seq - before.v.seq;
     // Before 5.5 the idle task's vtime is written outside any section (vtime_account_idle at a
     // switch or irq entry); readers skip idle tasks then, so only the counter records it.
     const bool reader_visible = g_.states55 || !s.is_idle;
-    if ((reader_visible && !spec::gen_seq_brackets(d, before.v, v)) || (cur == k_.ctx[cpu].cur && adv != 2 * (out_.cost.seq_sections - before.sections) &&
+    if ((reader_visible && !spec::gen::gen_seq_brackets(d, before.v, v)) || (cur == k_.ctx[cpu].cur && adv != 2 * (out_.cost.seq_sections - before.sections) &&
                                                     k_.p.events[i].kind != Kind::Switch))
       k_.violate(i, "gen.seq_brackets", "vtime changed without a write section, or seq != 2 x sections");
-    if (!spec::gen_vtime_monotonic(d, before.v, v)) k_.violate(i, "gen.ghost_monotonic", "a vtime ghost went backwards");
+    if (!spec::gen::gen_vtime_monotonic(d, before.v, v)) k_.violate(i, "gen.ghost_monotonic", "a vtime ghost went backwards");
     // Reader monotonicity: a finding, not a violation (the kernel's readers drop residues).
     if (k_.o.check) watch_readers(i, cpu, cur, k_.p.events[i].ts);
   }

@@ -2,7 +2,7 @@
 // patch table), the mode name and the deliberately broken variants.
 #include "model/lazytlb/script.hpp"
 
-namespace kacct::lazytlb {
+namespace kacct::model::lazytlb {
 
 std::string_view arch_name(Arch a) {
   switch (a) {
@@ -43,4 +43,4 @@ Cfg Script::cfg() const {
   return c;
 }
 
-}  // namespace kacct::lazytlb
+}  // namespace kacct::model::lazytlb

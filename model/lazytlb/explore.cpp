@@ -3,7 +3,7 @@
 
 #include <unordered_map>
 
-namespace kacct::lazytlb {
+namespace kacct::model::lazytlb {
 
 std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg) {
   std::vector<Event> out;
@@ -81,13 +81,13 @@ ExploreResult explore(const ExploreOptions& o, bool keep_states) {
   };
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     r.depth = std::max<std::size_t>(r.depth, nodes[i].depth);
-    if (spec::zombies(nodes[i].w) > 0) ++r.zombie_states;
+    if (spec::lazytlb::zombies(nodes[i].w) > 0) ++r.zombie_states;
     const auto cands = candidate_events(nodes[i].w, cfg);
     for (const auto& e : cands) {
       if (!not_enabled(nodes[i].w, cfg, e).empty()) continue;
       World<Concrete> w = nodes[i].w;
       Costs cost;
-      std::vector<spec::Violation> bad;
+      std::vector<spec::lazytlb::Violation> bad;
       ++r.transitions;
       const bool ok = checked_step(cfg, w, e, cost, log, bad);
       r.frees += cost.frees;
@@ -113,4 +113,4 @@ ExploreResult explore(const ExploreOptions& o, bool keep_states) {
   return r;
 }
 
-}  // namespace kacct::lazytlb
+}  // namespace kacct::model::lazytlb

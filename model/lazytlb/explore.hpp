@@ -7,7 +7,7 @@
 
 #include "model/lazytlb/script.hpp"
 
-namespace kacct::lazytlb {
+namespace kacct::model::lazytlb {
 
 struct ExploreOptions {
   Script header;  // sizes, arch, version, flags, mutants (its events are ignored)
@@ -19,7 +19,7 @@ struct ExploreResult {
   std::size_t zombie_states = 0;     // states with an mm kept alive only by lazy references
   std::size_t frees = 0;             // transitions that freed an mm
   std::uint64_t max_ipis_step = 0;   // most IPIs one event sent
-  std::optional<spec::Violation> violation;
+  std::optional<spec::lazytlb::Violation> violation;
   std::optional<Script> counterexample;  // shortest event script to the violation (replays)
   std::vector<World<Concrete>> sample;   // with keep_states: every visited state, in BFS order
 };
@@ -29,4 +29,4 @@ ExploreResult explore(const ExploreOptions&, bool keep_states = false);
 // Every event that could be tried in w (enabled or not is decided by not_enabled()).
 std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg);
 
-}  // namespace kacct::lazytlb
+}  // namespace kacct::model::lazytlb

@@ -23,7 +23,7 @@
 #include "arch/patches.hpp"
 #include "model/domain/reflect.hpp"
 
-namespace kacct::lazytlb {
+namespace kacct::model::lazytlb {
 
 inline constexpr int kMaxCpus = 256;
 using Ref = std::int16_t;               // an mm or task index
@@ -566,4 +566,4 @@ template <class D> std::string not_enabled(const World<D>& w, const Cfg& cfg, co
   }
 }
 
-}  // namespace kacct::lazytlb
+}  // namespace kacct::model::lazytlb

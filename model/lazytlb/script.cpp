@@ -1,7 +1,7 @@
 // The lazy-TLB event-script format on the script runtime, and the checking runner (script.hpp).
 #include "model/lazytlb/script.hpp"
 
-namespace kacct::lazytlb {
+namespace kacct::model::lazytlb {
 
 namespace {
 constexpr std::array<std::string_view, kNumOps> kOpNames = {"switch", "finish", "idle",   "exit",  "exec",
@@ -83,13 +83,13 @@ script::Result<Script> parse_script(std::string_view text) { return grammar().pa
 std::string write_script(const Script& s) { return grammar().write(s); }
 
 bool checked_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cost, StepLog& log,
-                  std::vector<spec::Violation>& bad) {
+                  std::vector<spec::lazytlb::Violation>& bad) {
   Concrete d;
   Decider<Concrete> dec;
   log.reset();
   Stepper<Concrete>(d, cfg, w, cost, log, dec).run(e);
   for (auto site : d.failed) bad.push_back({"lazytlb.obligation", std::string(site)});
-  auto v = spec::check(w, cfg, log);
+  auto v = spec::lazytlb::check(w, cfg, log);
   bad.insert(bad.end(), v.begin(), v.end());
   return bad.empty();
 }
@@ -101,12 +101,12 @@ RunResult run_script(const Script& s) {
   StepLog log;
   static_cast<script::RunStatus&>(r) = grammar().run(s, [&](std::size_t, const Event& e) {
     if (auto why = not_enabled(r.world, cfg, e); !why.empty()) return script::impossible(why);
-    std::vector<spec::Violation> bad;
+    std::vector<spec::lazytlb::Violation> bad;
     if (!checked_step(cfg, r.world, e, r.costs, log, bad)) {
       r.violations = std::move(bad);
       return script::violated();
     }
-    const int z = spec::zombies(r.world);
+    const int z = spec::lazytlb::zombies(r.world);
     r.max_zombies = std::max(r.max_zombies, z);
     r.zombie_steps += z > 0;
     return script::ok();
@@ -114,4 +114,4 @@ RunResult run_script(const Script& s) {
   return r;
 }
 
-}  // namespace kacct::lazytlb
+}  // namespace kacct::model::lazytlb

@@ -11,7 +11,7 @@
 #include "model/script/script.hpp"
 #include "spec/lazytlb.hpp"
 
-namespace kacct::lazytlb {
+namespace kacct::model::lazytlb {
 
 struct Script {
   Sizes sizes;
@@ -39,7 +39,7 @@ std::string write_script(const Script&);
 
 struct RunResult : script::RunStatus {  // steps, failed_at, its line, error (event not enabled)
   Costs costs;
-  std::vector<spec::Violation> violations;      // at failed_at: invariants and obligations
+  std::vector<spec::lazytlb::Violation> violations;      // at failed_at: invariants and obligations
   World<Concrete> world;                        // the final (or failing) state
   int max_zombies = 0;                          // most mms kept alive only by lazy refs at once
   std::size_t zombie_steps = 0;                 // events after which some zombie mm existed
@@ -49,6 +49,6 @@ RunResult run_script(const Script&);
 
 // One event run with its obligations and invariants checked; false (and `bad`) if any failed.
 bool checked_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cost, StepLog& log,
-                  std::vector<spec::Violation>& bad);
+                  std::vector<spec::lazytlb::Violation>& bad);
 
-}  // namespace kacct::lazytlb
+}  // namespace kacct::model::lazytlb

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace kacct::lazytlb {
+namespace kacct::model::lazytlb {
 
 Seed seed_scenario(int n, int rounds, Arch a, arch::KVersion ver) {
   Seed s;
@@ -67,4 +67,4 @@ Throughput fit_throughput(double a_ref) {
   return t;
 }
 
-}  // namespace kacct::lazytlb
+}  // namespace kacct::model::lazytlb

@@ -7,7 +7,7 @@
 
 #include "model/lazytlb/script.hpp"
 
-namespace kacct::lazytlb {
+namespace kacct::model::lazytlb {
 
 // N CPUs, one process with N threads, each thread leaves its CPU for idle and comes back
 // `rounds` times, then the process exits. `loop_begin/loop_end` delimit the loop.
@@ -46,4 +46,4 @@ struct Throughput {
 Throughput fit_throughput(double refcount_atomics_per_switch);
 inline constexpr double kSeedCpus = 192, kSeedShootdownPerS = 118e6, kSeedRefcountPerS = 1e6;
 
-}  // namespace kacct::lazytlb
+}  // namespace kacct::model::lazytlb

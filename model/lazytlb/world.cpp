@@ -1,7 +1,7 @@
 // The initial lazy-TLB world of given sizes (lazytlb.hpp).
 #include "model/lazytlb/lazytlb.hpp"
 
-namespace kacct::lazytlb {
+namespace kacct::model::lazytlb {
 
 World<Concrete> initial(const Sizes& s) {
   World<Concrete> w;
@@ -30,4 +30,4 @@ World<Concrete> initial(const Sizes& s) {
   return w;
 }
 
-}  // namespace kacct::lazytlb
+}  // namespace kacct::model::lazytlb

@@ -174,7 +174,7 @@ template <unsigned W> class NativeBackend {
                              flushed_[cpu], spec::native::open_tb(d, a, ks, now_), UL(now_ - origin_[cpu])));
     if (cfg_.flush_epoch && !wrapped_[cpu]) {
       const auto& c = k_.r.cpus[cpu];
-      std::uint64_t ns = spec::time_buckets(d, c) + c.cpustat[model::STEAL];
+      std::uint64_t ns = spec::tick::time_buckets(d, c) + c.cpustat[model::STEAL];
       if (!spec::native::ns_bounded(d, cfg_, ns, out_.tb_flushed[cpu], conversions_[cpu]))
         k_.violate(i, "native.ns_bounded", fmt::format("{} ns flushed for {} TB ticks in {} conversions", ns,
                                                        out_.tb_flushed[cpu], conversions_[cpu]));

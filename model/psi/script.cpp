@@ -172,10 +172,10 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
   r.world = make_world(d, s.cpus, s.parent, int(s.task_group.size()));
   auto& w = r.world;
   for (std::size_t t = 0; t < s.task_group.size(); ++t) w.c.tasks[t + 1].group = s.task_group[t];
-  spec::Checker checker(cfg, w);
+  spec::psi::Checker checker(cfg, w);
   std::vector<std::uint64_t> irq_start(s.cpus, 0);
   // One event: why it cannot happen (checked before it changes anything), or empty.
-  auto step = [&](const Event& e, spec::Checker::EventInfo& info) -> std::string {
+  auto step = [&](const Event& e, spec::psi::Checker::EventInfo& info) -> std::string {
     const int cpu = int(e.a);
     const bool in_irq = (e.kind == Ev::IrqEnter || e.kind == Ev::Irq || e.kind == Ev::Schedule ||
                          e.kind == Ev::ClockGettime) && w.c.in_irq[cpu];
@@ -200,14 +200,14 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
         if (cfg.irqtime) checker.add_irq(cpu, e.b);
         break;
       case Ev::Tick:
-        info.kind = spec::Checker::EventInfo::Tick;
+        info.kind = spec::psi::Checker::EventInfo::Tick;
         sched_tick(d, cfg, w, cpu);
         break;
       case Ev::Schedule: {
         const int next = int(e.b);
         for (int o = 0; o < s.cpus; ++o)
           if (o != cpu && next != 0 && w.c.curr[o] == next) return fmt::format("task {} is running on cpu {}", next, o);
-        info.kind = spec::Checker::EventInfo::Switch;
+        info.kind = spec::psi::Checker::EventInfo::Switch;
         info.prev = w.c.curr[cpu];
         info.next = next;
         schedule(d, cfg, w, cpu, next);
@@ -223,14 +223,14 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
       case Ev::RaceTickMove:
         if (w.c.tasks[e.b].cpu != cpu) return fmt::format("task {} last ran on cpu {}, not {}", e.b, w.c.tasks[e.b].cpu, cpu);
         if (int(e.by) == cpu) return "the move must come from another cpu";
-        info.kind = spec::Checker::EventInfo::Tick;
+        info.kind = spec::psi::Checker::EventInfo::Tick;
         race_tick_move(d, cfg, w, cpu, int(e.b), int(e.c), int(e.by));
         break;
     }
     return "";
   };
   static_cast<script::RunStatus&>(r) = grammar().run(s, [&](std::size_t, const Event& e) {
-    spec::Checker::EventInfo info;
+    spec::psi::Checker::EventInfo info;
     info.cpu = int(e.a);
     for (const auto& t : w.c.tasks) info.group_before.push_back(t.group);
     info.group_before[0] = 0;

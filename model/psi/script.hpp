@@ -60,7 +60,7 @@ struct KindCosts {
   Costs costs;
 };
 struct RunResult : script::RunStatus {  // steps, failed_at (the violating event), its line, error
-  std::optional<spec::Violation> violation;
+  std::optional<spec::psi::Violation> violation;
   std::map<std::string, KindCosts> per_kind;  // by event name
   World<Concrete> world;
   std::vector<std::uint64_t> accrued, charged;  // per CPU

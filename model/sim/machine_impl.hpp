@@ -264,9 +264,9 @@ template <MachineBackend B> class Machine {
       out.utime = res.utime;
       out.stime = res.stime;
       if (k_.o.check) {
-        if (!spec::adjust_monotonic(d, before, res)) k_.violate(i, "cputime_adjust.monotonic", "utime or stime went backwards");
-        if (!spec::adjust_sum_is_rtime(d, before, cur, res)) k_.violate(i, "cputime_adjust.sum_is_rtime", "utime + stime != rtime");
-        if (!spec::adjust_stime_le_rtime(d, before, cur, res)) k_.violate(i, "cputime_adjust.stime_le_rtime", "stime > rtime");
+        if (!spec::tick::adjust_monotonic(d, before, res)) k_.violate(i, "cputime_adjust.monotonic", "utime or stime went backwards");
+        if (!spec::tick::adjust_sum_is_rtime(d, before, cur, res)) k_.violate(i, "cputime_adjust.sum_is_rtime", "utime + stime != rtime");
+        if (!spec::tick::adjust_stime_le_rtime(d, before, cur, res)) k_.violate(i, "cputime_adjust.stime_le_rtime", "stime > rtime");
       }
     }
     r.reads.push_back(out);

@@ -73,17 +73,17 @@ class TickBackend {
     const auto& c = k_.r.cpus[cpu];
     const auto& t = k_.r.tasks[cur];
     const bool irq_time = k_.cfg.tick.irq_time;
-    if (!spec::steal_accounted(d, c)) k_.violate(i, "steal_accounted", "steal lost or double counted");
-    if (!spec::rq_clock_split(d, c)) k_.violate(i, "rq_clock_split", "rq clock != clock_task + irq + steal");
-    if (!spec::irqtime_pending_bounded(d, c)) k_.violate(i, "irqtime_pending_bounded", "tick_delta > total");
-    if (!spec::monotonic(d, before.cpu, c)) k_.violate(i, "monotonic", "a per-CPU counter went backwards");
-    if (!spec::monotonic(d, before.task, t)) k_.violate(i, "monotonic", "a task counter went backwards");
-    if (was_tick_ && !spec::tick_conserves(d, before.cpu, c, credit_))
+    if (!spec::tick::steal_accounted(d, c)) k_.violate(i, "steal_accounted", "steal lost or double counted");
+    if (!spec::tick::rq_clock_split(d, c)) k_.violate(i, "rq_clock_split", "rq clock != clock_task + irq + steal");
+    if (!spec::tick::irqtime_pending_bounded(d, c)) k_.violate(i, "irqtime_pending_bounded", "tick_delta > total");
+    if (!spec::tick::monotonic(d, before.cpu, c)) k_.violate(i, "monotonic", "a per-CPU counter went backwards");
+    if (!spec::tick::monotonic(d, before.task, t)) k_.violate(i, "monotonic", "a task counter went backwards");
+    if (was_tick_ && !spec::tick::tick_conserves(d, before.cpu, c, credit_))
       k_.violate(i, "tick_conserves", "tick time not split exactly between buckets and other time");
-    if (was_tick_ && !spec::tick_attributed(d, before.cpu, c, tick_x_, irq_time))
+    if (was_tick_ && !spec::tick::tick_attributed(d, before.cpu, c, tick_x_, irq_time))
       k_.violate(i, "tick_attributed", std::string("tick charged to a bucket other than ") +
-                                           model::usage_names[spec::expected_bucket(tick_x_, irq_time)]);
-    if (was_boundary_ && !spec::irq_boundary_conserves(d, before.cpu, c))
+                                           model::usage_names[spec::tick::expected_bucket(tick_x_, irq_time)]);
+    if (was_boundary_ && !spec::tick::irq_boundary_conserves(d, before.cpu, c))
       k_.violate(i, "irq_boundary_conserves", "irq time not in exactly one bucket and pending");
   }
 

@@ -6,7 +6,7 @@
 #include "model/cputime/cputime_adjust.hpp"
 #include "model/domain/reflect.hpp"
 
-namespace kacct::model {
+namespace kacct::model {  // shared core, not model::tick: every backend uses these types
 
 // enum cpu_usage_stat (include/linux/kernel_stat.h), same order.
 enum Usage : unsigned { USER, NICE, SYSTEM, SOFTIRQ, IRQ, IDLE, IOWAIT, STEAL, GUEST, GUEST_NICE, NR_STATS };

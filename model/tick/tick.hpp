@@ -7,7 +7,7 @@
 #include "arch/version.hpp"
 #include "model/tick/state.hpp"
 
-namespace kacct::model {
+namespace kacct::model {  // shared core, not model::tick: every backend uses these types
 
 // Preempt-count layout (include/linux/preempt.h).
 inline constexpr std::uint32_t SOFTIRQ_OFFSET = 1u << 8;

@@ -26,29 +26,29 @@ TEST(GenMutants, ConcreteInvariantsCatchCorruption) {
   GenCfg g;
   TickCfg tc;
   auto v = sample();
-  ASSERT_TRUE(spec::gen_task_conserves(d, v));
-  ASSERT_TRUE(spec::gen_residues_bounded(d, g, tc, v));
-  ASSERT_TRUE(spec::gen_seq_even(d, v));
+  ASSERT_TRUE(spec::gen::gen_task_conserves(d, v));
+  ASSERT_TRUE(spec::gen::gen_residues_bounded(d, g, tc, v));
+  ASSERT_TRUE(spec::gen::gen_seq_even(d, v));
   VtimeCpu<Concrete> vc{11'000, 1'000};
-  ASSERT_TRUE(spec::gen_cpu_conserves(d, g, vc, v));
+  ASSERT_TRUE(spec::gen::gen_cpu_conserves(d, g, vc, v));
   auto m = v;
   m.flushed += 1;  // time created
-  EXPECT_FALSE(spec::gen_task_conserves(d, m));
+  EXPECT_FALSE(spec::gen::gen_task_conserves(d, m));
   m = v;
   m.utime = tc.tick_nsec;  // residue not flushed
-  EXPECT_FALSE(spec::gen_residues_bounded(d, g, tc, m));
+  EXPECT_FALSE(spec::gen::gen_residues_bounded(d, g, tc, m));
   m = v;
   m.seq += 1;  // section left open
-  EXPECT_FALSE(spec::gen_seq_even(d, m));
-  EXPECT_FALSE(spec::gen_seq_brackets(d, v, m));
+  EXPECT_FALSE(spec::gen::gen_seq_even(d, m));
+  EXPECT_FALSE(spec::gen::gen_seq_brackets(d, v, m));
   m = v;
   m.starttime += 5;  // write without a section
-  EXPECT_FALSE(spec::gen_seq_brackets(d, v, m));
+  EXPECT_FALSE(spec::gen::gen_seq_brackets(d, v, m));
   vc.lost += 1;  // gap counted twice
-  EXPECT_FALSE(spec::gen_cpu_conserves(d, g, vc, v));
+  EXPECT_FALSE(spec::gen::gen_cpu_conserves(d, g, vc, v));
   m = v;
   m.consumed -= 1;
-  EXPECT_FALSE(spec::gen_vtime_monotonic(d, v, m));
+  EXPECT_FALSE(spec::gen::gen_vtime_monotonic(d, v, m));
 }
 
 // The Z3 jobs catch a mutated step (one per invariant).

@@ -6,7 +6,7 @@
 #include "model/lazytlb/explore.hpp"
 #include "model/lazytlb/seed.hpp"
 
-namespace kacct::lazytlb {
+namespace kacct::model::lazytlb {
 namespace {
 
 Script header(Arch a, arch::KVersion v, Sizes s = {3, 2, 1}) {
@@ -226,4 +226,4 @@ TEST(Seed, CostsAndThroughputModel) {
 }
 
 }  // namespace
-}  // namespace kacct::lazytlb
+}  // namespace kacct::model::lazytlb

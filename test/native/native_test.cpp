@@ -166,7 +166,7 @@ TEST(NativeConversion, FlushTruncationOn8xxIsBoundedPerConversion) {
   ASSERT_FALSE(r.violation) << r.violation->invariant << ": " << r.violation->detail;
   const auto& n = *r.backend_result<model::native::NativeResult>();
   C d;
-  const std::uint64_t ns = spec::time_buckets(d, r.cpus[0]);
+  const std::uint64_t ns = spec::tick::time_buckets(d, r.cpus[0]);
   const std::uint64_t exact = std::uint64_t((unsigned __int128)n.tb_flushed[0] * 1'000'000'000u / 8'312'500);
   EXPECT_LE(ns, exact);
   EXPECT_LE(exact - ns, n.flushes * 129);

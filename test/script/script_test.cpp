@@ -166,15 +166,15 @@ template <class Parse, class Write> bool round_trips(const std::string& text, co
 }
 
 TEST(ScriptRoundTrip, EveryCommittedLazyTlbScript) {
-  auto parse = [](std::string_view t) { return lazytlb::parse_script(t); };
+  auto parse = [](std::string_view t) { return model::lazytlb::parse_script(t); };
   int parsed = 0, rejected = 0;
   for (const auto& f : files("test/lazytlb/scripts"))
-    (round_trips(slurp(f), f.string(), parse, lazytlb::write_script) ? parsed : rejected)++;
+    (round_trips(slurp(f), f.string(), parse, model::lazytlb::write_script) ? parsed : rejected)++;
   // The fuzz corpus: byte 0 is the selector; bit 7 set means the rest is script text.
   for (const auto& f : files("fuzz/corpus-lazytlb")) {
     const auto bytes = slurp(f);
     if (bytes.empty() || !(static_cast<unsigned char>(bytes[0]) & 0x80)) continue;
-    (round_trips(bytes.substr(1), f.string(), parse, lazytlb::write_script) ? parsed : rejected)++;
+    (round_trips(bytes.substr(1), f.string(), parse, model::lazytlb::write_script) ? parsed : rejected)++;
   }
   EXPECT_EQ(parsed, 3);    // pin.lts, not-enabled.lts, text-pin
   EXPECT_EQ(rejected, 2);  // bad-version.lts, text-bad-version

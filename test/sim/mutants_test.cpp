@@ -86,18 +86,18 @@ TickCtx user_tick_ctx() {  // what the machine passes for a user-mode tick of a 
 TEST(Mutant, TickChargedToTwoBucketsBreaksTickConserves) {
   C d;
   auto s = around(kNiceTicks, kSecondTick, cfg(false, false));
-  ASSERT_TRUE(spec::tick_conserves(d, s.before, s.after, std::uint64_t{4'000'000}));
+  ASSERT_TRUE(spec::tick::tick_conserves(d, s.before, s.after, std::uint64_t{4'000'000}));
   s.after.cpustat[SYSTEM] += s.after.cpustat[NICE] - s.before.cpustat[NICE];  // also charged as system
-  EXPECT_FALSE(spec::tick_conserves(d, s.before, s.after, std::uint64_t{4'000'000}));
+  EXPECT_FALSE(spec::tick::tick_conserves(d, s.before, s.after, std::uint64_t{4'000'000}));
 }
 
 TEST(Mutant, StealTakenButTickFullyChargedBreaksTickConserves) {
   C d;
   auto s = around(kNiceTicks, kSecondTick, cfg(false, true));
   ASSERT_EQ(s.after.cpustat[STEAL] - s.before.cpustat[STEAL], 500'000u);
-  ASSERT_TRUE(spec::tick_conserves(d, s.before, s.after, std::uint64_t{4'000'000}));
+  ASSERT_TRUE(spec::tick::tick_conserves(d, s.before, s.after, std::uint64_t{4'000'000}));
   s.after.cpustat[NICE] += 500'000;  // cputime not reduced by the steal taken
-  EXPECT_FALSE(spec::tick_conserves(d, s.before, s.after, std::uint64_t{4'000'000}));
+  EXPECT_FALSE(spec::tick::tick_conserves(d, s.before, s.after, std::uint64_t{4'000'000}));
 }
 
 TEST(Mutant, IrqTimeTakenButTickFullyChargedBreaksTickConserves) {
@@ -105,9 +105,9 @@ TEST(Mutant, IrqTimeTakenButTickFullyChargedBreaksTickConserves) {
   auto s = around(kIrq, kIrqTick, cfg(true, false));
   const auto taken = s.before.irqtime.tick_delta - s.after.irqtime.tick_delta;
   ASSERT_EQ(taken, 3000u);
-  ASSERT_TRUE(spec::tick_conserves(d, s.before, s.after, std::uint64_t{4'000'000}));
+  ASSERT_TRUE(spec::tick::tick_conserves(d, s.before, s.after, std::uint64_t{4'000'000}));
   s.after.cpustat[USER] += taken;  // irqtime_tick_accounted() result ignored
-  EXPECT_FALSE(spec::tick_conserves(d, s.before, s.after, std::uint64_t{4'000'000}));
+  EXPECT_FALSE(spec::tick::tick_conserves(d, s.before, s.after, std::uint64_t{4'000'000}));
 }
 
 // ---- tick_attributed ----
@@ -116,13 +116,13 @@ TEST(Mutant, NiceTaskTickInUserBucketBreaksTickAttributed) {
   C d;
   auto s = around(kNiceTicks, kSecondTick, cfg(false, false));
   const auto x = user_tick_ctx();
-  ASSERT_TRUE(spec::tick_attributed(d, s.before, s.after, x, false));
+  ASSERT_TRUE(spec::tick::tick_attributed(d, s.before, s.after, x, false));
   const auto t = s.after.cpustat[NICE] - s.before.cpustat[NICE];
   ASSERT_GT(t, 0u);
   s.after.cpustat[NICE] -= t;  // task_nice(p) > 0 ignored: USER instead of NICE
   s.after.cpustat[USER] += t;
-  ASSERT_TRUE(spec::tick_conserves(d, s.before, s.after, std::uint64_t{4'000'000}));  // only attribution is wrong
-  EXPECT_FALSE(spec::tick_attributed(d, s.before, s.after, x, false));
+  ASSERT_TRUE(spec::tick::tick_conserves(d, s.before, s.after, std::uint64_t{4'000'000}));  // only attribution is wrong
+  EXPECT_FALSE(spec::tick::tick_attributed(d, s.before, s.after, x, false));
 }
 
 // ---- steal_accounted ----
@@ -130,9 +130,9 @@ TEST(Mutant, NiceTaskTickInUserBucketBreaksTickAttributed) {
 TEST(Mutant, StealConsumedButNotAccountedBreaksStealAccounted) {
   C d;
   auto s = around(kNiceTicks, kSecondTick, cfg(false, true));
-  ASSERT_TRUE(spec::steal_accounted(d, s.after));
+  ASSERT_TRUE(spec::tick::steal_accounted(d, s.after));
   s.after.cpustat[STEAL] = s.before.cpustat[STEAL];  // prev_steal_time advanced, cpustat not
-  EXPECT_FALSE(spec::steal_accounted(d, s.after));
+  EXPECT_FALSE(spec::tick::steal_accounted(d, s.after));
 }
 
 // ---- irq_boundary_conserves / irqtime_pending_bounded ----
@@ -141,25 +141,25 @@ TEST(Mutant, IrqDeltaNotAddedToTickDeltaBreaksIrqBoundaryConserves) {
   C d;
   auto s = around(kIrq, kIrqExit, cfg(true, false));
   ASSERT_EQ(s.after.cpustat[IRQ] - s.before.cpustat[IRQ], 3000u);
-  ASSERT_TRUE(spec::irq_boundary_conserves(d, s.before, s.after));
+  ASSERT_TRUE(spec::tick::irq_boundary_conserves(d, s.before, s.after));
   s.after.irqtime.tick_delta = s.before.irqtime.tick_delta;  // IRQ and total updated, tick_delta forgotten
-  EXPECT_FALSE(spec::irq_boundary_conserves(d, s.before, s.after));
+  EXPECT_FALSE(spec::tick::irq_boundary_conserves(d, s.before, s.after));
 }
 
 TEST(Mutant, IrqDeltaInBothBucketsBreaksIrqBoundaryConserves) {
   C d;
   auto s = around(kIrq, kIrqExit, cfg(true, false));
-  ASSERT_TRUE(spec::irq_boundary_conserves(d, s.before, s.after));
+  ASSERT_TRUE(spec::tick::irq_boundary_conserves(d, s.before, s.after));
   s.after.cpustat[SOFTIRQ] += s.after.cpustat[IRQ] - s.before.cpustat[IRQ];  // hardirq delta also as softirq
-  EXPECT_FALSE(spec::irq_boundary_conserves(d, s.before, s.after));
+  EXPECT_FALSE(spec::tick::irq_boundary_conserves(d, s.before, s.after));
 }
 
 TEST(Mutant, IrqDeltaPendingTwiceBreaksIrqtimePendingBounded) {
   C d;
   auto s = around(kIrq, kIrqExit, cfg(true, false));
-  ASSERT_TRUE(spec::irqtime_pending_bounded(d, s.after));
+  ASSERT_TRUE(spec::tick::irqtime_pending_bounded(d, s.after));
   s.after.irqtime.tick_delta += s.after.irqtime.total - s.before.irqtime.total;  // added twice
-  EXPECT_FALSE(spec::irqtime_pending_bounded(d, s.after));
+  EXPECT_FALSE(spec::tick::irqtime_pending_bounded(d, s.after));
 }
 
 // ---- rq_clock_split ----
@@ -169,18 +169,18 @@ TEST(Mutant, StealNotSubtractedFromClockTaskBreaksRqClockSplit) {
   auto s = around(kIrq, kSwitchAfterSteal, cfg(false, true));
   const auto st = s.after.rq.prev_steal_time_rq - s.before.rq.prev_steal_time_rq;
   ASSERT_EQ(st, 500u);
-  ASSERT_TRUE(spec::rq_clock_split(d, s.after));
+  ASSERT_TRUE(spec::tick::rq_clock_split(d, s.after));
   s.after.rq.clock_task += st;  // steal recorded as taken but still in clock_task
-  EXPECT_FALSE(spec::rq_clock_split(d, s.after));
+  EXPECT_FALSE(spec::tick::rq_clock_split(d, s.after));
 }
 
 TEST(Mutant, IrqTimeNotSubtractedFromClockTaskBreaksRqClockSplit) {
   C d;
   auto s = around(kIrq, kSwitchAfterSteal, cfg(true, false));
   ASSERT_EQ(s.after.rq.prev_irq_time, 3000u);
-  ASSERT_TRUE(spec::rq_clock_split(d, s.after));
+  ASSERT_TRUE(spec::tick::rq_clock_split(d, s.after));
   s.after.rq.prev_irq_time += 3000;  // irq time taken out twice
-  EXPECT_FALSE(spec::rq_clock_split(d, s.after));
+  EXPECT_FALSE(spec::tick::rq_clock_split(d, s.after));
 }
 
 // ---- monotonic (CPU and task) ----
@@ -188,28 +188,28 @@ TEST(Mutant, IrqTimeNotSubtractedFromClockTaskBreaksRqClockSplit) {
 TEST(Mutant, StealSubtractedFromBucketBreaksCpuMonotonic) {
   C d;
   auto s = around(kNiceTicks, kSecondTick, cfg(false, true));
-  ASSERT_TRUE(spec::monotonic(d, s.before, s.after));
+  ASSERT_TRUE(spec::tick::monotonic(d, s.before, s.after));
   ASSERT_GE(s.before.cpustat[NICE], 500'000u);
   s.after.cpustat[NICE] = s.before.cpustat[NICE] - 500'000;  // steal taken out of the bucket, not the tick
-  EXPECT_FALSE(spec::monotonic(d, s.before, s.after));
+  EXPECT_FALSE(spec::tick::monotonic(d, s.before, s.after));
 }
 
 TEST(Mutant, TickOverwritesUtimeBreaksTaskMonotonic) {
   C d;
   auto s = around(kNiceTicks, kSecondTick, cfg(false, false));
-  ASSERT_TRUE(spec::monotonic(d, s.task_before, s.task_after));
+  ASSERT_TRUE(spec::tick::monotonic(d, s.task_before, s.task_after));
   ASSERT_EQ(s.task_after.utime, 8'000'000u);
   s.task_after.utime = s.task_after.utime - s.task_before.utime - 1;  // p->utime = cputime (minus a rounding)
-  EXPECT_FALSE(spec::monotonic(d, s.task_before, s.task_after));
+  EXPECT_FALSE(spec::tick::monotonic(d, s.task_before, s.task_after));
 }
 
 TEST(Mutant, RtimeResetOnSwitchBreaksTaskMonotonic) {
   C d;
   auto s = around(kIrq, kSwitchAfterSteal, cfg(false, false));
-  ASSERT_TRUE(spec::monotonic(d, s.task_before, s.task_after));
+  ASSERT_TRUE(spec::tick::monotonic(d, s.task_before, s.task_after));
   ASSERT_GT(s.task_before.sum_exec_runtime, 0u);
   s.task_after.sum_exec_runtime = s.task_after.sum_exec_runtime - s.task_before.sum_exec_runtime;  // per-slice
-  EXPECT_FALSE(spec::monotonic(d, s.task_before, s.task_after));
+  EXPECT_FALSE(spec::tick::monotonic(d, s.task_before, s.task_after));
 }
 
 // ---- cputime_adjust G1..G3 ----
@@ -229,12 +229,12 @@ Adjusted adjust(AdjustEra era, ScaleDiv div, TaskCputime<C> in, PrevCputime<C> p
 TEST(Mutant, AdjustOutputDecreasedBreaksAdjustMonotonic) {
   C d;
   auto a = adjust(AdjustEra::ClampToRtime, ScaleDiv::Exact128, {3'000'000, 1'000'000, 10'000'000}, {4'000'000, 2'000'000});
-  ASSERT_TRUE(spec::adjust_monotonic(d, a.before, a.out));
-  ASSERT_TRUE(spec::adjust_sum_is_rtime(d, a.before, a.in, a.out));
+  ASSERT_TRUE(spec::tick::adjust_monotonic(d, a.before, a.out));
+  ASSERT_TRUE(spec::tick::adjust_sum_is_rtime(d, a.before, a.in, a.out));
   a.out.stime = a.before.stime - 1;  // the clamp to prev->stime dropped
   a.out.utime = a.in.sum_exec_runtime - a.out.stime;
-  ASSERT_TRUE(spec::adjust_sum_is_rtime(d, a.before, a.in, a.out));  // only G1 sees it
-  EXPECT_FALSE(spec::adjust_monotonic(d, a.before, a.out));
+  ASSERT_TRUE(spec::tick::adjust_sum_is_rtime(d, a.before, a.in, a.out));  // only G1 sees it
+  EXPECT_FALSE(spec::tick::adjust_monotonic(d, a.before, a.out));
 }
 
 // The real 4.3..4.7 bug fixed by 173be9a14f7b: the utime == 0 shortcut skips the clamps.
@@ -242,17 +242,17 @@ TEST(Mutant, GotoUpdateEraShortcutBreaksAdjustMonotonic) {
   C d;
   const TaskCputime<C> in{0, 10, 12};
   const PrevCputime<C> prev{5, 5};
-  ASSERT_TRUE(spec::adjust_monotonic(d, prev, adjust(AdjustEra::ClampAlways, ScaleDiv::Exact128, in, prev).out));
+  ASSERT_TRUE(spec::tick::adjust_monotonic(d, prev, adjust(AdjustEra::ClampAlways, ScaleDiv::Exact128, in, prev).out));
   auto a = adjust(AdjustEra::GotoUpdate, ScaleDiv::Exact128, in, prev);
-  EXPECT_FALSE(spec::adjust_monotonic(d, a.before, a.out));
+  EXPECT_FALSE(spec::tick::adjust_monotonic(d, a.before, a.out));
 }
 
 TEST(Mutant, UtimeNotRecomputedBreaksAdjustSumIsRtime) {
   C d;
   auto a = adjust(AdjustEra::ClampToRtime, ScaleDiv::Exact128, {3'000'000, 1'000'000, 10'000'000}, {4'000'000, 2'000'000});
-  ASSERT_TRUE(spec::adjust_sum_is_rtime(d, a.before, a.in, a.out));
+  ASSERT_TRUE(spec::tick::adjust_sum_is_rtime(d, a.before, a.in, a.out));
   a.out.utime = a.in.utime;  // "utime = rtime - stime" forgotten
-  EXPECT_FALSE(spec::adjust_sum_is_rtime(d, a.before, a.in, a.out));
+  EXPECT_FALSE(spec::tick::adjust_sum_is_rtime(d, a.before, a.in, a.out));
 }
 
 // The real <= 4.2 behaviour: per-field max() loses utime + stime == rtime.
@@ -260,20 +260,20 @@ TEST(Mutant, PerFieldMaxEraBreaksAdjustSumIsRtime) {
   C d;
   const TaskCputime<C> in{1, 1, 12};
   const PrevCputime<C> prev{10, 0};
-  ASSERT_TRUE(spec::adjust_sum_is_rtime(d, prev, in, adjust(AdjustEra::ClampAlways, ScaleDiv::Exact128, in, prev).out));
+  ASSERT_TRUE(spec::tick::adjust_sum_is_rtime(d, prev, in, adjust(AdjustEra::ClampAlways, ScaleDiv::Exact128, in, prev).out));
   auto a = adjust(AdjustEra::PerFieldMax, ScaleDiv::Exact128, in, prev);
-  EXPECT_FALSE(spec::adjust_sum_is_rtime(d, a.before, a.in, a.out));
+  EXPECT_FALSE(spec::tick::adjust_sum_is_rtime(d, a.before, a.in, a.out));
 }
 
 TEST(Mutant, StimeAboveRtimeBreaksAdjustStimeLeRtime) {
   C d;
   auto a = adjust(AdjustEra::ClampAlways, ScaleDiv::Exact128, {3'000'000, 1'000'000, 10'000'000}, {0, 0});
-  ASSERT_TRUE(spec::adjust_stime_le_rtime(d, a.before, a.in, a.out));
+  ASSERT_TRUE(spec::tick::adjust_stime_le_rtime(d, a.before, a.in, a.out));
   a.out.stime = a.in.sum_exec_runtime + 1;  // an inexact division that overshoots, unclamped (pre-77baa5bafcbe)
   a.out.utime = a.in.sum_exec_runtime - a.out.stime;  // wraps
-  ASSERT_TRUE(spec::adjust_sum_is_rtime(d, a.before, a.in, a.out));  // the sum still matches mod 2^64
-  ASSERT_TRUE(spec::adjust_monotonic(d, a.before, a.out));
-  EXPECT_FALSE(spec::adjust_stime_le_rtime(d, a.before, a.in, a.out));
+  ASSERT_TRUE(spec::tick::adjust_sum_is_rtime(d, a.before, a.in, a.out));  // the sum still matches mod 2^64
+  ASSERT_TRUE(spec::tick::adjust_monotonic(d, a.before, a.out));
+  EXPECT_FALSE(spec::tick::adjust_stime_le_rtime(d, a.before, a.in, a.out));
 }
 
 }  // namespace
