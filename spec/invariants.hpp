@@ -132,4 +132,19 @@ boolean<D> adjust_stime_le_rtime(D& d, const model::PrevCputime<D>& before, cons
   return d.implies(fresh, d.band(d.ule(out.stime, in.sum_exec_runtime), d.ule(out.utime, in.sum_exec_runtime)));
 }
 
+// The fix of a cputime_adjust() invariant that this era and division still break, or "" if
+// they keep it. Proved both ways per era (`kacct validate`, docs/models/cputime-adjust.md); the
+// concrete checks use it to tell the kernel's own bug from a fault of the model.
+constexpr std::string_view adjust_fixed_by(const model::AdjustCfg& c, std::string_view invariant) {
+  using model::AdjustEra;
+  using model::ScaleDiv;
+  if (invariant == "cputime_adjust.sum_is_rtime" && c.era == AdjustEra::PerFieldMax) return "9d7fb0427648";
+  if (invariant == "cputime_adjust.monotonic" && c.era == AdjustEra::GotoUpdate) return "173be9a14f7b";
+  // scale_stime()'s loop and the 2020 generic mul_u64_u64_div_u64() can return more than rtime.
+  if (invariant == "cputime_adjust.stime_le_rtime" && c.era != AdjustEra::ClampToRtime &&
+      (c.div == ScaleDiv::Loop32 || c.div == ScaleDiv::Generic2020))
+    return "77baa5bafcbe";
+  return "";
+}
+
 }  // namespace kacct::spec::tick

@@ -249,6 +249,7 @@ std::string check_one(const Loaded& l, const sim::Program& prog, const arch::Cpu
   if (r.violation) {
     const auto& v = *r.violation;
     std::string s = fmt::format("{}:{}: invariant {} violated: {}", l.name, v.line, v.invariant, v.detail);
+    if (!v.fixed_by.empty()) s += fmt::format(" (this kernel's own bug, fixed by {})", v.fixed_by);
     if (quote)
       if (auto src = l.line(v.line); !src.empty()) s += fmt::format("\n  {}", src);
     return s;

@@ -6,6 +6,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "arch/config.hpp"
@@ -77,6 +78,7 @@ struct Violation {
   std::uint32_t line = 0;
   std::string invariant;
   std::string detail;
+  std::string_view fixed_by;  // the kernel's own bug in this era: the patch that fixed it; "" = none
 };
 struct GroupAcct {
   TaskAcct<Concrete> dead;  // signal_struct sums of exited threads
@@ -88,6 +90,7 @@ struct RunResult {
   std::vector<GroupAcct> groups;
   std::vector<ReadResult> reads;
   std::optional<Violation> violation;  // first one, when checking
+  std::vector<Violation> known_bugs;   // with RunOptions::tolerate_known_bugs: first one per invariant
   std::vector<std::string> obligations_failed;  // domain obligations (division by zero...)
   std::uint64_t events = 0;
   BackendResult backend;  // what the backend of the run's accounting mode adds (model/sim/backends.hpp)
@@ -99,6 +102,9 @@ struct RunResult {
 struct RunOptions {
   bool check = false;  // evaluate every spec invariant after every event
   bool stop_at_violation = true;
+  // Known kernel bugs of the configured era (Violation::fixed_by) go to known_bugs instead of
+  // ending the run, so that fuzzers and props keep checking everything else on old eras.
+  bool tolerate_known_bugs = false;
 };
 
 // The model settings (ModelCfg: model/sim/backends.hpp) a configuration selects on a CPU.

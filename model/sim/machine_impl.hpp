@@ -49,8 +49,15 @@ struct Core {
     }
   }
   bool is_idle(std::uint32_t task) const { return task < p.header.ncpus; }
-  void violate(std::size_t i, const char* inv, std::string detail) {
-    if (!r.violation) r.violation = Violation{i, p.lines[i], inv, std::move(detail)};
+  void violate(std::size_t i, const char* inv, std::string detail, std::string_view fixed_by = {}) {
+    Violation v{i, p.lines[i], inv, std::move(detail), fixed_by};
+    if (!fixed_by.empty() && o.tolerate_known_bugs) {
+      for (const auto& k : r.known_bugs)
+        if (k.invariant == v.invariant) return;
+      r.known_bugs.push_back(std::move(v));
+    } else if (!r.violation) {
+      r.violation = std::move(v);
+    }
   }
   // scheduler side: rq clock then the running task's rtime (idle tasks have none). With
   // `rtime events` the trace's runtime events carry sum_exec_runtime instead.
@@ -264,9 +271,12 @@ template <MachineBackend B> class Machine {
       out.utime = res.utime;
       out.stime = res.stime;
       if (k_.o.check) {
-        if (!spec::tick::adjust_monotonic(d, before, res)) k_.violate(i, "cputime_adjust.monotonic", "utime or stime went backwards");
-        if (!spec::tick::adjust_sum_is_rtime(d, before, cur, res)) k_.violate(i, "cputime_adjust.sum_is_rtime", "utime + stime != rtime");
-        if (!spec::tick::adjust_stime_le_rtime(d, before, cur, res)) k_.violate(i, "cputime_adjust.stime_le_rtime", "stime > rtime");
+        const auto fail = [&](const char* inv, const char* detail) {
+          k_.violate(i, inv, detail, spec::tick::adjust_fixed_by(k_.cfg.adjust, inv));
+        };
+        if (!spec::tick::adjust_monotonic(d, before, res)) fail("cputime_adjust.monotonic", "utime or stime went backwards");
+        if (!spec::tick::adjust_sum_is_rtime(d, before, cur, res)) fail("cputime_adjust.sum_is_rtime", "utime + stime != rtime");
+        if (!spec::tick::adjust_stime_le_rtime(d, before, cur, res)) fail("cputime_adjust.stime_le_rtime", "stime > rtime");
       }
     }
     r.reads.push_back(out);

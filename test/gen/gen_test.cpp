@@ -6,6 +6,7 @@
 #include "model/sim/machine.hpp"
 #include "model/trace/ledger.hpp"
 #include "model/trace/scenarios.hpp"
+#include "spec/invariants.hpp"
 
 namespace kacct {
 namespace {
@@ -170,8 +171,39 @@ TEST(GenVtime, Getrusage46Regression) {
   auto x46 = run(text, arch::v(4, 6), 1000);
   ASSERT_TRUE(x46.r.violation);
   EXPECT_EQ(x46.r.violation->invariant, "cputime_adjust.monotonic");
+  EXPECT_EQ(x46.r.violation->fixed_by, "173be9a14f7b");  // the kernel's bug, named by its fix
   auto x47 = run(text, arch::v(4, 7), 1000);
   EXPECT_FALSE(x47.r.violation) << x47.r.violation->invariant;
+
+  // Fuzzers and props tolerate it (and go on checking the rest), recorded once.
+  auto p = sim::compile(x46.t);
+  ASSERT_TRUE(p.ok());
+  const auto m = sim::model_cfg(*arch::find_cpu("x86-64"), arch::Config{arch::v(4, 6), arch::Accounting::Gen, false, false, 1000});
+  const auto tolerated = sim::run(p.value(), m, {.check = true, .tolerate_known_bugs = true});
+  EXPECT_FALSE(tolerated.violation) << tolerated.violation->invariant;
+  ASSERT_EQ(tolerated.known_bugs.size(), 1u);
+  EXPECT_EQ(tolerated.known_bugs[0].invariant, "cputime_adjust.monotonic");
+  EXPECT_EQ(tolerated.known_bugs[0].line, x46.r.violation->line);
+  EXPECT_EQ(tolerated.events, x46.t.events.size());  // ran to the end
+}
+
+// Which cputime_adjust() invariants each era still breaks: exactly the ones its proofs find
+// violated (docs/models/cputime-adjust.md), and none once the clamp to rtime is in.
+TEST(GenVtime, KnownAdjustBugsFollowTheEra) {
+  using model::AdjustEra;
+  using model::ScaleDiv;
+  const auto fixed = [](AdjustEra e, ScaleDiv d, const char* inv) {
+    return std::string(spec::tick::adjust_fixed_by(model::AdjustCfg{e, d}, inv));
+  };
+  EXPECT_EQ(fixed(AdjustEra::PerFieldMax, ScaleDiv::Loop32, "cputime_adjust.sum_is_rtime"), "9d7fb0427648");
+  EXPECT_EQ(fixed(AdjustEra::GotoUpdate, ScaleDiv::Loop32, "cputime_adjust.sum_is_rtime"), "");
+  EXPECT_EQ(fixed(AdjustEra::GotoUpdate, ScaleDiv::Loop32, "cputime_adjust.monotonic"), "173be9a14f7b");
+  EXPECT_EQ(fixed(AdjustEra::ClampAlways, ScaleDiv::Loop32, "cputime_adjust.monotonic"), "");
+  EXPECT_EQ(fixed(AdjustEra::ClampAlways, ScaleDiv::Generic2020, "cputime_adjust.stime_le_rtime"), "77baa5bafcbe");
+  EXPECT_EQ(fixed(AdjustEra::ClampAlways, ScaleDiv::Exact128, "cputime_adjust.stime_le_rtime"), "");
+  for (const char* inv : {"cputime_adjust.sum_is_rtime", "cputime_adjust.monotonic", "cputime_adjust.stime_le_rtime"})
+    for (auto d : {ScaleDiv::Loop32, ScaleDiv::Generic2020, ScaleDiv::Exact128})
+      EXPECT_EQ(fixed(AdjustEra::ClampToRtime, d, inv), "") << inv;
 }
 }  // namespace
 }  // namespace kacct
