@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, each test program compiled once where it is worth most: the default
 # build (g++ -O2) runs unit, proof, conformance, fuzz-smoke and cli tests; the sanitizer build
-# (clang ASan+UBSan, with the libFuzzer targets) runs unit, prop, differential, fuzz-smoke and
-# cli tests. Line-table debug info only (-g1): full -g cost ~40% of the compile time.
+# (clang ASan+UBSan, with the libFuzzer targets; no prover or CLI: KACCT_PROVER=OFF) runs unit,
+# prop, differential and fuzz-smoke tests. Line-table debug info only (-g1): full -g cost ~40% of
+# the compile time.
 set -euo pipefail
 cd "$(dirname "$0")"
 ./setup.sh
