@@ -8,11 +8,11 @@
 namespace kacct::props {
 namespace {
 
-template <class Cpu> class GenProp : public ::testing::Test {};
-TYPED_TEST_SUITE(GenProp, CpuTypes, CpuName);
+class GenProp : public CpuTest {};
+KACCT_EVERY_CPU(GenProp);
 
-TYPED_TEST(GenProp, VtimeMatchesLedger) {
-  const arch::CpuFacts cpu = TypeParam::facts;
+TEST_P(GenProp, VtimeMatchesLedger) {
+  const arch::CpuFacts cpu = GetParam();
   std::vector<CfgCase> cfgs;
   for (auto& c : configs_of(cpu))
     if (c.cfg.acct == arch::Accounting::Gen) cfgs.push_back(c);

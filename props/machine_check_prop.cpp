@@ -8,13 +8,13 @@
 namespace kacct::props {
 namespace {
 
-template <class Cpu> class MachineProp : public ::testing::Test {};
-TYPED_TEST_SUITE(MachineProp, CpuTypes, CpuName);
+class MachineProp : public CpuTest {};
+KACCT_EVERY_CPU(MachineProp);
 
 constexpr int kCases = 150;
 
-TYPED_TEST(MachineProp, NoViolation) {
-  const arch::CpuFacts cpu = TypeParam::facts;
+TEST_P(MachineProp, NoViolation) {
+  const arch::CpuFacts cpu = GetParam();
   const auto cfgs = configs_of(cpu);
   ASSERT_FALSE(cfgs.empty());
   check(
@@ -43,8 +43,8 @@ TYPED_TEST(MachineProp, NoViolation) {
       kCases);
 }
 
-TYPED_TEST(MachineProp, Deterministic) {
-  const arch::CpuFacts cpu = TypeParam::facts;
+TEST_P(MachineProp, Deterministic) {
+  const arch::CpuFacts cpu = GetParam();
   const auto cfgs = configs_of(cpu);
   check(
       [&] {

@@ -178,11 +178,11 @@ std::string outcome_error(const trace::Trace& t, const sim::Program& p, const Tr
   return "";
 }
 
-template <class Cpu> class OutcomeProp : public ::testing::Test {};
-TYPED_TEST_SUITE(OutcomeProp, CpuTypes, CpuName);
+class OutcomeProp : public CpuTest {};
+KACCT_EVERY_CPU(OutcomeProp);
 
-TYPED_TEST(OutcomeProp, ConcreteInvariants) {
-  const arch::CpuFacts cpu = TypeParam::facts;
+TEST_P(OutcomeProp, ConcreteInvariants) {
+  const arch::CpuFacts cpu = GetParam();
   const auto cfgs = configs_of(cpu);
   check(
       [&] {

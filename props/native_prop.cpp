@@ -17,8 +17,8 @@
 namespace kacct::props {
 namespace {
 
-template <class Cpu> class NativeProp : public ::testing::Test {};
-TYPED_TEST_SUITE(NativeProp, CpuTypes, CpuName);
+class NativeProp : public CpuTest {};
+KACCT_EVERY_CPU(NativeProp);
 
 std::vector<CfgCase> native_cfgs(const arch::CpuFacts& cpu) {
   std::vector<CfgCase> out;
@@ -80,8 +80,8 @@ std::string ledger_error(const trace::Trace& t, const sim::Program& prog, const 
   return {};
 }
 
-TYPED_TEST(NativeProp, CheckedAndBoundedByTheLedger) {
-  const arch::CpuFacts cpu = TypeParam::facts;
+TEST_P(NativeProp, CheckedAndBoundedByTheLedger) {
+  const arch::CpuFacts cpu = GetParam();
   const auto cfgs = native_cfgs(cpu);
   if (cfgs.empty()) GTEST_SKIP() << cpu.name << " has no native config (HAVE_VIRT_CPU_ACCOUNTING)";
   check(

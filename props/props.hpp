@@ -117,17 +117,21 @@ inline nlohmann::ordered_json result_json(const sim::RunResult& r) {
   return j;
 }
 
-// Names for the typed tests: the CPU's name as an identifier.
-struct CpuName {
-  template <class Cpu> static std::string GetName(int) {
-    std::string s(Cpu::facts.name);
-    for (char& c : s)
-      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    return s;
-  }
-};
-// ::testing::Types<X86_64, MPC8xx, ...> from the one CPU table.
-using CpuTypes = typename decltype(boost::hana::unpack(arch::all_cpus, boost::hana::template_<::testing::Types>))::type;
+// Every CPU of the one table, as the parameter of a value-parameterised suite: the property's
+// body is compiled once for all CPUs (as a typed test it was instantiated once per CPU, which
+// made these the slowest files of the build).
+//   class P : public CpuTest {};  TEST_P(P, Name) { const arch::CpuFacts cpu = GetParam(); ... }
+//   KACCT_EVERY_CPU(P);
+using CpuTest = ::testing::TestWithParam<arch::CpuFacts>;
+// The CPU's name as an identifier.
+inline std::string cpu_param_name(const ::testing::TestParamInfo<arch::CpuFacts>& i) {
+  std::string s(i.param.name);
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+#define KACCT_EVERY_CPU(suite) \
+  INSTANTIATE_TEST_SUITE_P(Cpu, suite, ::testing::ValuesIn(::kacct::arch::cpus()), ::kacct::props::cpu_param_name)
 
 // A failure report: the combo, what went wrong, and the trace to replay it with `kacct check`.
 inline std::string report(const arch::CpuFacts& cpu, const arch::Config& cfg, const std::string& what,
