@@ -92,7 +92,8 @@ std::vector<sim::KernelRead> load_values(const std::string& path) {
 
 void add_common(CLI::App* c, std::string& cpu, std::uint32_t& ncpus) {
   c->add_option("--cpu", cpu, "CPU model from the arch table (default x86-64)");
-  c->add_option("--ncpus", ncpus, "number of CPUs (default: highest CPU seen + 1)");
+  c->add_option("--ncpus", ncpus, "number of CPUs, 1..4096 (default: highest CPU seen + 1); a sample beyond is an error")
+      ->check(CLI::Range(1u, 4096u));
 }
 
 }  // namespace
