@@ -431,6 +431,7 @@ void Converter::syscall_marker(std::uint64_t tid, std::uint64_t nr) {
     marker_[tid] = nr - o_.marker_base;
     in_read_.erase(tid);
     ++conv_.stats.markers;
+    ++conv_.stats.marker_ids[nr - o_.marker_base];
   } else if (auto m = marker_.find(tid); m != marker_.end()) {
     in_read_[tid] = m->second;  // the syscall after the marker is the read
     marker_.erase(m);

@@ -61,6 +61,7 @@ struct Stats {
   // Repairs: what the trace needed that perf did not record (lost or unrecorded events).
   std::map<std::string, std::uint64_t> repairs;
   std::uint64_t markers = 0, reads = 0, base_ns = 0;
+  std::map<std::uint64_t, std::uint64_t> marker_ids;  // marker K (syscall marker_base+K) -> times seen
   std::uint64_t lost_events = 0, lost_records = 0;      // PERF_RECORD_LOST (perf script --show-lost-events)
   std::vector<std::uint64_t> lost_before_read;          // per emitted read, in order: lost_events so far
   std::map<std::uint64_t, std::array<std::uint64_t, 2>> task_ticks;  // tid -> {user, kernel} ticks emitted
