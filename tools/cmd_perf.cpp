@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -90,9 +92,62 @@ std::vector<sim::KernelRead> load_values(const std::string& path) {
   return out;
 }
 
+std::string read_name(trace::ReadKind k, std::uint64_t marker) { return fmt::format("{}@{}", trace::name(k), marker); }
+
+// The tids the converted trace knows: declared tasks and forked ones.
+bool known_tid(const trace::Trace& t, std::uint64_t tid) {
+  for (const auto& d : t.header.tasks)
+    if (d.tid == tid) return true;
+  for (const auto& e : t.events)
+    if (e.kind == trace::Kind::Fork && e.b == tid) return true;
+  return false;
+}
+
+// Every --read must have a prediction: else name why (unknown tid, marker absent, read absent).
+void require_reads(const std::vector<std::string>& texts, const perf::Options& o, const sim::Prediction& P,
+                   std::uint64_t pid) {
+  const auto& conv = P.conversion;
+  for (std::size_t i = 0; i < o.reads.size(); ++i) {
+    const auto& spec = o.reads[i];
+    if (spec.tid && !known_tid(conv.trace, spec.tid))
+      throw Failure(fmt::format("--read '{}': tid {} is not in the trace", texts[i], spec.tid));
+    if (!conv.stats.marker_ids.count(spec.marker))
+      throw Failure(fmt::format("--read '{}': marker syscall {} ({}+{}) is not in the trace", texts[i],
+                                o.marker_base + spec.marker, o.marker_base, spec.marker));
+    const bool found = std::any_of(P.reads.begin(), P.reads.end(),
+                                   [&](const auto& r) { return r.marker == spec.marker && r.kind == spec.kind; });
+    if (!found)
+      throw Failure(fmt::format("--read '{}': marker {} is in the trace but no read of pid {} follows it", texts[i],
+                                spec.marker, pid));
+  }
+}
+
+// The values file and the predictions must name the same reads: else list the differences.
+void require_same_reads(const std::string& path, const sim::Prediction& P, const std::vector<sim::KernelRead>& kernel) {
+  if (kernel.empty()) throw Failure(fmt::format("'{}' has no reads: nothing to compare", path));
+  std::vector<std::string> not_predicted, not_in_values;
+  for (const auto& k : kernel)
+    if (std::none_of(P.reads.begin(), P.reads.end(), [&](const auto& r) { return r.marker == k.marker && r.kind == k.kind; }))
+      not_predicted.push_back(read_name(k.kind, k.marker));
+  for (const auto& r : P.reads) {
+    if (r.marker & perf::kUpperReadBit) continue;  // a bounds read's upper twin
+    if (std::none_of(kernel.begin(), kernel.end(), [&](const auto& k) { return r.marker == k.marker && r.kind == k.kind; }))
+      not_in_values.push_back(read_name(r.kind, r.marker));
+  }
+  if (not_predicted.empty() && not_in_values.empty()) return;
+  std::string msg = fmt::format("'{}' and the trace's reads differ:", path);
+  if (!not_predicted.empty())
+    msg += fmt::format(" in the values but not predicted (no --read for it, or not in the trace): {};",
+                       fmt::join(not_predicted, ", "));
+  if (!not_in_values.empty()) msg += fmt::format(" predicted but not in the values: {};", fmt::join(not_in_values, ", "));
+  msg.pop_back();
+  throw Failure(msg);
+}
+
 void add_common(CLI::App* c, std::string& cpu, std::uint32_t& ncpus) {
   c->add_option("--cpu", cpu, "CPU model from the arch table (default x86-64)");
-  c->add_option("--ncpus", ncpus, "number of CPUs (default: highest CPU seen + 1)");
+  c->add_option("--ncpus", ncpus, "number of CPUs, 1..4096 (default: highest CPU seen + 1); a sample beyond is an error")
+      ->check(CLI::Range(1u, 4096u));
 }
 
 }  // namespace
@@ -136,11 +191,14 @@ void add_perf(CLI::App& app) {
     auto as_json = std::make_shared<bool>(false);
     auto save = std::make_shared<std::string>();
     auto values = std::make_shared<std::string>();
+    auto max_unverifiable = std::make_shared<std::uint64_t>(0);
     c->add_option("TRACE", *path, "perf script text, plain or .xz, or - for stdin")->required();
     c->add_option("--values", *values,
                   "kacct-workload's output (what the kernel returned): compare; exit 1 if a read is off");
     c->add_option("--pid", *pid, "the workload's process id")->required();
     c->add_option("--read", *reads, "KIND[:TID]@K: the read that follows marker syscall 100000+K");
+    c->add_option("--max-unverifiable", *max_unverifiable,
+                  "with --values: exit 1 if more reads than this cannot be verified (default 0)");
     c->add_option("--config", *config, "kernel configuration (default 6.12-tick-steal-hz250)");
     c->add_option("--save-trace", *save, "also write the converted kacct trace here");
     c->add_flag("--json", *as_json, "JSON output");
@@ -167,6 +225,16 @@ void add_perf(CLI::App& app) {
       }
       const auto& P = pr.value();
       const auto& conv = P.conversion;
+      if (P.threads.empty())
+        throw Failure(fmt::format("--pid {}: no task of that process in '{}'", *pid, *path == "-" ? "<stdin>" : *path));
+      require_reads(*reads, o, P, *pid);
+      std::vector<sim::KernelRead> kernel;
+      if (!values->empty()) {
+        kernel = load_values(*values);
+        require_same_reads(*values, P, kernel);
+      } else if (reads->empty() && !P.checkpoints.total) {
+        throw Failure("nothing to predict or compare: give --read KIND@K (and --values FILE to compare)");
+      }
       if (!save->empty()) {
         std::ofstream f(*save, std::ios::binary);
         if (!(f << trace::write(conv.trace))) throw Failure(fmt::format("cannot write '{}'", *save));
@@ -205,17 +273,37 @@ void add_perf(CLI::App& app) {
         j["checkpoints"] = {{"total", P.checkpoints.total}, {"exact", P.checkpoints.exact}, {"diffs", P.checkpoints.diffs}};
         off = off || P.checkpoints.exact != P.checkpoints.total;
       }
+      std::array<std::uint64_t, 4> count{};  // by sim::Agreement
       if (!values->empty()) {
         j["comparison"] = json::array();
-        for (const auto& r : sim::compare(P, load_values(*values))) {
+        for (const auto& r : sim::compare(P, kernel)) {
           j["comparison"].push_back({{"marker", r.marker}, {"kind", trace::name(r.kind)}, {"agreement", sim::name(r.agreement)},
                                      {"how", r.how}, {"detail", r.detail}});
+          ++count[std::size_t(r.agreement)];
           off = off || r.agreement == sim::Agreement::Off;
         }
+        json summary;
+        for (auto a : {sim::Agreement::Exact, sim::Agreement::WithinBounds, sim::Agreement::Off, sim::Agreement::Unverifiable})
+          summary[std::string(sim::name(a))] = count[std::size_t(a)];
+        summary["max_unverifiable"] = *max_unverifiable;
+        j["summary"] = summary;
       }
+      const auto unverifiable = count[std::size_t(sim::Agreement::Unverifiable)];
+      // Printed after the output, so a failure's reason is the last line.
+      auto finish = [&] {
+        std::fflush(stdout);
+        if (values->empty())
+          fmt::print(stderr, "kacct: 0 reads compared (no --values): {} predicted\n",
+                     std::count_if(P.reads.begin(), P.reads.end(),
+                                   [](const auto& r) { return !(r.marker & perf::kUpperReadBit); }));
+        if (unverifiable > *max_unverifiable)
+          fmt::print(stderr, "kacct: {} unverifiable reads, more than --max-unverifiable {}\n", unverifiable,
+                     *max_unverifiable);
+        if (off || unverifiable > *max_unverifiable) throw Exit{kExitViolation};
+      };
       if (*as_json) {
         print_json(j);
-        if (off) throw Exit{1};
+        finish();
         return;
       }
       fmt::print("pid {} on {} ({}): {} user ticks, {} kernel ticks\n", *pid, facts.name, cfg.name(), tu, tk);
@@ -247,8 +335,10 @@ void add_perf(CLI::App& app) {
           cmp.row({x["marker"].dump(), x["kind"].get<std::string>(), x["agreement"].get<std::string>(),
                    x["how"].get<std::string>(), x["detail"].get<std::string>()});
         fmt::print("against the kernel's values:\n{}", cmp.str());
+        fmt::print("{} reads compared: {} exact, {} within bounds, {} off, {} unverifiable\n", j["comparison"].size(),
+                   count[0], count[1], count[2], count[3]);
       }
-      if (off) throw Exit{1};
+      finish();
     });
   }
 }

@@ -46,7 +46,7 @@ trace::Result<Prediction> predict(std::string_view text, const trace::perf::Opti
   }
   if (tweak) tweak(mcfg);
   const auto res = run(prog.value(), mcfg, {.check = false});
-  std::set<std::uint64_t> threads;
+  auto& threads = out.threads;
   for (const auto& d : c.trace.header.tasks)
     if (d.pid == pid) threads.insert(d.tid);
   for (const auto& e : c.trace.events)

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,7 @@ struct Prediction {
   CheckpointScore checkpoints;
   std::uint64_t ticks_user = 0, ticks_kernel = 0;
   std::map<std::uint64_t, std::array<std::uint64_t, 2>> ticks_by_tid;
+  std::set<std::uint64_t> threads;  // the tids of thread group `pid` in the trace (empty: pid not in it)
   trace::perf::Conversion conversion;
 };
 

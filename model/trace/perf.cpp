@@ -66,11 +66,17 @@ Record parse_header(std::string_view s, std::uint32_t line) {
   r.tid_known = t->has_value();
   r.tid = t->value_or(0);
   const std::size_t rb = s.find(']', lb);
-  r.cpu = std::uint32_t(*to_u64(s.substr(lb + 2, rb - lb - 2)));
+  r.cpu_col = std::uint32_t(lb + 3);
+  const auto cpu = to_u64(s.substr(lb + 2, rb - lb - 2));
+  // CONFIG_NR_CPUS is at most 4096 on the architectures kacct models (and the trace's limit).
+  if (!cpu || *cpu >= 4096)
+    fail(line, r.cpu_col, fmt::format("CPU number {} out of range; expected 0..4095", s.substr(lb + 2, rb - lb - 2)));
+  r.cpu = std::uint32_t(*cpu);
   std::string_view rest = s.substr(rb + 1);
   while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);
   // time "sec.frac:" (frac: 6 digits by default, 9 with --ns)
   const std::size_t tcol = std::size_t(rest.data() - s.data()) + 1;
+  r.ts_col = std::uint32_t(tcol);
   const std::size_t colon = rest.find(':');
   const std::size_t dot = rest.find('.');
   if (colon == std::string_view::npos || dot == std::string_view::npos || dot > colon)
@@ -100,8 +106,46 @@ Record parse_header(std::string_view s, std::uint32_t line) {
   if (e == 0 || e >= rest.size() || rest[e] != ':')
     fail(line, std::size_t(rest.data() - s.data()) + 1, "expected an event name 'system:event:'");
   r.event = std::string(rest.substr(0, e));
-  r.fields = std::string(trim(rest.substr(e + 1)));
+  const std::string_view fields = trim(rest.substr(e + 1));
+  r.fields = std::string(fields);
+  r.fields_col = std::uint32_t(fields.data() - s.data()) + 1;
   return r;
+}
+
+// A decimal number below 2^63: the kernel prints these fields from s64/long values.
+bool fits_s64(std::string_view v) {
+  const auto n = to_u64(v);
+  return n && *n <= std::uint64_t(INT64_MAX);
+}
+
+// Values no kernel prints are input errors, not repairs (the converter's repairs are for
+// events perf did not record, not for corrupted ones).
+void check_values(const Record& r, std::unordered_map<std::uint32_t, std::uint64_t>& last_ts) {
+  // perf script sorts samples by time; across CPUs a small reordering is tolerated (the
+  // converter keeps its trace monotonic), but one CPU's ring buffer is in time order.
+  if (auto [it, fresh] = last_ts.try_emplace(r.cpu, r.ts); !fresh) {
+    if (r.ts < it->second)
+      fail(r.line, r.ts_col,
+           fmt::format("timestamp goes backwards on cpu {}: {} ns before the previous sample", r.cpu, it->second - r.ts));
+    it->second = r.ts;
+  }
+  auto col = [&](std::string_view v) { return r.fields_col + std::size_t(v.data() - r.fields.data()); };
+  if (r.event == "sched:sched_stat_runtime") {
+    if (auto v = field(r.fields, "runtime"); v && !fits_s64(*v))
+      fail(r.line, col(*v), fmt::format("bad runtime={}: expected a decimal number of ns below 2^63", *v));
+  } else if (r.event == "raw_syscalls:sys_enter" || r.event == "raw_syscalls:sys_exit") {
+    std::optional<std::string_view> v = field(r.fields, "NR");
+    if (!v && r.fields.rfind("NR ", 0) == 0) {
+      const std::string_view rest = std::string_view(r.fields).substr(3);
+      v = rest.substr(0, rest.find_first_of(" (="));
+    }
+    if (!v) return;
+    const std::string_view digits = !v->empty() && v->front() == '-' ? v->substr(1) : *v;
+    // NR is a long; -1 is what the kernel prints for a syscall a tracer or seccomp cancelled.
+    if (!digits.empty() && std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) &&
+        !fits_s64(digits))
+      fail(r.line, col(*v), fmt::format("syscall number {} overflows a long", *v));
+  }
 }
 
 std::string sanitize_comm(std::string_view c) {
@@ -151,6 +195,7 @@ std::optional<ReadSpec> parse_read_spec(std::string_view s, std::string* error) 
 
 Result<std::vector<Record>> parse_script(std::string_view text) {
   std::vector<Record> out;
+  std::unordered_map<std::uint32_t, std::uint64_t> last_ts;  // cpu -> its last sample's time
   try {
     std::uint32_t line = 0;
     std::size_t pos = 0;
@@ -179,6 +224,7 @@ Result<std::vector<Record>> parse_script(std::string_view text) {
         continue;
       }
       out.push_back(parse_header(s, line));
+      check_values(out.back(), last_ts);
     }
   } catch (const Fail& f) {
     return f.e;
@@ -385,6 +431,7 @@ void Converter::syscall_marker(std::uint64_t tid, std::uint64_t nr) {
     marker_[tid] = nr - o_.marker_base;
     in_read_.erase(tid);
     ++conv_.stats.markers;
+    ++conv_.stats.marker_ids[nr - o_.marker_base];
   } else if (auto m = marker_.find(tid); m != marker_.end()) {
     in_read_[tid] = m->second;  // the syscall after the marker is the read
     marker_.erase(m);
@@ -704,6 +751,10 @@ Conversion convert(const std::vector<Record>& all, const Options& o) {
 Result<Conversion> convert(std::string_view text, const Options& o) {
   auto recs = parse_script(text);
   if (!recs) return recs.error();
+  if (o.ncpus)
+    for (const auto& r : recs.value())
+      if (r.cpu >= o.ncpus)
+        return Error{r.line, r.cpu_col, fmt::format("sample on cpu {}, beyond --ncpus {}", r.cpu, o.ncpus), "perf"};
   auto c = convert(recs.value(), o);
   c.stats.lines = std::uint64_t(std::count(text.begin(), text.end(), '\n'));
   return c;

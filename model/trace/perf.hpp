@@ -44,9 +44,12 @@ struct Record {
   std::string event;     // "sched:sched_switch"
   std::string fields;    // the tracepoint's text
   std::vector<std::string> chain;  // kernel callchain symbols, innermost first
+  std::uint32_t cpu_col = 0, ts_col = 0, fields_col = 0;  // 1-based columns, for errors about their values
 };
 // Parses every sample; a line that is not a sample header or a callchain frame is an error
-// with its line number and column.
+// with its line number and column, and so is a value no kernel prints: a CPU number of 4096 or
+// more, a timestamp before the previous one on the same CPU, a sched_stat_runtime `runtime=` or
+// a raw_syscalls `NR` that is not a decimal number below 2^63 (NR -1 stays: the kernel prints it).
 Result<std::vector<Record>> parse_script(std::string_view text);
 
 struct Stats {
@@ -58,6 +61,7 @@ struct Stats {
   // Repairs: what the trace needed that perf did not record (lost or unrecorded events).
   std::map<std::string, std::uint64_t> repairs;
   std::uint64_t markers = 0, reads = 0, base_ns = 0;
+  std::map<std::uint64_t, std::uint64_t> marker_ids;  // marker K (syscall marker_base+K) -> times seen
   std::uint64_t lost_events = 0, lost_records = 0;      // PERF_RECORD_LOST (perf script --show-lost-events)
   std::vector<std::uint64_t> lost_before_read;          // per emitted read, in order: lost_events so far
   std::map<std::uint64_t, std::array<std::uint64_t, 2>> task_ticks;  // tid -> {user, kernel} ticks emitted
@@ -102,7 +106,8 @@ struct Conversion {
   Stats stats;
 };
 // The kacct trace (header `rtime events`: sum_exec_runtime from sched_stat_runtime) of the
-// recorded system, with timestamps relative to the first sample (stats.base_ns).
+// recorded system, with timestamps relative to the first sample (stats.base_ns). With
+// Options::ncpus set, a sample on a CPU beyond it is an error.
 Result<Conversion> convert(std::string_view text, const Options&);
 Conversion convert(const std::vector<Record>&, const Options&);
 
