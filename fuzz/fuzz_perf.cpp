@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace kacct;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   trace::perf::Options o;
-  o.ncpus = 4;  // bounded: samples on higher CPUs are skipped
+  o.ncpus = 4;  // bounded: a sample on a higher CPU is a FILE:LINE:COL error
   o.reads = {{trace::ReadKind::ProcStat, 0, 1}, {trace::ReadKind::TaskStat, 0, 2}, {trace::ReadKind::RusageSelf, 0, 3}};
   auto c = trace::perf::convert(text, o);
   if (!c) {
