@@ -99,6 +99,11 @@ template <class Testable> void check(Testable&& testable, int cases) {
 
 }  // namespace kacct::props
 
+namespace kacct::arch {
+// GoogleTest prints a parameter in test names and failures: the CPU's name, not its bytes.
+inline void PrintTo(const CpuFacts& c, std::ostream* os) { *os << c.name; }
+}  // namespace kacct::arch
+
 namespace kacct::props {
 
 // Everything a run produced, as JSON (for determinism comparisons and failure messages).
