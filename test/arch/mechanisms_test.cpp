@@ -98,6 +98,7 @@ TEST(Mechanisms, PatchClaimsResolveToTheirMechanism) {
       const auto* m = arch::claim_mechanism(c);
       ASSERT_NE(m, nullptr) << p.id << ": claim " << c << " has no mechanism's prefix";
       EXPECT_EQ(m->id, p.mechanism) << p.id << ": claim " << c << " belongs to " << m->name;
+      EXPECT_EQ(c.substr(0, c.find('.')), m->name) << p.id << ": claim " << c << " not in the one spelling";
     }
 }
 
