@@ -9,7 +9,7 @@
 namespace {
 using namespace kacct::model::lazytlb;
 
-// Checked: every invariant after every event (what `kacct lazytlb run` does).
+// Checked: every invariant after every event (what `kacct lazy-tlb run` does).
 void BM_RunChecked(benchmark::State& st) {
   const Arch a = st.range(1) ? Arch::PpcRadix : Arch::Generic;
   auto seed = seed_scenario(int(st.range(0)), 20, a, kacct::arch::v(6, 12));

@@ -3,7 +3,7 @@
 // Input: byte 0 = selector (bits 0-2: version index into kVersions, bit 3: irq time
 // accounting off); the rest is script text. The parser must never crash (errors carry a
 // position); an accepted script must round-trip through the canonical writer; run on the
-// faithful model it must keep every invariant of spec/psi.hpp, except psi.delta_fits_u32, the
+// faithful model it must keep every invariant of spec/psi.hpp, except psi_irq.delta_fits_u32, the
 // modelled kernel limit (one charge >= 2^32 ns), which is a finding, not a model fault.
 #include <cstdint>
 #include <cstdio>
@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // An event that cannot happen (task on two CPUs, ...) ends the run with an error at its line.
   auto r = run_script(s, cfg);
   if (r.error && (r.error->line == 0 || !r.failed_at)) die("run error without a position", r.error->str(), canon);
-  if (r.violation && r.violation->invariant != "psi.delta_fits_u32")
+  if (r.violation && r.violation->invariant != "psi_irq.delta_fits_u32")
     die(r.violation->invariant.c_str(), r.violation->message + " (version " + cfg.ver.str() + ")", canon);
   return 0;
 }

@@ -64,7 +64,7 @@ Result proofs_claim(const std::string& name, arch::KVersion ver, const std::vect
 
 Result frederic_loops(const arch::Patch& p) {
   Result r;
-  r.name = "gen.frederic_loops";
+  r.name = "gen_vtime.frederic_loops";
   const auto tick = arch::tick_nsec(1000);
   auto brk = scenario(trace::scenarios::syscall_loop(60'000, 1500, 200), p.after, 1000, false);
   auto usr = scenario(trace::scenarios::user_loop(tick, tick / 2, 100), p.after, 1000, false);
@@ -89,7 +89,7 @@ Result frederic_loops(const arch::Patch& p) {
 
 Result attribution_bound(const arch::Patch& p) {
   Result r;
-  r.name = "gen.attribution_bound";
+  r.name = "gen_vtime.attribution_bound";
   const auto tick = arch::tick_nsec(250);
   const auto text = trace::scenarios::user_loop(tick, 0, 50);
   auto before = scenario(text, p.before, 250, false);
@@ -122,13 +122,13 @@ Result attribution_bound(const arch::Patch& p) {
 
 Result aligned_tick(const arch::Patch& p) {
   Result r = attribution_bound(p);
-  r.name = "gen.aligned_tick_user_loop";
+  r.name = "gen_vtime.aligned_tick_user_loop";
   return r;
 }
 
 Result fewer_clock_reads(const arch::Patch& p) {
   Result r;
-  r.name = "gen.fewer_clock_reads";
+  r.name = "gen_vtime.fewer_clock_reads";
   const auto text = trace::scenarios::syscall_loop(20'000, 150, 220);
   auto b = scenario(text, p.before, 1000, false).r.backend_result<model::GenResult>()->cost;
   auto a = scenario(text, p.after, 1000, false).r.backend_result<model::GenResult>()->cost;
@@ -147,7 +147,7 @@ Result fewer_clock_reads(const arch::Patch& p) {
 
 Result reader_monotonic(const arch::Patch& p) {
   Result r;
-  r.name = "gen.reader_monotonic";
+  r.name = "gen_vtime.reader_monotonic";
   const auto text = trace::scenarios::syscall_loop(40, 1500, 700);
   auto s = scenario(text, p.after, 250, true);
   const auto& g = *s.r.backend_result<model::GenResult>();
@@ -171,7 +171,7 @@ Result reader_monotonic(const arch::Patch& p) {
 // docs/conformance.md): copy_process() keeps the residues dup_task_struct() copied.
 Result fork_no_double_count(const arch::Patch& p) {
   Result r;
-  r.name = "gen.fork_no_double_count";
+  r.name = "gen_vtime.fork_no_double_count";
   std::string s = trace::scenarios::header();
   s += "1000 0 switch prev=0 next=100\n2000 0 syscall_exit\n1500000 0 syscall_enter nr=57\n"
        "1600000 0 syscall_exit\n1700000 0 syscall_enter nr=57\n2000000 0 fork parent=100 child=101 mm=2\n"
@@ -191,7 +191,7 @@ Result fork_no_double_count(const arch::Patch& p) {
 
 Result seq_brackets(const arch::Patch& p) {
   Result r;
-  r.name = "gen.seq_brackets";
+  r.name = "gen_vtime.seq_brackets";
   std::string s = trace::scenarios::header();
   s += "1000 0 switch prev=0 next=100\n2000 0 switch prev=100 next=0 prev_state=S\n5000 0 wakeup tid=100\n6000 0 switch prev=0 next=100\n";
   auto b = scenario(s, p.before, 250, false).r.backend_result<model::GenResult>()->cost.unbracketed_writes;
@@ -214,18 +214,25 @@ std::vector<Result> gen_vtime_claims(const arch::Patch& p, unsigned timeout_ms) 
   for (auto claim : p.claims) {
     if (claim.empty()) continue;
     const std::string c(claim);
-    if (c == "gen.no_time_lost")
+    if (c == "gen_vtime.no_time_lost")
       out.push_back(proofs_claim(c, p.after, {"task_conserves", "cpu_conserves"}, timeout_ms,
                                  "per task: consumed == flushed + other + residues; per CPU: consumed + lost == snapshot, "
                                  "where lost is exactly the switch gap (jiffy variant: the jiffies that change in it) and "
                                  "an exiting task's residues stay in its dead vtime"));
-    else if (c == "gen.frederic_loops") out.push_back(frederic_loops(p));
-    else if (c == "gen.attribution_bound") out.push_back(attribution_bound(p));
-    else if (c == "gen.aligned_tick_user_loop") out.push_back(aligned_tick(p));
-    else if (c == "gen.fewer_clock_reads") out.push_back(fewer_clock_reads(p));
-    else if (c == "gen.reader_monotonic") out.push_back(reader_monotonic(p));
-    else if (c == "gen.seq_brackets") out.push_back(seq_brackets(p));
-    else if (c == "gen.fork_no_double_count") out.push_back(fork_no_double_count(p));
+    else if (c == "gen_vtime.frederic_loops")
+      out.push_back(frederic_loops(p));
+    else if (c == "gen_vtime.attribution_bound")
+      out.push_back(attribution_bound(p));
+    else if (c == "gen_vtime.aligned_tick_user_loop")
+      out.push_back(aligned_tick(p));
+    else if (c == "gen_vtime.fewer_clock_reads")
+      out.push_back(fewer_clock_reads(p));
+    else if (c == "gen_vtime.reader_monotonic")
+      out.push_back(reader_monotonic(p));
+    else if (c == "gen_vtime.seq_brackets")
+      out.push_back(seq_brackets(p));
+    else if (c == "gen_vtime.fork_no_double_count")
+      out.push_back(fork_no_double_count(p));
     else {
       Result r;
       r.name = c;

@@ -35,7 +35,7 @@ Result steps_in_both_modes(arch::KVersion before, arch::KVersion after, unsigned
 // pins it for as long as it stays lazy. Observed on a script (docs: "pin").
 Result free_timing(const arch::Patch& p) {
   Result r;
-  r.name = "lazytlb.free_timing";
+  r.name = "lazy_tlb.free_timing";
   Script shown;
   auto pin = [&](Arch a, arch::KVersion v, int spins) {
     Script s;
@@ -75,7 +75,7 @@ Result free_timing(const arch::Patch& p) {
 
 Result ipi_cost(const arch::Patch& p) {
   Result r;
-  r.name = "lazytlb.ipi_cost";
+  r.name = "lazy_tlb.ipi_cost";
   auto seed_costs = [](arch::KVersion v, int n) {
     auto seed = seed_scenario(n, 4, Arch::PpcRadix, v);
     Script loop = seed.script;
@@ -115,11 +115,11 @@ std::vector<Result> lazytlb_claims(const arch::Patch& p, unsigned timeout_ms) {
   for (auto claim : p.claims) {
     if (claim.empty()) continue;
     const std::string c(claim);
-    if (c == "lazytlb.shootdown_as_safe_as_refcount" || c == "lazytlb.as_safe_as_before") {
+    if (c == "lazy_tlb.shootdown_as_safe_as_refcount" || c == "lazy_tlb.as_safe_as_before") {
       std::vector<Result> parts;
       parts.push_back(lazytlb_explored("explore before", Arch::PpcRadix, p.before, claim_sizes(), nullptr));
       parts.push_back(lazytlb_explored("explore after", Arch::PpcRadix, p.after, claim_sizes(), nullptr));
-      if (c == "lazytlb.shootdown_as_safe_as_refcount") {
+      if (c == "lazy_tlb.shootdown_as_safe_as_refcount") {
         parts.push_back(lazytlb_explored("explore after (hash)", Arch::PpcHash, p.after, claim_sizes(), nullptr));
         parts.push_back(lazytlb_explored("explore refcount arches", Arch::Generic, p.after, claim_sizes(), nullptr));
       }
@@ -128,9 +128,9 @@ std::vector<Result> lazytlb_claims(const arch::Patch& p, unsigned timeout_ms) {
                        "same invariants (no dangling active_mm, no underflow, accounting, no leak, mask covers users, "
                        "own-bit clears) checked on every reachable state and by Z3 per step: ");
       out.push_back(std::move(r));
-    } else if (c == "lazytlb.free_timing") {
+    } else if (c == "lazy_tlb.free_timing") {
       out.push_back(free_timing(p));
-    } else if (c == "lazytlb.ipi_cost") {
+    } else if (c == "lazy_tlb.ipi_cost") {
       out.push_back(ipi_cost(p));
     } else {
       Result r;

@@ -120,7 +120,7 @@ std::vector<Result> native_vtime_claims(const arch::Patch& patch, unsigned timeo
     r.verdict = Verdict::Holds;
     r.approximations = {kSeq};
     std::vector<std::string> parts;
-    if (claim == "native.unscaled_unchanged") {
+    if (claim == "native_vtime.unscaled_unchanged") {
       // (1) Z3: every hook from the same state gives the same unscaled fields with and without
       // the scaled code; (2) concrete: generated traces replay to identical unscaled outputs.
       for (unsigned w : {32u, 64u}) {
@@ -151,14 +151,15 @@ std::vector<Result> native_vtime_claims(const arch::Patch& patch, unsigned timeo
         }
       parts.push_back(fmt::format("Z3: each kernel-side hook's unscaled fields equal with and without the scaled code; "
                                   "{} generated traces replay to identical kcpustat and task times", traces));
-    } else if (claim == "native.scaled_equals_unscaled") {
+    } else if (claim == "native_vtime.scaled_equals_unscaled") {
       // The dropped CPUs have no SPURR/PURR: read_spurr() returns the TB. Is the removed code's
       // output equal to the unscaled one? Not per call: the SPURR delta also spans the kernel
       // time before the user stretch, which the split redistributes in the s:u ratio.
       for (const auto& c : dropped) {
         const std::uint64_t k = 1000, u = 3000, s = 2000;
         const auto text = split_trace(std::string(c.name).c_str(), k, u, s, c.tb_hz);
-        const bool found = replays_finding(text, std::string(c.name).c_str(), before, "native.scaled_equals_unscaled");
+        const bool found =
+            replays_finding(text, std::string(c.name).c_str(), before, "native_vtime.scaled_equals_unscaled");
         parts.push_back(fmt::format("{} ({}): {}", c.name, before.name(),
                                     found ? "differs (replayed): with k TB ticks of kernel time before a user stretch, "
                                             "stime_scaled = (k+u+s)*s/(s+u) != s"
@@ -170,16 +171,17 @@ std::vector<Result> native_vtime_claims(const arch::Patch& patch, unsigned timeo
           r.inputs = {{"cpu", c.name}, {"k", k}, {"u", u}, {"s", s}};
         }
       }
-      parts.push_back("the sums agree: utimescaled + stimescaled == the TB ticks split (native.split_sum), so the removed "
-                      "code moved time between the scaled user and system figures and computed nothing new in total");
-    } else if (claim == "native.split_no_overflow") {
+      parts.push_back(
+          "the sums agree: utimescaled + stimescaled == the TB ticks split (native_vtime.split_sum), so the removed "
+          "code moved time between the scaled user and system figures and computed nothing new in total");
+    } else if (claim == "native_vtime.split_no_overflow") {
       for (const auto& c : dropped) {
         const bool w32 = c.word_bits == 32;
         // First overflow: dS * s >= 2^W with dS = k + u + s; the smallest square: s = dS ~ 2^(W/2).
         const std::uint64_t s = w32 ? 65'536 : std::uint64_t{1} << 32, u = 1, k = 1;
         const double secs = double(s) / double(c.tb_hz);
         const auto text = split_trace(std::string(c.name).c_str(), k, u, s, c.tb_hz);
-        const bool found = replays_finding(text, std::string(c.name).c_str(), before, "native.split_no_overflow");
+        const bool found = replays_finding(text, std::string(c.name).c_str(), before, "native_vtime.split_no_overflow");
         parts.push_back(fmt::format("{}: before the patch dS*s wraps at {} bits from s ~ dS = {} TB ticks ({:.4g} s of "
                                     "kernel time without a vtime_delta at {} Hz){}; after: no split",
                                     c.name, c.word_bits, s, secs, c.tb_hz, found ? ", replayed" : ", NOT replayed"));

@@ -1,4 +1,4 @@
-// Proof model "lazytlb" (docs/models/lazy-tlb.md); the LazyTlb patch validator is in
+// Proof model "lazy_tlb" (docs/models/lazy-tlb.md); the LazyTlb patch validator is in
 // proofs/claims_lazytlb.cpp.
 //
 // Step jobs: for every structural state the explorer reaches in a small world (2 CPUs, 2
@@ -205,9 +205,9 @@ std::vector<Result> step_jobs(const ModeCase& mc, unsigned timeout_ms, const std
   std::vector<Result> out;
   for (auto& [op, items] : per_op) {
     const std::size_t total = shapes_per_op[op];
-    StepJob job(fmt::format("lazytlb.step[{},{}]", op_name(Op(op)), mc.name),
-                {fmt::format("structure: the first {} reachable states (BFS) of a {}-CPU, {}-task, {}-mm world{}", ex.states,
-                             h.sizes.cpus, h.sizes.tasks, h.sizes.mms,
+    StepJob job(fmt::format("lazy_tlb.step[{},{}]", op_name(Op(op)), mc.name),
+                {fmt::format("structure: the first {} reachable states (BFS) of a {}-CPU, {}-task, {}-mm world{}",
+                             ex.states, h.sizes.cpus, h.sizes.tasks, h.sizes.mms,
                              total > kStatesPerOp ? fmt::format(", first {} shapes per event kind", kStatesPerOp) : ""),
                  "mm_users/mm_count: any 32-bit values satisfying the accounting relation, with up to 2^31-64 outside "
                  "references",

@@ -20,7 +20,7 @@ using S = Symbolic;
 namespace {
 
 constexpr const char* kSeq = kNativeSeqNote;
-constexpr const char* kNoSteal = "no SPLPAR steal (steal enters as a free DTL input; see native.steal_clamped)";
+constexpr const char* kNoSteal = "no SPLPAR steal (steal enters as a free DTL input; see native_vtime.steal_clamped)";
 
 NativeCfg base_cfg(unsigned w, bool scaled, bool flush_epoch = true) { return native_base_cfg(w, scaled, flush_epoch); }
 

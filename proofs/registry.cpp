@@ -8,12 +8,12 @@ namespace kacct::proofs {
 std::span<const ProofModel> proof_model_table() {
   static constexpr std::array table = {
       ProofModel{arch::lemmas[0].proof_model, division_all_jobs},
-      ProofModel{arch::mechanism(arch::Mechanism::CputimeAdjust).proof_model, cputime_all_jobs},
-      ProofModel{arch::mechanism(arch::Mechanism::Tick).proof_model, tick_all_jobs},
-      ProofModel{arch::mechanism(arch::Mechanism::LazyTlb).proof_model, lazytlb_all_jobs},
-      ProofModel{arch::mechanism(arch::Mechanism::PsiIrq).proof_model, psi_all_jobs},
-      ProofModel{arch::mechanism(arch::Mechanism::NativeVtime).proof_model, native_all_jobs},
-      ProofModel{arch::mechanism(arch::Mechanism::GenVtime).proof_model, gen_all_jobs},
+      ProofModel{arch::mechanism(arch::Mechanism::CputimeAdjust).name, cputime_all_jobs},
+      ProofModel{arch::mechanism(arch::Mechanism::Tick).name, tick_all_jobs},
+      ProofModel{arch::mechanism(arch::Mechanism::LazyTlb).name, lazytlb_all_jobs},
+      ProofModel{arch::mechanism(arch::Mechanism::PsiIrq).name, psi_all_jobs},
+      ProofModel{arch::mechanism(arch::Mechanism::NativeVtime).name, native_all_jobs},
+      ProofModel{arch::mechanism(arch::Mechanism::GenVtime).name, gen_all_jobs},
   };
   return table;
 }

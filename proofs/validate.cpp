@@ -39,9 +39,10 @@ std::vector<std::string> proof_models() {
 
 std::vector<Result> prove(const ProveOptions& o) {
   std::vector<Result> out;
-  bool known = o.model.empty();
+  const std::string model = arch::canonical_name(o.model);  // an old spelling still works
+  bool known = model.empty();
   for (const auto& m : proof_model_table()) {
-    if (!o.model.empty() && o.model != m.name) continue;
+    if (!model.empty() && model != m.name) continue;
     known = true;
     for (auto& r : m.jobs(o.timeout_ms)) {
       require_replay(r);

@@ -25,7 +25,7 @@ struct LtModel {
   Cfg cfg;
 };
 struct LtSut {
-  Script script;  // the events so far, for the failure message (replays with kacct lazytlb run)
+  Script script;  // the events so far, for the failure message (replays with kacct lazy-tlb run)
   World<Concrete> w;
   Costs costs;
 };

@@ -103,9 +103,9 @@ TEST_P(NativeProp, CheckedAndBoundedByTheLedger) {
           RC_ASSERT(r.backend_result<model::native::NativeResult>() != nullptr);
           bool steal_finding = false, stale = false;
           for (const auto& f : r.backend_result<model::native::NativeResult>()->findings) {
-            steal_finding = steal_finding || f.invariant == "native.steal_clamped" ||
-                            f.invariant == "native.idle_steal_counted_twice";
-            stale = stale || f.invariant == "native.stale_startspurr";
+            steal_finding = steal_finding || f.invariant == "native_vtime.steal_clamped" ||
+                            f.invariant == "native_vtime.idle_steal_counted_twice";
+            stale = stale || f.invariant == "native_vtime.stale_startspurr";
           }
           if (steal_finding) continue;  // the kernel's DTL steal handling over/under-counts: findings, not model errors
           const auto err = ledger_error(t, prog.value(), r, c.model.native, stale);

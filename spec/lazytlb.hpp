@@ -64,26 +64,27 @@ inline std::vector<Violation> check(const model::lazytlb::World<Concrete>& w, co
     // L1: no CPU uses a freed mm, lazily or not (and under refcounting rq->prev_mm, which
     // finish_task_switch will mmdrop, is alive too; under shootdown it is only compared).
     if (freed(t.active_mm))
-      out.push_back({"lazytlb.no_dangling_active_mm",
+      out.push_back({"lazy_tlb.no_dangling_active_mm",
                      "CPU " + std::to_string(c) + " has active_mm = freed mm " + std::to_string(t.active_mm)});
     if (!cfg.shootdown && freed(w.cpus[c].prev_mm))
-      out.push_back({"lazytlb.no_dangling_active_mm",
+      out.push_back({"lazy_tlb.no_dangling_active_mm",
                      "CPU " + std::to_string(c) + " rq->prev_mm = freed mm " + std::to_string(w.cpus[c].prev_mm)});
     // L5: under shootdown every CPU using an mm (lazily or not) is in its mm_cpumask.
     if (cfg.shootdown)
       for (model::lazytlb::Ref m : {t.active_mm, t.mm})
         if (m >= 0 && !freed(m) && !w.mms[m].mask.test(c))
-          out.push_back({"lazytlb.mask_covers_users",
-                         "CPU " + std::to_string(c) + " uses mm " + std::to_string(m) + " but is not in its mm_cpumask"});
+          out.push_back({"lazy_tlb.mask_covers_users", "CPU " + std::to_string(c) + " uses mm " + std::to_string(m) +
+                                                           " but is not in its mm_cpumask"});
   }
   for (int i = 0; i < int(w.tasks.size()); ++i) {
     const model::lazytlb::Task& t = w.tasks[i];
     if (t.st == model::lazytlb::TaskState::Unborn) continue;
     if (t.st != model::lazytlb::TaskState::Dead && freed(t.mm))
-      out.push_back({"lazytlb.no_dangling_active_mm", "task " + std::to_string(i) + " has mm = freed mm"});
+      out.push_back({"lazy_tlb.no_dangling_active_mm", "task " + std::to_string(i) + " has mm = freed mm"});
     // L8: a switched-out task with no mm has no active_mm.
     if (t.st != model::lazytlb::TaskState::Running && t.mm == model::lazytlb::kNull && t.active_mm != model::lazytlb::kNull)
-      out.push_back({"lazytlb.switched_out_kthread_no_active_mm", "task " + std::to_string(i) + " keeps an active_mm off-CPU"});
+      out.push_back(
+          {"lazy_tlb.switched_out_kthread_no_active_mm", "task " + std::to_string(i) + " keeps an active_mm off-CPU"});
   }
   for (int m = 0; m < int(w.mms.size()); ++m) {
     if (w.mms[m].st == model::lazytlb::MmState::Unborn) continue;
@@ -92,28 +93,30 @@ inline std::vector<Violation> check(const model::lazytlb::World<Concrete>& w, co
     // L2 + L3/L4 (underflow itself is an obligation of the step).
     if (!accounting(d, w, cfg, model::lazytlb::Ref(m), 0u, 0u)) {
       Holders h = holders(w, model::lazytlb::Ref(m));
-      out.push_back({"lazytlb.accounting",
-                     "mm " + std::to_string(m) + ": mm_users=" + std::to_string(w.cnt[m].mm_users) +
-                         " mm_count=" + std::to_string(w.cnt[m].mm_count) + " but holders users=" +
-                         std::to_string(h.users) + " grabs=" + std::to_string(h.grabs) + " lazy=" + std::to_string(h.lazy)});
+      out.push_back({"lazy_tlb.accounting",
+                     "mm " + std::to_string(m) + ": mm_users=" + std::to_string(w.cnt[m].mm_users) + " mm_count=" +
+                         std::to_string(w.cnt[m].mm_count) + " but holders users=" + std::to_string(h.users) +
+                         " grabs=" + std::to_string(h.grabs) + " lazy=" + std::to_string(h.lazy)});
     }
     // L7 no leak: an mm nobody references is freed.
     if (w.mms[m].st == model::lazytlb::MmState::Live && w.cnt[m].mm_count == 0)
-      out.push_back({"lazytlb.no_leak", "mm " + std::to_string(m) + " has mm_count 0 but is not freed"});
+      out.push_back({"lazy_tlb.no_leak", "mm " + std::to_string(m) + " has mm_count 0 but is not freed"});
     // Under shootdown the lazy users do not pin the mm: once the last real reference is gone
     // it is freed in the same step (no zombie mm).
     if (cfg.shootdown && w.mms[m].st == model::lazytlb::MmState::Live) {
       Holders h = holders(w, model::lazytlb::Ref(m));
       if (h.users == 0 && h.grabs == 0)
-        out.push_back({"lazytlb.shootdown_frees_at_last_drop", "mm " + std::to_string(m) + " outlives its last real reference"});
+        out.push_back(
+            {"lazy_tlb.shootdown_frees_at_last_drop", "mm " + std::to_string(m) + " outlives its last real reference"});
     }
   }
   // L10: a CPU clears only its own mm_cpumask bit.
   for (const auto& cl : log.clears)
     if (cl.by != cl.bit)
-      out.push_back({"lazytlb.own_bit_only", "CPU " + std::to_string(cl.by) + " cleared CPU " + std::to_string(cl.bit) +
-                                                 "'s bit in mm " + std::to_string(cl.mm) + "'s mm_cpumask"});
-  for (auto wmsg : log.warns) out.push_back({"lazytlb.kernel_warn", std::string(wmsg)});
+      out.push_back({"lazy_tlb.own_bit_only", "CPU " + std::to_string(cl.by) + " cleared CPU " +
+                                                  std::to_string(cl.bit) + "'s bit in mm " + std::to_string(cl.mm) +
+                                                  "'s mm_cpumask"});
+  for (auto wmsg : log.warns) out.push_back({"lazy_tlb.kernel_warn", std::string(wmsg)});
   return out;
 }
 

@@ -2,18 +2,18 @@
 // concrete run checks them after every event (check mode), the prover asks Z3 for a state and
 // input that break them (proofs/jobs_native.cpp). Names are stable: they appear in verdicts.
 //
-//  native.tb_conserved      every TB tick since boot is in exactly one place: handed to the
-//                           generic sinks, pending in a bucket, or in the open interval
-//                           (mod 2^W; holds without SPLPAR steal, see native.steal_clamped)
-//  native.ns_bounded        flushed ns vs the exact ns of the flushed TB ticks: never more, and
-//                           less by at most (2^shift + 1) ns per conversion (tb_to_ns truncation)
-//  native.snapshots_monotone starttime / starttime_user move forward, never past now
-//  native.split_sum         stime_scaled + utime_scaled == SPURR delta (when the product fits)
-//  native.split_bounds      each share <= SPURR delta (when the product fits)
-//  native.split_identity    SPURR delta == s + u  ->  shares == (s, u)
-//  native.split_no_overflow s + u < 2^W, and dS * s < 2^W when it divides: the hazard, exact bounds
-//  native.flush_zeroes      after vtime_flush every bucket (and utime_sspurr) is 0
-//  native.flush_attribution a flush charges the task that was running while the time accrued
+//  native_vtime.tb_conserved       every TB tick since boot is in exactly one place: handed to the
+//                                  generic sinks, pending in a bucket, or in the open interval
+//                                  (mod 2^W; holds without SPLPAR steal, see native_vtime.steal_clamped)
+//  native_vtime.ns_bounded         flushed ns vs the exact ns of the flushed TB ticks: never more, and
+//                                  less by at most (2^shift + 1) ns per conversion (tb_to_ns truncation)
+//  native_vtime.snapshots_monotone starttime / starttime_user move forward, never past now
+//  native_vtime.split_sum          stime_scaled + utime_scaled == SPURR delta (when the product fits)
+//  native_vtime.split_bounds       each share <= SPURR delta (when the product fits)
+//  native_vtime.split_identity     SPURR delta == s + u  ->  shares == (s, u)
+//  native_vtime.split_no_overflow  s + u < 2^W, and dS * s < 2^W when it divides: the hazard, exact bounds
+//  native_vtime.flush_zeroes       after vtime_flush every bucket (and utime_sspurr) is 0
+//  native_vtime.flush_attribution  a flush charges the task that was running while the time accrued
 #pragma once
 #include "model/native/native.hpp"
 

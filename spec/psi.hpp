@@ -26,23 +26,25 @@ namespace kacct::spec::psi {
 
 // ---- state invariants (any domain)
 
-// psi.seq_even: no write section left open between events (a lockless reader would spin).
+// psi_irq.seq_even: no write section left open between events (a lockless reader would spin).
 template <class D> boolean<D> seq_even(D& d, const model::psi::World<D>& w) {
   boolean<D> r = d.lit_bool(true);
-  auto even = [&](const u32<D>& s) { return d.eq(d.urem(s, d.template lit<32>(2), "psi.seq_even"), d.template lit<32>(0)); };
+  auto even = [&](const u32<D>& s) {
+    return d.eq(d.urem(s, d.template lit<32>(2), "psi_irq.seq_even"), d.template lit<32>(0));
+  };
   for (const auto& g : w.v.gc)
     for (const auto& c : g) r = d.band(r, even(c.seq));
   for (const auto& c : w.v.cpu) r = d.band(r, even(c.psi_seq));
   return r;
 }
-// psi.base_le_total: the PSI base never runs ahead of irq_time_read (pending >= 0).
+// psi_irq.base_le_total: the PSI base never runs ahead of irq_time_read (pending >= 0).
 template <class D> boolean<D> base_le_total(D& d, const model::psi::PsiCfg& cfg, const model::psi::World<D>& w) {
   boolean<D> r = d.lit_bool(true);
   for (const auto& c : w.v.cpu)
     r = d.band(r, d.ule(cfg.charge_at_tick() ? c.psi_irq_time : c.acct.rq.prev_irq_time, c.acct.irqtime.total));
   return r;
 }
-// psi.monotonic: psi_irq_time, prev_irq_time and the irq total never go backwards (the rq
+// psi_irq.monotonic: psi_irq_time, prev_irq_time and the irq total never go backwards (the rq
 // clocks' monotonicity is model/tick's, proved there).
 template <class D> boolean<D> monotonic(D& d, const model::psi::World<D>& a, const model::psi::World<D>& b) {
   boolean<D> r = d.lit_bool(true);
@@ -88,26 +90,29 @@ class Checker {
 
   std::optional<Violation> after(const model::psi::World<Concrete>& before, const model::psi::World<Concrete>& w, const EventInfo& e) {
     Concrete d;
-    // psi.lock_held
+    // psi_irq.lock_held
     for (std::size_t i = n_faults_; i < w.c.faults.size(); ++i) {
       const auto& f = w.c.faults[i];
       const auto torn = seq_dump(w);
-      return Violation{"psi.lock_held", fmt::format("cpu {} wrote {} of cpu {} without holding rq {}'s lock (owner {}){}",
-                                                    f.actor, f.what, f.cpu, f.cpu, lock_name(before, f.cpu),
-                                                    torn.empty() ? "" : "; after the event " + torn + "(torn: readers spin)")};
+      return Violation{"psi_irq.lock_held",
+                       fmt::format("cpu {} wrote {} of cpu {} without holding rq {}'s lock (owner {}){}", f.actor,
+                                   f.what, f.cpu, f.cpu, lock_name(before, f.cpu),
+                                   torn.empty() ? "" : "; after the event " + torn + "(torn: readers spin)")};
     }
     n_faults_ = w.c.faults.size();
-    if (!seq_even(d, w)) return Violation{"psi.seq_even", "a sequence count is odd after the event: " + seq_dump(w)};
-    if (!monotonic(d, before, w)) return Violation{"psi.monotonic", "a PSI base or the irq total went backwards"};
-    if (!base_le_total(d, cfg_, w)) return Violation{"psi.base_le_total", "a PSI base is ahead of irq_time_read()"};
+    if (!seq_even(d, w))
+      return Violation{"psi_irq.seq_even", "a sequence count is odd after the event: " + seq_dump(w)};
+    if (!monotonic(d, before, w)) return Violation{"psi_irq.monotonic", "a PSI base or the irq total went backwards"};
+    if (!base_le_total(d, cfg_, w)) return Violation{"psi_irq.base_le_total", "a PSI base is ahead of irq_time_read()"};
     // New charges: attribution, width, then the hierarchy sums.
     for (std::size_t i = n_charges_; i < w.c.charges.size(); ++i) {
       const auto& ch = w.c.charges[i];
       if (auto v = attribution(ch, e)) return v;
       if (ch.leaf >= 0 && ch.delta >> 32)
-        return Violation{"psi.delta_fits_u32",
+        return Violation{"psi_irq.delta_fits_u32",
                          fmt::format("cpu {}: one charge of {} ns to task {} does not fit the u32 times[IRQ_FULL] add; "
-                                     "{} ns are lost mod 2^32", ch.cpu, ch.delta, ch.task, ch.delta - (ch.delta & 0xffffffffu))};
+                                     "{} ns are lost mod 2^32",
+                                     ch.cpu, ch.delta, ch.task, ch.delta - (ch.delta & 0xffffffffu))};
       charged_[ch.cpu] += ch.delta;
       if (ch.leaf >= 0)
         for (int g : w.c.chain(ch.leaf))
@@ -117,32 +122,34 @@ class Checker {
     for (std::size_t g = 0; g < w.v.gc.size(); ++g)
       for (std::size_t c = 0; c < w.v.cpu.size(); ++c)
         if (w.v.gc[g][c].irq_full != std::uint32_t(cfg_.has_psi_irq() ? expected_[g][c] : 0))
-          return Violation{"psi.hierarchy",
-                           fmt::format("group {} cpu {}: times[IRQ_FULL] = {}, but the charges to it and its descendants "
-                                       "sum to {} (mod 2^32: {})", g, c, w.v.gc[g][c].irq_full, expected_[g][c],
-                                       std::uint32_t(expected_[g][c]))};
-    // psi.conservation: charged (and, pre-fix, consumed for idle) + pending == accrued.
+          return Violation{
+              "psi_irq.hierarchy",
+              fmt::format("group {} cpu {}: times[IRQ_FULL] = {}, but the charges to it and its descendants "
+                          "sum to {} (mod 2^32: {})",
+                          g, c, w.v.gc[g][c].irq_full, expected_[g][c], std::uint32_t(expected_[g][c]))};
+    // psi_irq.conservation: charged (and, pre-fix, consumed for idle) + pending == accrued.
     for (std::size_t c = 0; c < w.v.cpu.size(); ++c) {
       const auto& pc = w.v.cpu[c];
       if (pc.acct.irqtime.total - total0_[c] != accrued_[c])
-        return Violation{"psi.irq_clock", fmt::format("cpu {}: irq_time_read() grew by {} but {} ns of irq ran", c,
-                                                      pc.acct.irqtime.total - total0_[c], accrued_[c])};
+        return Violation{"psi_irq.irq_clock", fmt::format("cpu {}: irq_time_read() grew by {} but {} ns of irq ran", c,
+                                                          pc.acct.irqtime.total - total0_[c], accrued_[c])};
       if (!cfg_.has_psi_irq() || !cfg_.irqtime) continue;
       const std::uint64_t base = cfg_.charge_at_tick() ? pc.psi_irq_time : pc.acct.rq.prev_irq_time;
       const std::uint64_t pending = pc.acct.irqtime.total - base;
       max_pending_ = std::max(max_pending_, pending);
       if (charged_[c] + pending != accrued_[c])
-        return Violation{"psi.conservation",
-                         fmt::format("cpu {}: {} ns charged + {} ns pending != {} ns of irq time accrued ({})", c,
-                                     charged_[c], pending, accrued_[c],
-                                     charged_[c] + pending > accrued_[c] ? "counted twice" : "lost")};
-      // psi.bounded_lag (6.10+): a charge point leaves nothing pending.
+        return Violation{
+            "psi_irq.conservation",
+            fmt::format("cpu {}: {} ns charged + {} ns pending != {} ns of irq time accrued ({})", c, charged_[c],
+                        pending, accrued_[c], charged_[c] + pending > accrued_[c] ? "counted twice" : "lost")};
+      // psi_irq.bounded_lag (6.10+): a charge point leaves nothing pending.
       if (cfg_.charge_at_tick() && e.cpu == int(c) && pending != 0) {
         const bool tick_point = e.kind == EventInfo::Tick && e.curr_before[c] != 0;
         const bool switch_point = e.kind == EventInfo::Switch && e.prev != e.next && e.prev != 0 &&
                                   e.group_before[e.prev] != e.group_before[e.next];
         if (tick_point || switch_point)
-          return Violation{"psi.bounded_lag", fmt::format("cpu {}: {} ns still pending after a charge point", c, pending)};
+          return Violation{"psi_irq.bounded_lag",
+                           fmt::format("cpu {}: {} ns still pending after a charge point", c, pending)};
       }
     }
     return std::nullopt;
@@ -161,13 +168,15 @@ class Checker {
       if (w.v.cpu[c].psi_seq & 1) s += fmt::format("psi_seq[cpu {}]={} ", c, w.v.cpu[c].psi_seq);
     return s;
   }
-  // psi.attribution: the charged task and group are the version's.
+  // psi_irq.attribution: the charged task and group are the version's.
   std::optional<Violation> attribution(const model::psi::Charge& ch, const EventInfo& e) const {
     auto bad = [&](const std::string& why) {
-      return Violation{"psi.attribution", fmt::format("cpu {}: charge of {} ns to task {} (group {}) at {}: {}", ch.cpu,
-                                                      ch.delta, ch.task, ch.leaf,
-                                                      ch.site == model::psi::Site::Tick ? "sched_tick" : ch.site == model::psi::Site::Switch ? "__schedule" : "update_rq_clock",
-                                                      why)};
+      return Violation{"psi_irq.attribution", fmt::format("cpu {}: charge of {} ns to task {} (group {}) at {}: {}",
+                                                          ch.cpu, ch.delta, ch.task, ch.leaf,
+                                                          ch.site == model::psi::Site::Tick     ? "sched_tick"
+                                                          : ch.site == model::psi::Site::Switch ? "__schedule"
+                                                                                                : "update_rq_clock",
+                                                          why)};
     };
     const int truth_group = ch.task == 0 ? 0 : e.group_before[ch.task];
     if (ch.leaf >= 0 && ch.leaf != truth_group) return bad(fmt::format("the task is in group {}", truth_group));

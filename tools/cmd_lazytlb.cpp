@@ -1,4 +1,4 @@
-// kacct lazytlb: the lazy-TLB mm model (docs/models/lazy-tlb.md).
+// kacct lazy-tlb: the lazy-TLB mm model (docs/models/lazy-tlb.md).
 //   explore  every reachable state of a small world (states, depth, first violation as a script)
 //   run      replay an event script, checking every invariant after every event
 //   seed     the seed scenario (N CPUs, N threads through idle): costs per context switch by
@@ -91,7 +91,7 @@ void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool j
   if (json) {
     print_json(j);
   } else {
-    fmt::print("lazytlb explore: {} {} ({}), {} CPUs, {} tasks, {} mms{}\n", arch_name(o.header.arch),
+    fmt::print("lazy-tlb explore: {} {} ({}), {} CPUs, {} tasks, {} mms{}\n", arch_name(o.header.arch),
                o.header.version.str(), mode_name(cfg), s.cpus, s.tasks, s.mms,
                o.header.mutants.empty() ? "" : fmt::format(", mutants {}", fmt::join(o.header.mutants, ",")));
     fmt::print("  states {}  transitions {}  depth {}  ({:.2f} s){}\n", r.states, r.transitions, r.depth, sec,
@@ -99,8 +99,8 @@ void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool j
     fmt::print("  mm frees {}  states with a zombie mm (pinned only by lazy refs) {}  most IPIs by one event {}\n",
                r.frees, r.zombie_states, r.max_ipis_step);
     if (r.violation) {
-      fmt::print("  VIOLATED {}: {}\n  counterexample (replay with `kacct lazytlb run FILE`):\n", r.violation->invariant,
-                 r.violation->detail);
+      fmt::print("  VIOLATED {}: {}\n  counterexample (replay with `kacct lazy-tlb run FILE`):\n",
+                 r.violation->invariant, r.violation->detail);
       for (auto& line : write_script(*r.counterexample)) std::fputc(line, stdout);
     } else {
       fmt::print("  {}\n", r.truncated ? "verdict unknown (state space not exhausted)" : "every invariant holds in every reachable state");

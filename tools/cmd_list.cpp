@@ -48,11 +48,12 @@ json patch_json(const arch::Patch& p) {
 json mechanism_json(const arch::MechanismInfo& m) {
   auto opt = [](std::string_view s) { return s.empty() ? json(nullptr) : json(s); };
   return json{{"name", m.name},
-              {"command", opt(m.command)},
-              {"proof_model", m.proof_model},
-              {"claim_prefix", m.claim_prefix},
+              {"command", opt(arch::command_name(m))},
+              {"proof_model", m.name},
+              {"claim_prefix", m.name},
               {"doc", m.doc},
-              {"config_part", opt(m.config_part)}};
+              {"config_part", opt(m.config_part)},
+              {"legacy", json{{"command", opt(m.legacy.command)}, {"prefix", opt(m.legacy.prefix)}}}};
 }
 std::string yn(bool b) { return b ? "yes" : "no"; }
 
@@ -106,11 +107,16 @@ void list(const std::string& what, bool as_json) {
       for (const auto& m : arch::mechanisms) a.push_back(mechanism_json(m));
       return print_json(a);
     }
-    Table t({"mechanism", "command", "proof model", "claims", "config", "doc"});
-    for (const auto& m : arch::mechanisms)
-      t.row({std::string(m.name), m.command.empty() ? "-" : std::string(m.command), std::string(m.proof_model),
-             std::string(m.claim_prefix) + ".*", m.config_part.empty() ? "-" : "VERSION-" + std::string(m.config_part),
-             std::string(m.doc)});
+    Table t({"mechanism", "command", "proof model", "claims", "config", "doc", "old names"});
+    for (const auto& m : arch::mechanisms) {
+      std::string old;
+      if (!m.legacy.command.empty()) old = "command " + std::string(m.legacy.command);
+      if (!m.legacy.prefix.empty())
+        old += (old.empty() ? "" : ", ") + std::string("prefix ") + std::string(m.legacy.prefix);
+      t.row({std::string(m.name), m.command ? arch::command_name(m) : "-", std::string(m.name),
+             std::string(m.name) + ".*", m.config_part.empty() ? "-" : "VERSION-" + std::string(m.config_part),
+             std::string(m.doc), old.empty() ? "-" : old});
+    }
     fmt::print("{}", t.str());
     for (const auto& l : arch::lemmas)
       fmt::print("proof model {}: lemmas of {}\n", l.proof_model, arch::mechanism(l.of).name);

@@ -1,5 +1,5 @@
-// kacct native: the native vtime model's own views: `native cost` (the MPC8xx pthread_yield
-// seed scenario's operation counts per iteration, JSON) and `native seed-trace` (the trace).
+// kacct native-vtime: the native vtime model's own views: `native-vtime cost` (the MPC8xx pthread_yield
+// seed scenario's operation counts per iteration, JSON) and `native-vtime seed-trace` (the trace).
 #include <fmt/format.h>
 
 #include <memory>

@@ -47,7 +47,8 @@ void print_trace(const std::string& ce, std::string_view indent) {
   }
 }
 
-void prove_cmd(const std::string& model, unsigned timeout, bool as_json) {
+void prove_cmd(const std::string& given, unsigned timeout, bool as_json) {
+  const std::string model = arch::canonical_name(given);  // an old spelling still works
   if (!model.empty()) {
     auto models = proofs::proof_models();
     if (std::find(models.begin(), models.end(), model) == models.end())
@@ -125,7 +126,7 @@ void add_proofs(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* prove = app.add_subcommand("prove", "Prove the spec invariants of the models (Z3); exit = worst verdict");
-  prove->add_option("--model", o->model, "tick | cputime_adjust | division | psi_irq (default: all)");
+  prove->add_option("--model", o->model, fmt::format("{} (default: all)", join(proofs::proof_models(), " | ")));
   prove->add_option("--timeout-ms", o->timeout, "solver timeout per obligation")->check(CLI::Range(1u, 86'400'000u));
   prove->add_flag("--json", o->json, "JSON output: a list of Result::json()");
   prove->callback([o] { prove_cmd(o->model, o->timeout, o->json); });

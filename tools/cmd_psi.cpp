@@ -1,4 +1,4 @@
-// kacct psi run / kacct psi seed: PSI irq event scripts (docs/models/psi-irq.md) on a kernel
+// kacct psi-irq run / kacct psi-irq seed: PSI irq event scripts (docs/models/psi-irq.md) on a kernel
 // version, with the invariants checked after every event and the cost counters per call.
 #include <fmt/format.h>
 
@@ -90,7 +90,7 @@ void run_cmd(const Opts& o) {
       shown.version = cfg.ver;
       shown.variant = cfg.variant;
       shown.events.resize(*r.failed_at + 1);
-      fmt::print("VIOLATED {} at event {} (line {}): {}\ncounterexample (replays with kacct psi run):\n{}",
+      fmt::print("VIOLATED {} at event {} (line {}): {}\ncounterexample (replays with kacct psi-irq run):\n{}",
                  r.violation->invariant, *r.failed_at + 1, r.line, r.violation->message, write_script(shown));
     } else {
       fmt::print("all invariants hold\n");
@@ -115,8 +115,10 @@ void seed_cmd(const Opts& o) {
                       {"6.12 (3840cbe24cf0)", arch::v(6, 12), "not measured"},
                       {"6.17 (570c8efd5eb7)", arch::v(6, 17), "not measured"}};
   json out;
-  out["scenario"] = json{{"cgroup_levels_incl_root", 3}, {"calls_per_tick", o.calls}, {"ticks", o.ticks},
-                         {"script", "kacct psi seed --script"}};
+  out["scenario"] = json{{"cgroup_levels_incl_root", 3},
+                         {"calls_per_tick", o.calls},
+                         {"ticks", o.ticks},
+                         {"script", "kacct psi-irq seed --script"}};
   out["versions"] = json::array();
   for (const auto& row : rows) {
     PsiCfg cfg;

@@ -121,7 +121,11 @@ std::string_view platform_name(arch::Platform p) {
 // Both from the mechanism table (arch/mechanisms.hpp).
 std::string_view mechanism_name(arch::Mechanism m) { return arch::mechanism(m).name; }
 std::string_view accounting_name(arch::Accounting a) { return arch::config_part(a); }
-std::string command_name(arch::Mechanism m) { return std::string(arch::mechanism(m).command); }
+std::string command_name(arch::Mechanism m) { return arch::command_name(arch::mechanism(m)); }
+void add_legacy_aliases(CLI::App& app) {
+  for (const auto& m : arch::mechanisms)
+    if (!m.legacy.command.empty()) app.get_subcommand(arch::command_name(m))->alias(std::string(m.legacy.command));
+}
 
 Table::Table(std::vector<std::string> headers, std::vector<bool> right)
     : headers_(std::move(headers)), right_(std::move(right)) {

@@ -53,6 +53,8 @@ std::string_view mechanism_name(arch::Mechanism);
 std::string_view accounting_name(arch::Accounting);
 // A mechanism's own subcommand name (arch/mechanisms.hpp).
 std::string command_name(arch::Mechanism);
+// The mechanisms' old subcommand names as aliases of their subcommands (after those are added).
+void add_legacy_aliases(CLI::App&);
 
 // Aligned text table (right-aligned columns are the numeric ones).
 class Table {
@@ -73,11 +75,11 @@ void print_json(const nlohmann::ordered_json&);
 void add_list(CLI::App&);
 void add_run(CLI::App&);    // run + check
 void add_proofs(CLI::App&); // prove + validate
-void add_psi(CLI::App&);    // psi run + psi seed
+void add_psi(CLI::App&);    // psi-irq run + psi-irq seed
 void add_random_trace(CLI::App&);  // random-trace (alias gen)
 void add_perf(CLI::App&);  // perf-convert + perf-replay
-void add_lazytlb(CLI::App&);  // lazytlb explore / run / seed
-void add_native(CLI::App&);  // native cost / seed-trace (cmd_native.cpp)
+void add_lazytlb(CLI::App&);    // lazy-tlb explore / run / seed
+void add_native(CLI::App&);     // native-vtime cost / seed-trace (cmd_native.cpp)
 void add_gen_vtime(CLI::App&);  // gen-vtime cost
 
 }  // namespace kacct::cli

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   add_lazytlb(app);
   add_psi(app);
   add_native(app);
+  add_legacy_aliases(app);
   try {
     try {
       app.parse(argc, argv);

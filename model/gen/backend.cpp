@@ -154,7 +154,7 @@ class GenBackend {
   // copy_process() (4.13+ up to 6.12 at least, kernel/fork.c) resets vtime.starttime and .state
   // but not the residues dup_task_struct() copied: the child starts with the parent's unflushed
   // utime/stime/gtime, which parent and child both go on to account. Found by the QEMU oracle
-  // (docs/conformance.md). The ghost `consumed` takes the copy too, so gen.task_conserves keeps
+  // (docs/conformance.md). The ghost `consumed` takes the copy too, so gen_vtime.task_conserves keeps
   // meaning "nothing lost within the task"; the created time is the finding `fork_inherited`.
   void inherit(std::uint32_t parent, std::uint32_t child) {
     if (!g_.fork_copies_residues) return;
@@ -200,13 +200,14 @@ class GenBackend {
     const auto now_cur = k_.ctx[cpu].cur;  // next, after a switch
     for (auto k : {cur, now_cur}) {
       if (!spec::gen::gen_task_conserves(d, out_.vtime[k]))
-        k_.violate(i, "gen.task_conserves", "vtime consumed != flushed + other + residues");
+        k_.violate(i, "gen_vtime.task_conserves", "vtime consumed != flushed + other + residues");
       if (!spec::gen::gen_residues_bounded(d, g_, k_.cfg.tick, out_.vtime[k]))
-        k_.violate(i, "gen.residues_bounded", "a vtime residue reached TICK_NSEC without being flushed");
+        k_.violate(i, "gen_vtime.residues_bounded", "a vtime residue reached TICK_NSEC without being flushed");
     }
     if (!spec::gen::gen_cpu_conserves(d, g_, out_.vcpu[cpu], out_.vtime[now_cur]))
-      k_.violate(i, "gen.cpu_conserves", "CPU vtime consumed + lost != current snapshot");
-    if (!spec::gen::gen_seq_even(d, v) || s.in_section != 0) k_.violate(i, "gen.seq_even", "a write section left open");
+      k_.violate(i, "gen_vtime.cpu_conserves", "CPU vtime consumed + lost != current snapshot");
+    if (!spec::gen::gen_seq_even(d, v) || s.in_section != 0)
+      k_.violate(i, "gen_vtime.seq_even", "a write section left open");
     (void)t;
     const std::uint32_t adv = v.seq - before.v.seq;
     // Before 5.5 the idle task's vtime is written outside any section (vtime_account_idle at a
@@ -214,8 +215,9 @@ class GenBackend {
     const bool reader_visible = g_.states55 || !s.is_idle;
     if ((reader_visible && !spec::gen::gen_seq_brackets(d, before.v, v)) || (cur == k_.ctx[cpu].cur && adv != 2 * (out_.cost.seq_sections - before.sections) &&
                                                     k_.p.events[i].kind != Kind::Switch))
-      k_.violate(i, "gen.seq_brackets", "vtime changed without a write section, or seq != 2 x sections");
-    if (!spec::gen::gen_vtime_monotonic(d, before.v, v)) k_.violate(i, "gen.ghost_monotonic", "a vtime ghost went backwards");
+      k_.violate(i, "gen_vtime.seq_brackets", "vtime changed without a write section, or seq != 2 x sections");
+    if (!spec::gen::gen_vtime_monotonic(d, before.v, v))
+      k_.violate(i, "gen_vtime.ghost_monotonic", "a vtime ghost went backwards");
     // Reader monotonicity: a finding, not a violation (the kernel's readers drop residues).
     if (k_.o.check) watch_readers(i, cpu, cur, k_.p.events[i].ts);
   }

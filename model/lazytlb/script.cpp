@@ -88,7 +88,7 @@ bool checked_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cos
   Decider<Concrete> dec;
   log.reset();
   Stepper<Concrete>(d, cfg, w, cost, log, dec).run(e);
-  for (auto site : d.failed) bad.push_back({"lazytlb.obligation", std::string(site)});
+  for (auto site : d.failed) bad.push_back({"lazy_tlb.obligation", std::string(site)});
   auto v = spec::lazytlb::check(w, cfg, log);
   bad.insert(bad.end(), v.begin(), v.end());
   return bad.empty();

@@ -83,7 +83,7 @@ template <unsigned W> class NativeBackend {
       // An unflushed stretch of 2^W TB ticks or more: the W-bit buckets and deltas wrap (on
       // PPC32: TBL-based deltas, e.g. a u32 idle_time over many tickless wake-ups).
       wrapped_[cpu] = true;
-      finding(i, "native.word_wrap",
+      finding(i, "native_vtime.word_wrap",
               fmt::format("cpu {}: {} TB ticks since the last flush >= 2^{}: {}-bit accounting fields wrap", cpu,
                           now64 - last_flush64_[cpu], W, W));
     }
@@ -135,7 +135,7 @@ template <unsigned W> class NativeBackend {
         const auto next = e.arg;
         if (cfg_.per_task) {
           if (cfg_.scaled && !cfg_.copy_startspurr && accts_[next].startspurr != accts_[cur].startspurr)
-            finding(i, "native.stale_startspurr",
+            finding(i, "native_vtime.stale_startspurr",
                     fmt::format("PPC32 hand-over copies starttime but not startspurr ({} vs {}): the incoming task's "
                                 "next SPURR delta includes its time off the CPU",
                                 accts_[next].startspurr, accts_[cur].startspurr));
@@ -167,32 +167,37 @@ template <unsigned W> class NativeBackend {
     const bool ks = kernel_side(x);
     // The context whose clock runs now: on PPC32 the current task's, else the CPU's.
     if (!spec::native::snapshots_monotone(d, before.acct, acct_of(cpu, cur), now_) && !(cfg_.per_task && x.cur != cur))
-      k_.violate(i, "native.snapshots_monotone", "starttime or starttime_user moved backwards or past now");
+      k_.violate(i, "native_vtime.snapshots_monotone", "starttime or starttime_user moved backwards or past now");
     if (!spec::native::tb_conserved(d, a, ks, now_, flushed_[cpu], UL(origin_[cpu] - overcount_[cpu])))
-      k_.violate(i, "native.tb_conserved",
+      k_.violate(i, "native_vtime.tb_conserved",
                  fmt::format("pending {} + flushed {} + open {} != elapsed {} TB ticks", spec::native::pending_tb(d, a),
                              flushed_[cpu], spec::native::open_tb(d, a, ks, now_), UL(now_ - origin_[cpu])));
     if (cfg_.flush_epoch && !wrapped_[cpu]) {
       const auto& c = k_.r.cpus[cpu];
       std::uint64_t ns = spec::tick::time_buckets(d, c) + c.cpustat[model::STEAL];
       if (!spec::native::ns_bounded(d, cfg_, ns, out_.tb_flushed[cpu], conversions_[cpu]))
-        k_.violate(i, "native.ns_bounded", fmt::format("{} ns flushed for {} TB ticks in {} conversions", ns,
-                                                       out_.tb_flushed[cpu], conversions_[cpu]));
+        k_.violate(i, "native_vtime.ns_bounded",
+                   fmt::format("{} ns flushed for {} TB ticks in {} conversions", ns, out_.tb_flushed[cpu],
+                               conversions_[cpu]));
     }
     if (flushed_step_ && !spec::native::flush_zeroes(d, cfg_, acct_of(cpu, cur)))
-      k_.violate(i, "native.flush_zeroes", "a bucket is nonzero right after vtime_flush");
+      k_.violate(i, "native_vtime.flush_zeroes", "a bucket is nonzero right after vtime_flush");
     for (const auto& s : splits_) {
       spec::native::SplitIo<C, W> io{UL(s[0]), UL(s[1]), UL(s[2]), UL(s[3]), UL(s[4])};
       if (!spec::native::split_no_overflow(d, io))
-        finding(i, "native.split_no_overflow",
-                fmt::format("dS={} s={} u={}: dS*s wraps at {} bits (s_sc={}, u_sc={})", s[0], s[1], s[2], W, s[3], s[4]));
-      if (!spec::native::split_sum(d, io)) k_.violate(i, "native.split_sum", "stime_scaled + utime_scaled != SPURR delta");
-      if (!spec::native::split_bounds(d, io)) k_.violate(i, "native.split_bounds", "a scaled share exceeds the SPURR delta");
-      if (!spec::native::split_identity(d, io)) k_.violate(i, "native.split_identity", "dS == s+u but the shares differ");
+        finding(
+            i, "native_vtime.split_no_overflow",
+            fmt::format("dS={} s={} u={}: dS*s wraps at {} bits (s_sc={}, u_sc={})", s[0], s[1], s[2], W, s[3], s[4]));
+      if (!spec::native::split_sum(d, io))
+        k_.violate(i, "native_vtime.split_sum", "stime_scaled + utime_scaled != SPURR delta");
+      if (!spec::native::split_bounds(d, io))
+        k_.violate(i, "native_vtime.split_bounds", "a scaled share exceeds the SPURR delta");
+      if (!spec::native::split_identity(d, io))
+        k_.violate(i, "native_vtime.split_identity", "dS == s+u but the shares differ");
       if (cfg_.source == ScaledSource::Timebase && (io.s_sc != io.s || io.u_sc != io.u))
-        finding(i, "native.scaled_equals_unscaled",
-                fmt::format("SPURR source is the timebase, yet the split gives ({}, {}) for (s, u) = ({}, {})", s[3], s[4],
-                            s[1], s[2]));
+        finding(i, "native_vtime.scaled_equals_unscaled",
+                fmt::format("SPURR source is the timebase, yet the split gives ({}, {}) for (s, u) = ({}, {})", s[3],
+                            s[4], s[1], s[2]));
     }
     splits_.clear();
   }
@@ -269,9 +274,11 @@ template <unsigned W> class NativeBackend {
     } else {
       origin_[cpu] = 0;
       if (now != 0)
-        finding(0, "native.boot_starttime",
-                fmt::format("cpu {}: starttime is 0 at boot but the TB reads {}: the first delta counts TB ticks since TB reset",
-                            cpu, now));
+        finding(
+            0, "native_vtime.boot_starttime",
+            fmt::format(
+                "cpu {}: starttime is 0 at boot but the TB reads {}: the first delta counts TB ticks since TB reset",
+                cpu, now));
     }
   }
   // scan_dispatch_log(upto): the steal of every logged entry with a TB <= upto.
@@ -291,9 +298,10 @@ template <unsigned W> class NativeBackend {
       ust = scan(cpu, now);
       const UL user_now = UL(a.utime + UL(now - a.starttime_user));
       if (sst > a.stime || ust > user_now)
-        finding(cur_event_, "native.steal_clamped",
-                fmt::format("account_stolen_time(): DTL steal sst={} ust={} exceeds stime={} / utime={}: the bucket wraps", sst,
-                            ust, a.stime, user_now));
+        finding(
+            cur_event_, "native_vtime.steal_clamped",
+            fmt::format("account_stolen_time(): DTL steal sst={} ust={} exceeds stime={} / utime={}: the bucket wraps",
+                        sst, ust, a.stime, user_now));
     }
     user_entry(k_.d, cfg_, a, now, sst, ust, cost_);
   }
@@ -304,7 +312,7 @@ template <unsigned W> class NativeBackend {
       // 4.11+: vtime_delta() no longer takes the steal out of the interval, yet
       // vtime_account_idle() still adds it: idle_time += (now - starttime) + steal.
       overcount_[cpu] = UL(overcount_[cpu] + steal);
-      finding(cur_event_, "native.idle_steal_counted_twice",
+      finding(cur_event_, "native_vtime.idle_steal_counted_twice",
               fmt::format("vtime_account_idle(): idle += {} TB ticks of interval (which already contains the stolen "
                           "time) + {} TB ticks of DTL steal",
                           UL(now - a.starttime), steal));

@@ -34,7 +34,7 @@ TEST(GenProofs, PatchVerdicts) {
     std::map<std::string, proofs::Verdict> m;
     auto p = *arch::find_patch(id);
     for (auto& c : p.claims)
-      if (c == "gen.no_time_lost") c = "";  // the proof jobs: EveryJobHolds and kacct validate
+      if (c == "gen_vtime.no_time_lost") c = "";  // the proof jobs: EveryJobHolds and kacct validate
     for (const auto& r : proofs::gen_vtime_claims(p, 20'000)) {
       m[r.name] = r.verdict;
       if (r.verdict == proofs::Verdict::Violated) {
@@ -45,14 +45,14 @@ TEST(GenProofs, PatchVerdicts) {
     return m;
   };
   auto jiffy = verdicts("ff9a9b4c4334");
-  EXPECT_EQ(jiffy["gen.frederic_loops"], proofs::Verdict::Holds);
-  EXPECT_EQ(jiffy["gen.attribution_bound"], proofs::Verdict::Violated);
-  EXPECT_EQ(jiffy["gen.fewer_clock_reads"], proofs::Verdict::Holds);
+  EXPECT_EQ(jiffy["gen_vtime.frederic_loops"], proofs::Verdict::Holds);
+  EXPECT_EQ(jiffy["gen_vtime.attribution_bound"], proofs::Verdict::Violated);
+  EXPECT_EQ(jiffy["gen_vtime.fewer_clock_reads"], proofs::Verdict::Holds);
   auto accum = verdicts("2a42eb9594a1");
-  EXPECT_EQ(accum["gen.attribution_bound"], proofs::Verdict::Holds);
-  EXPECT_EQ(accum["gen.reader_monotonic"], proofs::Verdict::Violated);
-  EXPECT_EQ(accum["gen.fork_no_double_count"], proofs::Verdict::Violated);  // the QEMU oracle's finding
-  EXPECT_EQ(verdicts("8d495477d62e")["gen.seq_brackets"], proofs::Verdict::Holds);
+  EXPECT_EQ(accum["gen_vtime.attribution_bound"], proofs::Verdict::Holds);
+  EXPECT_EQ(accum["gen_vtime.reader_monotonic"], proofs::Verdict::Violated);
+  EXPECT_EQ(accum["gen_vtime.fork_no_double_count"], proofs::Verdict::Violated);  // the QEMU oracle's finding
+  EXPECT_EQ(verdicts("8d495477d62e")["gen_vtime.seq_brackets"], proofs::Verdict::Holds);
 }
 
 }  // namespace

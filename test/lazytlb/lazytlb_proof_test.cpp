@@ -1,4 +1,4 @@
-// The lazytlb proof model: every Z3 step job holds for the real code, and each mutant of the
+// The lazy_tlb proof model: every Z3 step job holds for the real code, and each mutant of the
 // model makes at least one job violated (the jobs are not vacuous).
 #include <gtest/gtest.h>
 

@@ -93,9 +93,10 @@ TEST_P(Mutants, CaughtWithReplayableCounterexample) {
   EXPECT_FALSE(clean.failed_at) << text;
 }
 INSTANTIATE_TEST_SUITE_P(All, Mutants,
-                         ::testing::Values(MutantCase{"no-lazy-grab", Arch::Generic, "lazytlb.accounting"},
-                                           MutantCase{"shoot-skip-cpu", Arch::PpcHash, "lazytlb.no_dangling_active_mm"},
-                                           MutantCase{"clear-wrong-cpu", Arch::PpcRadix, "lazytlb.own_bit_only"}));
+                         ::testing::Values(MutantCase{"no-lazy-grab", Arch::Generic, "lazy_tlb.accounting"},
+                                           MutantCase{"shoot-skip-cpu", Arch::PpcHash,
+                                                      "lazy_tlb.no_dangling_active_mm"},
+                                           MutantCase{"clear-wrong-cpu", Arch::PpcRadix, "lazy_tlb.own_bit_only"}));
 
 // The mutants must also be caught by checks other than the one that names them directly.
 TEST(Mutants, ClearWrongCpuAlsoBreaksMaskCoverage) {
@@ -120,7 +121,7 @@ flush 0 0
   auto r = run_script(p.value());
   ASSERT_TRUE(r.failed_at);
   bool coverage = false;
-  for (const auto& v : r.violations) coverage = coverage || v.invariant == "lazytlb.mask_covers_users";
+  for (const auto& v : r.violations) coverage = coverage || v.invariant == "lazy_tlb.mask_covers_users";
   EXPECT_TRUE(coverage);
 }
 
@@ -201,7 +202,7 @@ TEST(Seed, AtomicsPerSwitchByMode) {
   }
 }
 
-// The library's seed costs and the throughput model fitted to the seed (what `kacct lazytlb
+// The library's seed costs and the throughput model fitted to the seed (what `kacct lazy-tlb
 // seed` prints): refcounting pays one mm_count atomic per switch and keeps the mm, shootdown
 // none and frees it; the fit reproduces the two measured rates at N = 192.
 TEST(Seed, CostsAndThroughputModel) {

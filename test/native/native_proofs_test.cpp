@@ -56,7 +56,7 @@ TEST(ProofsNative, PatchClaims) {
     auto p = *arch::find_patch(id);
     auto rs = native_vtime_claims(p, 20000);
     ASSERT_EQ(rs.size(), 3u);
-    EXPECT_EQ(rs[0].name, "native.unscaled_unchanged");
+    EXPECT_EQ(rs[0].name, "native_vtime.unscaled_unchanged");
     EXPECT_EQ(rs[0].verdict, Verdict::Holds) << rs[0].detail;
     EXPECT_EQ(rs[1].verdict, Verdict::Violated) << rs[1].detail;  // per call, scaled != unscaled
     ASSERT_TRUE(rs[1].counterexample.has_value());

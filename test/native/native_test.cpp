@@ -98,8 +98,8 @@ TEST(NativeFindings, Ppc32SplitOverflowUntil419GoneIn420WithTheSameUnscaledOutpu
   auto before = run(kLongSyscall, "MPC8xx", native(4, 19));
   auto after = run(kLongSyscall, "MPC8xx", native(4, 20));
   EXPECT_FALSE(before.violation) << before.violation->invariant;
-  EXPECT_TRUE(has(before, "native.split_no_overflow"));
-  EXPECT_FALSE(has(after, "native.split_no_overflow"));
+  EXPECT_TRUE(has(before, "native_vtime.split_no_overflow"));
+  EXPECT_FALSE(has(after, "native_vtime.split_no_overflow"));
   // abcff86df2d2: the unscaled outputs do not change.
   EXPECT_EQ(to_json(before.cpus), to_json(after.cpus));
   EXPECT_EQ(to_json(before.tasks), to_json(after.tasks));
@@ -109,7 +109,7 @@ TEST(NativeFindings, Ppc32SplitOverflowUntil419GoneIn420WithTheSameUnscaledOutpu
   EXPECT_GT(sc.utimescaled, 50 * before.tasks[1].utime);
   EXPECT_LT(sc.stimescaled, before.tasks[1].stime / 50);
   // PPC64 at the same TB rate (e5500 in 4.19, scaled compiled): no overflow.
-  EXPECT_FALSE(has(run(kLongSyscall, "e5500", native(4, 19)), "native.split_no_overflow"));
+  EXPECT_FALSE(has(run(kLongSyscall, "e5500", native(4, 19)), "native_vtime.split_no_overflow"));
 }
 
 const std::string kTwoTasks = R"(kacct-trace 1
@@ -126,9 +126,9 @@ events
 )";
 
 TEST(NativeFindings, StaleStartspurrOnPpc32BeforeTheFlushRework) {
-  EXPECT_TRUE(has(run(kTwoTasks, "MPC8xx", native(4, 9)), "native.stale_startspurr"));
-  EXPECT_FALSE(has(run(kTwoTasks, "MPC8xx", native(4, 11)), "native.stale_startspurr"));
-  EXPECT_FALSE(has(run(kTwoTasks, "MPC8xx", native(4, 20)), "native.stale_startspurr"));
+  EXPECT_TRUE(has(run(kTwoTasks, "MPC8xx", native(4, 9)), "native_vtime.stale_startspurr"));
+  EXPECT_FALSE(has(run(kTwoTasks, "MPC8xx", native(4, 11)), "native_vtime.stale_startspurr"));
+  EXPECT_FALSE(has(run(kTwoTasks, "MPC8xx", native(4, 20)), "native_vtime.stale_startspurr"));
 }
 
 TEST(NativeFindings, BootStarttimeCountsTimebaseSinceReset) {
@@ -142,11 +142,11 @@ events
 1000000 0 tick tb=512000512000
 )";
   auto r = run(t, "POWER9", native(6, 12));
-  EXPECT_TRUE(has(r, "native.boot_starttime"));
+  EXPECT_TRUE(has(r, "native_vtime.boot_starttime"));
   // The idle task's first delta: 1000 s of "idle" from TB reset in a trace that lasted 1 ms.
   EXPECT_GT(r.cpus[0].cpustat[model::IDLE], 999'000'000'000ull);
   auto fixed = run(t, "POWER9", native(6, 12), /*starttime_init=*/true);
-  EXPECT_FALSE(has(fixed, "native.boot_starttime"));
+  EXPECT_FALSE(has(fixed, "native_vtime.boot_starttime"));
   EXPECT_LT(fixed.cpus[0].cpustat[model::IDLE] + fixed.cpus[0].cpustat[model::SYSTEM], 1'000'001u);
 }
 

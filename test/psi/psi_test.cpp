@@ -169,7 +169,7 @@ TEST(PsiModel, NohzFullWrapIsAFindingAfterTheFix) {
   EXPECT_FALSE(pre.violation) << pre.violation->message;
   auto post = run(s, cfg(arch::v(6, 10)));
   ASSERT_TRUE(post.violation);
-  EXPECT_EQ(post.violation->invariant, "psi.delta_fits_u32");
+  EXPECT_EQ(post.violation->invariant, "psi_irq.delta_fits_u32");
 }
 
 TEST(PsiMutants, NoLockTearsTheSequenceCount) {
@@ -177,7 +177,7 @@ TEST(PsiMutants, NoLockTearsTheSequenceCount) {
   for (auto v : {arch::v(6, 10), arch::v(6, 12), arch::v(6, 17)}) {
     auto r = run(s, cfg(v, Variant::NoLock));
     ASSERT_TRUE(r.violation) << v.str();
-    EXPECT_EQ(r.violation->invariant, "psi.lock_held");
+    EXPECT_EQ(r.violation->invariant, "psi_irq.lock_held");
     EXPECT_NE(r.violation->message.find("torn"), std::string::npos) << r.violation->message;
     // Without the lock check the odd count is what remains.
     bool odd = false;
@@ -192,11 +192,11 @@ TEST(PsiMutants, DoubleCountAndLostDeltaAreCaught) {
   s.version.reset();
   auto dc = run(s, cfg(arch::v(6, 10), Variant::DoubleCount));
   ASSERT_TRUE(dc.violation);
-  EXPECT_EQ(dc.violation->invariant, "psi.conservation");
+  EXPECT_EQ(dc.violation->invariant, "psi_irq.conservation");
   EXPECT_NE(dc.violation->message.find("counted twice"), std::string::npos);
   auto ld = run(s, cfg(arch::v(6, 10), Variant::LostDelta));
   ASSERT_TRUE(ld.violation);
-  EXPECT_EQ(ld.violation->invariant, "psi.hierarchy");
+  EXPECT_EQ(ld.violation->invariant, "psi_irq.hierarchy");
 }
 
 TEST(PsiModel, Deterministic) {

@@ -210,7 +210,7 @@ TEST(SwitchGap, GenChargesNextExactlyTheGapLess) {
 }
 
 // Builder traces with gap= on every switch (as large as the next event on that CPU allows): every
-// gen combo replays them with every check on (gen.cpu_conserves among them), and on the ns
+// gen combo replays them with every check on (gen_vtime.cpu_conserves among them), and on the ns
 // variants each CPU's lost time is exactly the sum of its gaps.
 TEST(SwitchGap, PerEventGapsKeepEveryGenCheck) {
   std::size_t runs = 0, gaps = 0;
