@@ -30,7 +30,8 @@ struct Config {
 };
 
 // Releases the tick model covers (cputime in nanoseconds: 4.11 on) and the HZ values offered.
-inline constexpr std::array tick_versions = {v(4, 11), v(4, 14), v(4, 19), v(5, 4), v(5, 10), v(6, 1), v(6, 6), v(6, 12)};
+inline constexpr std::array tick_versions = {v(4, 11), v(4, 14), v(4, 19), v(5, 4),
+                                             v(5, 10), v(6, 1),  v(6, 6),  v(6, 12)};
 inline constexpr std::array hz_values = {100u, 250u, 300u, 1000u};
 
 // Releases the gen vtime model covers: one per granularity and era (model/gen/gen.hpp): 4.4
@@ -67,8 +68,8 @@ constexpr bool have_paravirt_steal(const CpuFacts& c, Accounting acct) {
 // Releases the native vtime model covers: 4.9 (immediate accounting, before the 4.11
 // accumulate-then-flush rework; 4.10 adds only the ARCH_HAS_SCALED_CPUTIME symbol, selected for
 // every native powerpc build), then each release with a semantic or Kconfig change in between.
-inline constexpr std::array native_versions = {v(4, 9),  v(4, 11), v(4, 14), v(4, 19), v(4, 20),
-                                               v(5, 4),  v(5, 10), v(6, 1),  v(6, 12)};
+inline constexpr std::array native_versions = {v(4, 9), v(4, 11), v(4, 14), v(4, 19), v(4, 20),
+                                               v(5, 4), v(5, 10), v(6, 1),  v(6, 12)};
 // HAVE_VIRT_CPU_ACCOUNTING: powerpc only among the modelled arches (PPC64 since 2.6.17, PPC32
 // since 4.7, c223c90386bc); s390 and ia64 also have it but are not in the CPU table.
 constexpr bool have_virt_cpu_accounting(const CpuFacts& c, KVersion ver) {
@@ -90,7 +91,8 @@ constexpr bool native_splpar(const CpuFacts& c) { return c.platform == Platform:
 constexpr std::string_view illegal_reason(const CpuFacts& c, const Config& cfg) {
   if (cfg.acct == Accounting::Native) {
     if (!have_virt_cpu_accounting(c, cfg.version))
-      return "VIRT_CPU_ACCOUNTING_NATIVE depends on HAVE_VIRT_CPU_ACCOUNTING: powerpc (PPC32 from 4.7) among the modelled CPUs";
+      return "VIRT_CPU_ACCOUNTING_NATIVE depends on HAVE_VIRT_CPU_ACCOUNTING: powerpc (PPC32 from 4.7) among the "
+             "modelled CPUs";
     if (cfg.irq_time) return "IRQ_TIME_ACCOUNTING depends on !VIRT_CPU_ACCOUNTING_NATIVE (init/Kconfig)";
     if (cfg.steal && !native_splpar(c))
       return "native steal comes from the pseries SPLPAR dispatch trace log (PPC_SPLPAR: Book3S-64 only)";

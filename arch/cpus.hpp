@@ -16,19 +16,19 @@ enum class Platform : std::uint8_t { X86, PPC_8xx, PPC_BOOK3S_32, PPC_44x, PPC_E
 struct CpuFacts {
   std::string_view name;
   Isa isa;
-  unsigned word_bits;        // sizeof(unsigned long) * 8 in the kernel built for it
+  unsigned word_bits;  // sizeof(unsigned long) * 8 in the kernel built for it
   Platform platform;
-  bool purr;                 // CPU_FTR_PURR
-  bool spurr;                // CPU_FTR_SPURR
-  std::uint64_t tb_hz;       // typical timebase (x86: the TSC is not used by these models; 0)
-  unsigned smt;              // hardware threads per core
+  bool purr;                       // CPU_FTR_PURR
+  bool spurr;                      // CPU_FTR_SPURR
+  std::uint64_t tb_hz;             // typical timebase (x86: the TSC is not used by these models; 0)
+  unsigned smt;                    // hardware threads per core
   bool exact_mul_u64_u64_div_u64;  // arch overrides the generic C with an exact 128-bit divide
-  std::string_view kconfig;  // the CPU/platform Kconfig symbol
-  std::string_view source;   // where the facts come from
+  std::string_view kconfig;        // the CPU/platform Kconfig symbol
+  std::string_view source;         // where the facts come from
 };
 
-#define KACCT_CPU(Type, ...) \
-  struct Type {              \
+#define KACCT_CPU(Type, ...)                      \
+  struct Type {                                   \
     static constexpr CpuFacts facts{__VA_ARGS__}; \
   }
 
@@ -66,7 +66,7 @@ KACCT_CPU(PA6T, "PA6T", Isa::PPC64, 64, Platform::PPC_BOOK3S_64, true, false, 33
 // clang-format on
 #undef KACCT_CPU
 
-inline constexpr auto all_cpus = boost::hana::tuple_t<X86_64, MPC8xx, E300, PPC44x, E500, E5500, E6500, PPC970,
-                                                      POWER5, POWER6, POWER7, POWER8, POWER9, POWER10, PA6T>;
+inline constexpr auto all_cpus = boost::hana::tuple_t<X86_64, MPC8xx, E300, PPC44x, E500, E5500, E6500, PPC970, POWER5,
+                                                      POWER6, POWER7, POWER8, POWER9, POWER10, PA6T>;
 
 }  // namespace kacct::arch

@@ -30,24 +30,29 @@ struct Legacy {
 
 struct MechanismInfo {
   Mechanism id;
-  std::string_view name;  // the one spelling: proof model, claim prefix, `kacct list patches`
-  bool command;           // has its own `kacct` subcommand (command_name())
-  std::string_view doc;   // its page under docs/
+  std::string_view name;                 // the one spelling: proof model, claim prefix, `kacct list patches`
+  bool command;                          // has its own `kacct` subcommand (command_name())
+  std::string_view doc;                  // its page under docs/
   std::optional<Accounting> accounting;  // trace-driven: the accounting mode it replays as
-  std::string_view config_part;  // config names VERSION-<part>[-irqtime][-steal]-hzN; "" = none
+  std::string_view config_part;          // config names VERSION-<part>[-irqtime][-steal]-hzN; "" = none
   Legacy legacy;
 };
 
 inline constexpr std::array mechanisms = {
     MechanismInfo{Mechanism::Tick, "tick", false, "docs/models/tick.md", Accounting::Tick, "tick", {}},
-    MechanismInfo{Mechanism::CputimeAdjust, "cputime_adjust", false, "docs/models/cputime-adjust.md", std::nullopt,
-                  "", {}},
-    MechanismInfo{Mechanism::NativeVtime, "native_vtime", true, "docs/models/native-vtime.md", Accounting::Native,
-                  "native", {"native", "native"}},
-    MechanismInfo{Mechanism::GenVtime, "gen_vtime", true, "docs/models/gen-vtime.md", Accounting::Gen, "gen",
-                  {"", "gen"}},
-    MechanismInfo{Mechanism::LazyTlb, "lazy_tlb", true, "docs/models/lazy-tlb.md", std::nullopt, "",
-                  {"lazytlb", "lazytlb"}},
+    MechanismInfo{
+        Mechanism::CputimeAdjust, "cputime_adjust", false, "docs/models/cputime-adjust.md", std::nullopt, "", {}},
+    MechanismInfo{Mechanism::NativeVtime,
+                  "native_vtime",
+                  true,
+                  "docs/models/native-vtime.md",
+                  Accounting::Native,
+                  "native",
+                  {"native", "native"}},
+    MechanismInfo{
+        Mechanism::GenVtime, "gen_vtime", true, "docs/models/gen-vtime.md", Accounting::Gen, "gen", {"", "gen"}},
+    MechanismInfo{
+        Mechanism::LazyTlb, "lazy_tlb", true, "docs/models/lazy-tlb.md", std::nullopt, "", {"lazytlb", "lazytlb"}},
     MechanismInfo{Mechanism::PsiIrq, "psi_irq", true, "docs/models/psi-irq.md", std::nullopt, "", {"psi", "psi"}},
 };
 

@@ -4,9 +4,8 @@ namespace kacct::arch {
 namespace hana = boost::hana;
 
 const std::vector<CpuFacts>& cpus() {
-  static const std::vector<CpuFacts> list = hana::unpack(all_cpus, [](auto... t) {
-    return std::vector<CpuFacts>{decltype(t)::type::facts...};
-  });
+  static const std::vector<CpuFacts> list =
+      hana::unpack(all_cpus, [](auto... t) { return std::vector<CpuFacts>{decltype(t)::type::facts...}; });
   return list;
 }
 

@@ -30,7 +30,8 @@ const std::vector<Combo>& combos();
 std::vector<Combo> combos_of(Accounting);
 
 // Call f(hana::type_c<Cpu>) for the CPU type named `name`; false if there is none.
-template <class F> bool with_cpu_type(std::string_view name, F&& f) {
+template <class F>
+bool with_cpu_type(std::string_view name, F&& f) {
   bool found = false;
   boost::hana::for_each(all_cpus, [&](auto t) {
     using Cpu = typename decltype(t)::type;

@@ -49,10 +49,7 @@ void BM_CputimeAdjust(benchmark::State& state) {
   static const char* names[] = {"Loop32", "Exact128", "Generic2020"};
   state.SetLabel(names[state.range(0)]);
 }
-BENCHMARK(BM_CputimeAdjust)
-    ->Arg(int(ScaleDiv::Loop32))
-    ->Arg(int(ScaleDiv::Exact128))
-    ->Arg(int(ScaleDiv::Generic2020));
+BENCHMARK(BM_CputimeAdjust)->Arg(int(ScaleDiv::Loop32))->Arg(int(ScaleDiv::Exact128))->Arg(int(ScaleDiv::Generic2020));
 
 }  // namespace
 

@@ -28,11 +28,12 @@ const sim::Program& compiled(const trace::Trace& t) {
   return *new sim::Program(std::move(r).value());  // kept for the process lifetime
 }
 const sim::Program& syscall_program() {
-  static const sim::Program& p = compiled(trace::load(trace::scenarios::syscall_loop(events_wanted() / 2, 92, 138, 999)).value());
+  static const sim::Program& p =
+      compiled(trace::load(trace::scenarios::syscall_loop(events_wanted() / 2, 92, 138, 999)).value());
   return p;
 }
 const sim::Program& builder_program() {
-  static const sim::Program& p = [] () -> const sim::Program& {
+  static const sim::Program& p = []() -> const sim::Program& {
     trace::BuildSpec spec;
     spec.cpu_model = "x86-64";
     spec.ncpus = 4;
@@ -67,11 +68,13 @@ int main(int argc, char** argv) {
   for (const char* cfg : kConfigs)
     for (bool check : {false, true}) {
       auto n1 = std::string("gen/syscall_loop/") + cfg + (check ? "/check" : "/nocheck");
-      benchmark::RegisterBenchmark(n1.c_str(), [=](benchmark::State& s) { replay(s, syscall_program(), cfg, check); })
-          ->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(n1.c_str(), [=](benchmark::State& s) {
+        replay(s, syscall_program(), cfg, check);
+      })->Unit(benchmark::kMillisecond);
       auto n2 = std::string("gen/builder_mix/") + cfg + (check ? "/check" : "/nocheck");
-      benchmark::RegisterBenchmark(n2.c_str(), [=](benchmark::State& s) { replay(s, builder_program(), cfg, check); })
-          ->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(n2.c_str(), [=](benchmark::State& s) {
+        replay(s, builder_program(), cfg, check);
+      })->Unit(benchmark::kMillisecond);
     }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

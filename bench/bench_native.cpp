@@ -23,12 +23,17 @@ std::size_t events_wanted() {
 
 const sim::Program& heavy() {
   static std::unique_ptr<sim::Program> p;
-  if (!p) p = std::make_unique<sim::Program>(sim::compile(trace::scenarios::tick_heavy_trace(4, events_wanted(), "POWER9")).value());
+  if (!p)
+    p = std::make_unique<sim::Program>(
+        sim::compile(trace::scenarios::tick_heavy_trace(4, events_wanted(), "POWER9")).value());
   return *p;
 }
 const sim::Program& seed() {
   static std::unique_ptr<sim::Program> p;
-  if (!p) p = std::make_unique<sim::Program>(sim::compile(trace::scenarios::yield_pingpong(std::uint32_t(events_wanted() / 3), arch::tick_nsec(250))).value());
+  if (!p)
+    p = std::make_unique<sim::Program>(
+        sim::compile(trace::scenarios::yield_pingpong(std::uint32_t(events_wanted() / 3), arch::tick_nsec(250)))
+            .value());
   return *p;
 }
 
@@ -51,10 +56,10 @@ void run(benchmark::State& st, const sim::Program& p, const sim::ModelCfg& m, bo
   st.SetItemsProcessed(std::int64_t(st.iterations()) * std::int64_t(p.events.size()));
 }
 
-#define NATIVE_BENCH(name, prog, cpu, config)                                                      \
-  void name##_nocheck(benchmark::State& st) { run(st, prog(), cfg(cpu, config), false); }          \
-  void name##_check(benchmark::State& st) { run(st, prog(), cfg(cpu, config), true); }             \
-  BENCHMARK(name##_nocheck)->Unit(benchmark::kMillisecond);                                         \
+#define NATIVE_BENCH(name, prog, cpu, config)                                             \
+  void name##_nocheck(benchmark::State& st) { run(st, prog(), cfg(cpu, config), false); } \
+  void name##_check(benchmark::State& st) { run(st, prog(), cfg(cpu, config), true); }    \
+  BENCHMARK(name##_nocheck)->Unit(benchmark::kMillisecond);                               \
   BENCHMARK(name##_check)->Unit(benchmark::kMillisecond)
 
 NATIVE_BENCH(POWER9_6_12_native, heavy, "POWER9", "6.12-native-hz250");

@@ -81,8 +81,9 @@ int main(int argc, char** argv) {
     for (bool check : {false, true})
       for (std::uint32_t ncpus : {1u, 4u}) {
         auto name = std::string("tick/") + cfg + (check ? "/check" : "/nocheck") + "/cpus:" + std::to_string(ncpus);
-        benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { replay(s, program(ncpus), cfg, check); })
-            ->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) {
+          replay(s, program(ncpus), cfg, check);
+        })->Unit(benchmark::kMillisecond);
       }
   for (bool check : {false, true}) {
     auto name = std::string("builder_mix/6.6-tick-irqtime-steal-hz250") + (check ? "/check" : "/nocheck");

@@ -28,7 +28,8 @@ using namespace kacct;
 static_assert(int(KACCT_NR_KINDS) == int(trace::kKindCount));
 static_assert(int(KACCT_EV_READ) == int(trace::Kind::Read) && int(KACCT_EV_SWITCH) == int(trace::Kind::Switch) &&
               int(KACCT_EV_TICK) == int(trace::Kind::Tick) && int(KACCT_EV_FORK) == int(trace::Kind::Fork));
-static_assert(int(KACCT_PREV_X) == int(trace::PrevState::Dead) && int(KACCT_PREV_D) == int(trace::PrevState::DiskSleep));
+static_assert(int(KACCT_PREV_X) == int(trace::PrevState::Dead) &&
+              int(KACCT_PREV_D) == int(trace::PrevState::DiskSleep));
 static_assert(int(KACCT_EXC_PAGE_FAULT) == int(trace::ExcKind::PageFault));
 static_assert(int(KACCT_READ_PROCESS_CPUTIME) == int(trace::ReadKind::ProcessCputime) &&
               int(KACCT_READ_TASK_STAT) == int(trace::ReadKind::TaskStat) &&
@@ -42,8 +43,8 @@ struct kacct_model {
   arch::Config cfg;
   sim::ModelCfg mcfg;
 
-  trace::Trace tr;                        // header + every accepted event
-  bool header_set = false;                // by text or by kacct_set_ncpus
+  trace::Trace tr;          // header + every accepted event
+  bool header_set = false;  // by text or by kacct_set_ncpus
   bool header_from_text = false;
   std::optional<trace::Tracker> tracker;  // state after the accepted events (made at the first event)
   std::string pending;                    // text not parsed yet (incomplete header or last line)
@@ -72,9 +73,7 @@ struct Fail {
   std::uint32_t line = 0, column = 0;
 };
 
-Fail text_error(const trace::Error& e, kacct_status code) {
-  return {code, e.to_string(), e.line, e.column};
-}
+Fail text_error(const trace::Error& e, kacct_status code) { return {code, e.to_string(), e.line, e.column}; }
 
 const std::vector<std::string>& cpu_names() {
   static const std::vector<std::string> v = [] {
@@ -105,7 +104,8 @@ std::string mini_header(std::uint32_t ncpus) {
 
 // Reserves room for `extra` more elements, growing geometrically (amortised O(1) appends), so
 // that the appends after it cannot fail.
-template <class C> void make_room(C& c, std::size_t extra) {
+template <class C>
+void make_room(C& c, std::size_t extra) {
   if (c.size() + extra > c.capacity()) c.reserve(std::max(c.size() + extra, 2 * c.capacity()));
 }
 
@@ -129,7 +129,8 @@ trace::Tracker& tracker(kacct_model* m) {
 
 // Applies new events to the tracker; on the first illegal one, undoes the others and calls
 // fail(index, error), which throws. Tracker::apply changes nothing when it fails.
-template <class OnError> void apply_events(kacct_model* m, std::vector<trace::Event>& events, OnError fail) {
+template <class OnError>
+void apply_events(kacct_model* m, std::vector<trace::Event>& events, OnError fail) {
   auto& tk = tracker(m);
   std::size_t i = 0;
   try {
@@ -264,7 +265,8 @@ trace::Event to_event(const kacct_event& c, std::uint64_t index) {
       if (c.fork_comm) {
         e.fork_comm = c.fork_comm;
         for (unsigned char ch : e.fork_comm)  // one token in the text form: printable, no space, no '#'
-          if (ch <= ' ' || ch > '~' || ch == '#') throw bad("fork_comm: expected printable characters without spaces or '#'");
+          if (ch <= ' ' || ch > '~' || ch == '#')
+            throw bad("fork_comm: expected printable characters without spaces or '#'");
       }
       break;
     case trace::Kind::Runtime:
@@ -301,8 +303,8 @@ void feed_structs(kacct_model* m, const kacct_event* ev, std::size_t n) {
   if (!r) {
     const auto& e = r.error();
     const std::uint64_t i = e.line > hl ? e.line - hl - 1 : 0;
-    throw Fail{KACCT_E_PARSE,
-               fmt::format("event {} ({}): {}", base + i, i < n ? kind_name(std::uint32_t(ev[i].kind)) : "?", e.message)};
+    throw Fail{KACCT_E_PARSE, fmt::format("event {} ({}): {}", base + i,
+                                          i < n ? kind_name(std::uint32_t(ev[i].kind)) : "?", e.message)};
   }
   auto events = std::move(r).value().events;
   for (auto& e : events) e.line = 0;
@@ -310,16 +312,15 @@ void feed_structs(kacct_model* m, const kacct_event* ev, std::size_t n) {
   apply_events(m, events, [&](std::size_t i, const trace::Error& err) {
     throw Fail{KACCT_E_EVENT, fmt::format("event {} ({}): {}", base + i, trace::name(events[i].kind), err.message)};
   });
-  m->tr.events.insert(m->tr.events.end(), std::make_move_iterator(events.begin()), std::make_move_iterator(events.end()));
+  m->tr.events.insert(m->tr.events.end(), std::make_move_iterator(events.begin()),
+                      std::make_move_iterator(events.end()));
   invalidate(m);
 }
 
 void set_error(kacct_model* m, kacct_status code, std::string msg, std::uint32_t line = 0, std::uint32_t col = 0) {
   try {
     m->err_msg = std::move(msg);
-  } catch (...) {
-    m->err_msg.clear();
-  }
+  } catch (...) { m->err_msg.clear(); }
   m->err = code;
   m->err_line = line;
   m->err_col = col;
@@ -327,13 +328,12 @@ void set_error(kacct_model* m, kacct_status code, std::string msg, std::uint32_t
 void set_last(std::string msg) {
   try {
     t_last_error = std::move(msg);
-  } catch (...) {
-    t_last_error.clear();
-  }
+  } catch (...) { t_last_error.clear(); }
 }
 
 // Runs f on a handle; every exception becomes a status code and the handle's error.
-template <class F> kacct_status guarded(kacct_model* m, F&& f) noexcept {
+template <class F>
+kacct_status guarded(kacct_model* m, F&& f) noexcept {
   if (!m) {
     set_last("NULL kacct_model handle");
     return KACCT_E_INVALID_ARG;
@@ -344,19 +344,16 @@ template <class F> kacct_status guarded(kacct_model* m, F&& f) noexcept {
     m->err_msg.clear();
     m->err_line = m->err_col = 0;
     return KACCT_OK;
-  } catch (const Fail& e) {
-    set_error(m, e.code, e.msg, e.line, e.column);
-  } catch (const std::bad_alloc&) {
+  } catch (const Fail& e) { set_error(m, e.code, e.msg, e.line, e.column); } catch (const std::bad_alloc&) {
     set_error(m, KACCT_E_NO_MEMORY, "out of memory");
   } catch (const std::exception& e) {
     set_error(m, KACCT_E_INTERNAL, std::string("internal error: ") + e.what());
-  } catch (...) {
-    set_error(m, KACCT_E_INTERNAL, "internal error: unknown exception");
-  }
+  } catch (...) { set_error(m, KACCT_E_INTERNAL, "internal error: unknown exception"); }
   return m->err;
 }
 
-template <class T> void need(T* p, const char* what) {
+template <class T>
+void need(T* p, const char* what) {
   if (!p) throw Fail{KACCT_E_INVALID_ARG, std::string(what) + " is NULL"};
 }
 
@@ -387,30 +384,22 @@ KACCT_EXPORT const char* kacct_version_string(void) { return KACCT_PROJECT_VERSI
 KACCT_EXPORT size_t kacct_cpu_count(void) {
   try {
     return cpu_names().size();
-  } catch (...) {
-    return 0;
-  }
+  } catch (...) { return 0; }
 }
 KACCT_EXPORT const char* kacct_cpu_name(size_t i) {
   try {
     return i < cpu_names().size() ? cpu_names()[i].c_str() : nullptr;
-  } catch (...) {
-    return nullptr;
-  }
+  } catch (...) { return nullptr; }
 }
 KACCT_EXPORT size_t kacct_config_count(void) {
   try {
     return config_names().size();
-  } catch (...) {
-    return 0;
-  }
+  } catch (...) { return 0; }
 }
 KACCT_EXPORT const char* kacct_config_name(size_t i) {
   try {
     return i < config_names().size() ? config_names()[i].c_str() : nullptr;
-  } catch (...) {
-    return nullptr;
-  }
+  } catch (...) { return nullptr; }
 }
 
 KACCT_EXPORT kacct_status kacct_open(const char* cpu, const char* config, kacct_model** out) {
@@ -429,9 +418,10 @@ KACCT_EXPORT kacct_status kacct_open(const char* cpu, const char* config, kacct_
     }
     auto k = arch::find_config(config);
     if (!k) {
-      set_last(fmt::format("unknown config '{}'; names are VERSION-ACCT[-irqtime][-steal]-hzN, "
-                           "e.g. 6.6-tick-irqtime-hz250 (kacct_config_name lists them)",
-                           config));
+      set_last(
+          fmt::format("unknown config '{}'; names are VERSION-ACCT[-irqtime][-steal]-hzN, "
+                      "e.g. 6.6-tick-irqtime-hz250 (kacct_config_name lists them)",
+                      config));
       return KACCT_E_UNKNOWN_CONFIG;
     }
     if (auto why = arch::illegal_reason(*c, *k); !why.empty()) {
@@ -504,7 +494,8 @@ KACCT_EXPORT kacct_status kacct_add_task(kacct_model* m, const kacct_task* t) {
   return guarded(m, [&] {
     need(t, "task");
     if (!m->header_set || m->header_from_text)
-      throw Fail{KACCT_E_STATE, "kacct_add_task needs a header made by kacct_set_ncpus (text headers declare tasks in text)"};
+      throw Fail{KACCT_E_STATE,
+                 "kacct_add_task needs a header made by kacct_set_ncpus (text headers declare tasks in text)"};
     if (!m->tr.events.empty()) throw Fail{KACCT_E_STATE, "tasks can only be declared before the first event"};
     m->tracker.reset();  // made again from the new header at the first event
     trace::TaskDecl d;
@@ -514,7 +505,8 @@ KACCT_EXPORT kacct_status kacct_add_task(kacct_model* m, const kacct_task* t) {
     d.comm = t->comm ? t->comm : "";
     for (unsigned char ch : d.comm)
       if (ch <= ' ' || ch > '~' || ch == '#')
-        throw Fail{KACCT_E_INVALID_ARG, fmt::format("task {}: comm: expected printable characters without spaces or '#'", d.tid)};
+        throw Fail{KACCT_E_INVALID_ARG,
+                   fmt::format("task {}: comm: expected printable characters without spaces or '#'", d.tid)};
     d.nice = t->nice;
     if (!d.kthread) d.mm = t->mm;
     m->tr.header.tasks.push_back(d);

@@ -70,9 +70,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (mask) cfg.gen.nohz_full = mask;
   const auto res = sim::run(prog.value(), cfg, {.check = true, .tolerate_known_bugs = true});
   if (res.violation)
-    die(combo, "invariant " + res.violation->invariant + " violated (" + res.violation->detail + ") at line " +
-                   std::to_string(res.violation->line), t);
-  if (!res.obligations_failed.empty()) die(combo, "obligation failed: " + std::string(res.obligations_failed.front()), t);
+    die(combo,
+        "invariant " + res.violation->invariant + " violated (" + res.violation->detail + ") at line " +
+            std::to_string(res.violation->line),
+        t);
+  if (!res.obligations_failed.empty())
+    die(combo, "obligation failed: " + std::string(res.obligations_failed.front()), t);
   // Differential against the ledger: ns variants, every CPU nohz_full, no gap, no steal or irq
   // time taken out: vtime consumed (plus the pending delta) per task == the task's true time.
   if (gap == 0 && !mask && !combo.cfg.irq_time && !combo.cfg.steal && cfg.gen.variant != model::GenVariant::Jiffy) {
@@ -84,12 +87,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (it == truth.value().task.end()) continue;
       const auto& v = res.backend_result<model::GenResult>()->vtime[k];
       const auto& s = res.backend_result<model::GenResult>()->ctl[k];
-      std::uint64_t total = v.consumed - res.backend_result<model::GenResult>()->inherited[k];  // a child's copy of its parent's residues is no time of its own
+      std::uint64_t total =
+          v.consumed - res.backend_result<model::GenResult>()
+                           ->inherited[k];  // a child's copy of its parent's residues is no time of its own
       const bool running = s.state != model::VT_INACTIVE;
       if (running && truth.value().end_ts > v.starttime) total += truth.value().end_ts - v.starttime;
       if (total != it->second.total())
-        die(combo, "task " + std::to_string(tid) + ": vtime total " + std::to_string(total) + " != true time " +
-                       std::to_string(it->second.total()), t);
+        die(combo,
+            "task " + std::to_string(tid) + ": vtime total " + std::to_string(total) + " != true time " +
+                std::to_string(it->second.total()),
+            t);
     }
   }
   return 0;

@@ -53,7 +53,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto res = sim::run(prog.value(), m, {.check = true, .tolerate_known_bugs = true});
   if (res.violation)
     die(combo, "invariant " + res.violation->invariant + " violated (" + res.violation->detail + ")", t);
-  if (!res.obligations_failed.empty()) die(combo, "obligation failed: " + std::string(res.obligations_failed.front()), t);
+  if (!res.obligations_failed.empty())
+    die(combo, "obligation failed: " + std::string(res.obligations_failed.front()), t);
   auto off = m;
   off.native.scaled = !m.native.scaled;
   off.native.copy_startspurr = false;

@@ -14,7 +14,7 @@
 #include "model/psi/script.hpp"
 
 namespace {
-const kacct::arch::KVersion kVersions[] = {kacct::arch::v(5, 10), kacct::arch::v(6, 1), kacct::arch::v(6, 6),
+const kacct::arch::KVersion kVersions[] = {kacct::arch::v(5, 10), kacct::arch::v(6, 1),  kacct::arch::v(6, 6),
                                            kacct::arch::v(6, 10), kacct::arch::v(6, 12), kacct::arch::v(6, 14),
                                            kacct::arch::v(6, 17), kacct::arch::v(6, 17)};
 constexpr std::size_t kMaxFuzzEvents = 20000;

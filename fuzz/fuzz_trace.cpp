@@ -63,12 +63,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   auto prog = sim::compile(t);
   if (!prog.ok()) die(combo, "a valid trace did not compile: " + prog.error().to_string(), t);
-  const auto res = sim::run(prog.value(), sim::model_cfg(combo.cpu, combo.cfg), {.check = true, .tolerate_known_bugs = true});
+  const auto res =
+      sim::run(prog.value(), sim::model_cfg(combo.cpu, combo.cfg), {.check = true, .tolerate_known_bugs = true});
   if (res.violation)
     die(combo,
         "invariant " + res.violation->invariant + " violated (" + res.violation->detail + ") at event " +
             std::to_string(res.violation->event),
         t);
-  if (!res.obligations_failed.empty()) die(combo, "obligation failed: " + std::string(res.obligations_failed.front()), t);
+  if (!res.obligations_failed.empty())
+    die(combo, "obligation failed: " + std::string(res.obligations_failed.front()), t);
   return 0;
 }

@@ -78,7 +78,8 @@ std::vector<Result> cputime_adjust_claims(const arch::Patch& p, unsigned timeout
       for (const auto& a : after.approximations)
         if (std::find(agg.approximations.begin(), agg.approximations.end(), a) == agg.approximations.end())
           agg.approximations.push_back(a);
-      if (int(after.verdict) > int(agg.verdict) || (after.verdict == agg.verdict && !agg.counterexample && after.counterexample)) {
+      if (int(after.verdict) > int(agg.verdict) ||
+          (after.verdict == agg.verdict && !agg.counterexample && after.counterexample)) {
         agg.verdict = after.verdict;
         agg.counterexample = after.counterexample;
         agg.inputs = after.inputs;

@@ -34,15 +34,16 @@ double user_share(std::uint64_t u, std::uint64_t s) { return u + s ? double(u) /
 
 // A claim that rests on the step jobs: each invariant of `invs` for every step of the eras of
 // the same variant as the release `ver` (without irq time or steal).
-Result proofs_claim(const std::string& name, arch::KVersion ver, const std::vector<std::string>& invs, unsigned timeout_ms,
-                    const std::string& statement) {
+Result proofs_claim(const std::string& name, arch::KVersion ver, const std::vector<std::string>& invs,
+                    unsigned timeout_ms, const std::string& statement) {
   Result r;
   r.name = name;
   r.verdict = Verdict::Holds;
   unsigned n = 0;
   for (const auto& era : gen_eras()) {
     if (gen_cfg(era.ver, 250).variant != gen_cfg(ver, 250).variant || era.irq_time) continue;
-    if ((era.ver >= arch::v(4, 8)) != (ver >= arch::v(4, 8)) && gen_cfg(ver, 250).variant == GenVariant::Jiffy) continue;
+    if ((era.ver >= arch::v(4, 8)) != (ver >= arch::v(4, 8)) && gen_cfg(ver, 250).variant == GenVariant::Jiffy)
+      continue;
     if ((era.ver >= arch::v(5, 5)) != (ver >= arch::v(5, 5))) continue;
     for (const auto& inv : invs)
       for (const auto& j : gen_jobs(timeout_ms, {}, inv, {era.name})) {
@@ -70,18 +71,21 @@ Result frederic_loops(const arch::Patch& p) {
   auto usr = scenario(trace::scenarios::user_loop(tick, tick / 2, 100), p.after, 1000, false);
   const auto& bt = brk.truth.task.at(100);
   const auto& ut = usr.truth.task.at(100);
-  const double b_true = user_share(bt.user, bt.system), b_model = user_share(brk.r.tasks[1].utime, brk.r.tasks[1].stime);
-  const double u_true = user_share(ut.user, ut.system + ut.irq), u_model = user_share(usr.r.tasks[1].utime, usr.r.tasks[1].stime);
+  const double b_true = user_share(bt.user, bt.system),
+               b_model = user_share(brk.r.tasks[1].utime, brk.r.tasks[1].stime);
+  const double u_true = user_share(ut.user, ut.system + ut.irq),
+               u_model = user_share(usr.r.tasks[1].utime, usr.r.tasks[1].stime);
   const bool ok = std::abs(b_true - b_model) < 0.03 && std::abs(u_true - u_model) < 0.03;
   r.verdict = ok ? Verdict::Holds : Verdict::Violated;
   if (!ok) {  // the loop that misses, run through the simulator
     r.counterexample = std::abs(b_true - b_model) < 0.03 ? trace::scenarios::user_loop(tick, tick / 2, 100)
-                                                          : trace::scenarios::syscall_loop(60'000, 1500, 200);
+                                                         : trace::scenarios::syscall_loop(60'000, 1500, 200);
     r.replay = kReplayTrace;
   }
-  r.detail = fmt::format("{}: brk loop (1500 ns in brk, 200 ns user) user share true {:.4f} vs accounted {:.4f}; user loop "
-                         "(tick mid-jiffy) {:.4f} vs {:.4f}; within 3 points as Frederic observed",
-                         p.after.str(), b_true, b_model, u_true, u_model);
+  r.detail = fmt::format(
+      "{}: brk loop (1500 ns in brk, 200 ns user) user share true {:.4f} vs accounted {:.4f}; user loop "
+      "(tick mid-jiffy) {:.4f} vs {:.4f}; within 3 points as Frederic observed",
+      p.after.str(), b_true, b_model, u_true, u_model);
   r.approximations = {"HZ=1000, one nohz_full CPU, timekeeper advances jiffies at multiples of TICK_NSEC",
                       "60,000 brk calls (102 ms), 100 ticks; the 3-point tolerance is ours"};
   return r;
@@ -95,22 +99,26 @@ Result attribution_bound(const arch::Patch& p) {
   auto before = scenario(text, p.before, 250, false);
   auto after = scenario(text, p.after, 250, false);
   const auto truth = after.truth.task.at(100);
-  const auto err = [&](const Scenario& s) { return truth.user > s.r.tasks[1].utime ? truth.user - s.r.tasks[1].utime : 0; };
+  const auto err = [&](const Scenario& s) {
+    return truth.user > s.r.tasks[1].utime ? truth.user - s.r.tasks[1].utime : 0;
+  };
   const auto eb = err(before), ea = err(after);
   const auto va = gen_cfg(p.after, 250).variant;
   if (va == GenVariant::Jiffy) {
     r.verdict = Verdict::Violated;
-    r.detail = fmt::format("no per-category bound after {}: aligned-tick user loop, true user {} ns; accounted user {} ns "
-                           "before ({}), {} ns after ({}); the per-interval error stays below one jiffy",
-                           p.id, truth.user, before.r.tasks[1].utime, p.before.str(), after.r.tasks[1].utime, p.after.str());
+    r.detail = fmt::format(
+        "no per-category bound after {}: aligned-tick user loop, true user {} ns; accounted user {} ns "
+        "before ({}), {} ns after ({}); the per-interval error stays below one jiffy",
+        p.id, truth.user, before.r.tasks[1].utime, p.before.str(), after.r.tasks[1].utime, p.after.str());
     r.counterexample = text;
     r.replay = kReplayTrace;
   } else {
     r.verdict = ea < 2 * tick ? Verdict::Holds : Verdict::Violated;
-    r.detail = fmt::format("user-time shortfall on the aligned-tick user loop: {} ns before ({}), {} ns after ({}); after: "
-                           "per task and category flushed + residue + pending == truth, residue < TICK_NSEC "
-                           "(gen_vtime.residues_bounded)",
-                           eb, p.before.str(), ea, p.after.str());
+    r.detail = fmt::format(
+        "user-time shortfall on the aligned-tick user loop: {} ns before ({}), {} ns after ({}); after: "
+        "per task and category flushed + residue + pending == truth, residue < TICK_NSEC "
+        "(gen_vtime.residues_bounded)",
+        eb, p.before.str(), ea, p.after.str());
     if (r.verdict == Verdict::Violated) {
       r.counterexample = text;
       r.replay = kReplayTrace;
@@ -138,10 +146,11 @@ Result fewer_clock_reads(const arch::Patch& p) {
     r.counterexample = text;
     r.replay = kReplayTrace;
   }
-  r.detail = fmt::format("per syscall: clock reads {:.3f} -> {:.3f}, jiffies loads {:.3f} -> {:.3f}, write sections {:.3f} -> "
-                         "{:.3f}, account_* calls {:.3f} -> {:.3f}",
-                         b.clock_reads / n, a.clock_reads / n, b.jiffies_loads / n, a.jiffies_loads / n, b.seq_sections / n,
-                         a.seq_sections / n, b.account_calls / n, a.account_calls / n);
+  r.detail = fmt::format(
+      "per syscall: clock reads {:.3f} -> {:.3f}, jiffies loads {:.3f} -> {:.3f}, write sections {:.3f} -> "
+      "{:.3f}, account_* calls {:.3f} -> {:.3f}",
+      b.clock_reads / n, a.clock_reads / n, b.jiffies_loads / n, a.jiffies_loads / n, b.seq_sections / n,
+      a.seq_sections / n, b.account_calls / n, a.account_calls / n);
   return r;
 }
 
@@ -156,11 +165,12 @@ Result reader_monotonic(const arch::Patch& p) {
     r.detail = "task_cputime and kcpustat never went backwards on the syscall loop";
   } else {
     r.verdict = Verdict::Violated;
-    r.detail = fmt::format("{}: {} (task_cputime drops {}, largest {} ns; kcpustat drops {}, largest {} ns): the reader adds "
-                           "only the residue of the current state, so leaving user mode hides the user residue until it "
-                           "reaches TICK_NSEC",
-                           p.after.str(), g.first_backwards, g.task_view_backwards, g.max_task_view_drop,
-                           g.kcpustat_backwards, g.max_kcpustat_drop);
+    r.detail = fmt::format(
+        "{}: {} (task_cputime drops {}, largest {} ns; kcpustat drops {}, largest {} ns): the reader adds "
+        "only the residue of the current state, so leaving user mode hides the user residue until it "
+        "reaches TICK_NSEC",
+        p.after.str(), g.first_backwards, g.task_view_backwards, g.max_task_view_drop, g.kcpustat_backwards,
+        g.max_kcpustat_drop);
     r.counterexample = text;
     r.replay = kReplayTrace;
   }
@@ -179,9 +189,10 @@ Result fork_no_double_count(const arch::Patch& p) {
   const auto b = scenario(s, p.before, 250, false).r.backend_result<model::GenResult>()->fork_inherited;
   const auto a = scenario(s, p.after, 250, false).r.backend_result<model::GenResult>()->fork_inherited;
   r.verdict = a == 0 ? Verdict::Holds : Verdict::Violated;
-  r.detail = fmt::format("ns of the parent's vtime residues a forked child starts with (accounted by both): {} before ({}), "
-                         "{} after ({}); copy_process() resets vtime.starttime and .state only",
-                         b, p.before.str(), a, p.after.str());
+  r.detail = fmt::format(
+      "ns of the parent's vtime residues a forked child starts with (accounted by both): {} before ({}), "
+      "{} after ({}); copy_process() resets vtime.starttime and .state only",
+      b, p.before.str(), a, p.after.str());
   if (a) {
     r.counterexample = s;
     r.replay = kReplayTrace;
@@ -193,7 +204,8 @@ Result seq_brackets(const arch::Patch& p) {
   Result r;
   r.name = "gen_vtime.seq_brackets";
   std::string s = trace::scenarios::header();
-  s += "1000 0 switch prev=0 next=100\n2000 0 switch prev=100 next=0 prev_state=S\n5000 0 wakeup tid=100\n6000 0 switch prev=0 next=100\n";
+  s += "1000 0 switch prev=0 next=100\n2000 0 switch prev=100 next=0 prev_state=S\n5000 0 wakeup tid=100\n6000 0 "
+       "switch prev=0 next=100\n";
   auto b = scenario(s, p.before, 250, false).r.backend_result<model::GenResult>()->cost.unbracketed_writes;
   auto a = scenario(s, p.after, 250, false).r.backend_result<model::GenResult>()->cost.unbracketed_writes;
   r.verdict = a == 0 ? Verdict::Holds : Verdict::Violated;
@@ -201,9 +213,10 @@ Result seq_brackets(const arch::Patch& p) {
     r.counterexample = s;
     r.replay = kReplayTrace;
   }
-  r.detail = fmt::format("vtime writes outside a write section on an idle->task->idle->task trace: {} before ({}), {} after "
-                         "({}); before, only the idle task's snapshot is written unbracketed and readers skip idle tasks",
-                         b, p.before.str(), a, p.after.str());
+  r.detail = fmt::format(
+      "vtime writes outside a write section on an idle->task->idle->task trace: {} before ({}), {} after "
+      "({}); before, only the idle task's snapshot is written unbracketed and readers skip idle tasks",
+      b, p.before.str(), a, p.after.str());
   return r;
 }
 
@@ -215,10 +228,11 @@ std::vector<Result> gen_vtime_claims(const arch::Patch& p, unsigned timeout_ms) 
     if (claim.empty()) continue;
     const std::string c(claim);
     if (c == "gen_vtime.no_time_lost")
-      out.push_back(proofs_claim(c, p.after, {"task_conserves", "cpu_conserves"}, timeout_ms,
-                                 "per task: consumed == flushed + other + residues; per CPU: consumed + lost == snapshot, "
-                                 "where lost is exactly the switch gap (jiffy variant: the jiffies that change in it) and "
-                                 "an exiting task's residues stay in its dead vtime"));
+      out.push_back(
+          proofs_claim(c, p.after, {"task_conserves", "cpu_conserves"}, timeout_ms,
+                       "per task: consumed == flushed + other + residues; per CPU: consumed + lost == snapshot, "
+                       "where lost is exactly the switch gap (jiffy variant: the jiffies that change in it) and "
+                       "an exiting task's residues stay in its dead vtime"));
     else if (c == "gen_vtime.frederic_loops")
       out.push_back(frederic_loops(p));
     else if (c == "gen_vtime.attribution_bound")

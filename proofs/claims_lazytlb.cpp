@@ -43,9 +43,21 @@ Result free_timing(const arch::Patch& p) {
     s.arch = a;
     s.version = v;
     auto ev = [&](Op op, int c, int arg = 0) { s.events.push_back({op, std::int16_t(c), std::int16_t(arg)}); };
-    ev(Op::Switch, 1, 0); ev(Op::Finish, 1); ev(Op::Idle, 1); ev(Op::Finish, 1);
-    ev(Op::Switch, 0, 0); ev(Op::Finish, 0); ev(Op::Exit, 0); ev(Op::Switch, 0, 1); ev(Op::Finish, 0);
-    for (int i = 0; i < spins; ++i) { ev(Op::Idle, 0); ev(Op::Finish, 0); ev(Op::Switch, 0, 1); ev(Op::Finish, 0); }
+    ev(Op::Switch, 1, 0);
+    ev(Op::Finish, 1);
+    ev(Op::Idle, 1);
+    ev(Op::Finish, 1);
+    ev(Op::Switch, 0, 0);
+    ev(Op::Finish, 0);
+    ev(Op::Exit, 0);
+    ev(Op::Switch, 0, 1);
+    ev(Op::Finish, 0);
+    for (int i = 0; i < spins; ++i) {
+      ev(Op::Idle, 0);
+      ev(Op::Finish, 0);
+      ev(Op::Switch, 0, 1);
+      ev(Op::Finish, 0);
+    }
     shown = s;
     return run_script(s);
   };
@@ -55,11 +67,14 @@ Result free_timing(const arch::Patch& p) {
   std::size_t zombies_after = 1;
   auto exa = lazytlb_explored("after", Arch::PpcRadix, p.after, claim_sizes(), &zombies_after);
   const bool changed = !before.failed_at && !after.failed_at && before.world.mms[0].st == MmState::Live &&
-                       before.zombie_steps >= 1000 && after.world.mms[0].st == MmState::Freed && after.zombie_steps == 0;
+                       before.zombie_steps >= 1000 && after.world.mms[0].st == MmState::Freed &&
+                       after.zombie_steps == 0;
   const bool no_zombie_after = exa.verdict == Verdict::Holds && zombies_after == 0;
-  r.verdict = changed && no_zombie_after ? Verdict::Holds : (exa.verdict == Verdict::Unknown ? Verdict::Unknown : Verdict::Violated);
+  r.verdict = changed && no_zombie_after ? Verdict::Holds
+                                         : (exa.verdict == Verdict::Unknown ? Verdict::Unknown : Verdict::Violated);
   r.detail = fmt::format(
-      "before ({}): after the exit the dead mm stays allocated for all {} further events while CPU 1 idles lazily on it "
+      "before ({}): after the exit the dead mm stays allocated for all {} further events while CPU 1 idles lazily on "
+      "it "
       "(zombie in {} events; pinned until that CPU next runs a user task, execs or goes offline: unbounded); "
       "after ({}): freed by the exit's last mmdrop, {} IPI(s) shoot CPU 1 to init_mm, never a zombie in any of the "
       "explored states [{}] (before: [{}])",
@@ -95,7 +110,8 @@ Result ipi_cost(const arch::Patch& p) {
   r.verdict = exa.verdict == Verdict::Unknown ? Verdict::Unknown : as_claimed ? Verdict::Holds : Verdict::Violated;
   r.detail = fmt::format(
       "seed scenario, {} CPUs/threads, 4 trips through idle each, then exit (ppc64-radix): before {}: {:.2f} mm_count "
-      "atomics per switch, {} IPIs in the loop, {} IPIs at exit; after {}: {:.2f} atomics per switch, {} IPIs in the loop, "
+      "atomics per switch, {} IPIs in the loop, {} IPIs at exit; after {}: {:.2f} atomics per switch, {} IPIs in the "
+      "loop, "
       "{} IPIs at exit (one per other CPU still lazy on or trimmed from the mm). Most IPIs sent by one event in the "
       "explored worlds: before [{}], after [{}]",
       n, p.before.str(), b[0], b[1], b[2], p.after.str(), a[0], a[1], a[2], exb.detail, exa.detail);
@@ -124,9 +140,10 @@ std::vector<Result> lazytlb_claims(const arch::Patch& p, unsigned timeout_ms) {
         parts.push_back(lazytlb_explored("explore refcount arches", Arch::Generic, p.after, claim_sizes(), nullptr));
       }
       parts.push_back(steps_in_both_modes(p.before, p.after, timeout_ms));
-      auto r = combine_results(c, parts,
-                       "same invariants (no dangling active_mm, no underflow, accounting, no leak, mask covers users, "
-                       "own-bit clears) checked on every reachable state and by Z3 per step: ");
+      auto r = combine_results(
+          c, parts,
+          "same invariants (no dangling active_mm, no underflow, accounting, no leak, mask covers users, "
+          "own-bit clears) checked on every reachable state and by Z3 per step: ");
       out.push_back(std::move(r));
     } else if (c == "lazy_tlb.free_timing") {
       out.push_back(free_timing(p));

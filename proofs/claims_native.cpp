@@ -26,18 +26,20 @@ NativeCfg base_cfg(unsigned w, bool scaled) { return native_base_cfg(w, scaled);
 // One kernel-side hook from the same state with and without the scaled code: can the unscaled
 // fields differ? (A relation between two configurations, not a step's invariants: the scaled
 // code's own obligations are the split jobs'.) A counterexample is replayed concretely.
-template <unsigned W> void unscaled_same(Result& r, Kctx where, unsigned timeout_ms) {
+template <unsigned W>
+void unscaled_same(Result& r, Kctx where, unsigned timeout_ms) {
   z3::context ctx;
   S d(ctx);
   auto fields = [](auto& a) {
-    return std::array{&a.utime, &a.stime, &a.gtime, &a.hardirq_time, &a.softirq_time, &a.idle_time, &a.steal_time,
-                      &a.starttime, &a.starttime_user};
+    return std::array{&a.utime,     &a.stime,      &a.gtime,     &a.hardirq_time,  &a.softirq_time,
+                      &a.idle_time, &a.steal_time, &a.starttime, &a.starttime_user};
   };
   auto run = [&](bool scaled) {
     Acct<S, W> a;
     make_fresh(d, a, "acct");
     Cost k;
-    account_kernel_side(d, base_cfg(W, scaled), a, where, d.fresh<W>("now"), d.fresh<W>("spurr"), d.template lit<W>(0), k);
+    account_kernel_side(d, base_cfg(W, scaled), a, where, d.fresh<W>("now"), d.fresh<W>("spurr"), d.template lit<W>(0),
+                        k);
     z3::expr e = ctx.bool_val(true);
     int i = 0;
     for (auto* f : fields(a)) e = e && (f->e() == ctx.bv_const(("out_" + std::to_string(i++)).c_str(), W));
@@ -128,8 +130,10 @@ std::vector<Result> native_vtime_claims(const arch::Patch& patch, unsigned timeo
         for (const auto& c : dropped) any = any || c.word_bits == w;
         if (!any) continue;
         for (Kctx where : {Kctx::Kernel, Kctx::Guest, Kctx::Hardirq, Kctx::Softirq, Kctx::Idle}) {
-          if (w == 32) unscaled_same<32>(r, where, timeout_ms);
-          else unscaled_same<64>(r, where, timeout_ms);
+          if (w == 32)
+            unscaled_same<32>(r, where, timeout_ms);
+          else
+            unscaled_same<64>(r, where, timeout_ms);
         }
       }
       std::uint64_t traces = 0;
@@ -149,8 +153,10 @@ std::vector<Result> native_vtime_claims(const arch::Patch& patch, unsigned timeo
             parts.push_back(fmt::format("{}: outputs differ on seed {}", c.name, seed));
           }
         }
-      parts.push_back(fmt::format("Z3: each kernel-side hook's unscaled fields equal with and without the scaled code; "
-                                  "{} generated traces replay to identical kcpustat and task times", traces));
+      parts.push_back(
+          fmt::format("Z3: each kernel-side hook's unscaled fields equal with and without the scaled code; "
+                      "{} generated traces replay to identical kcpustat and task times",
+                      traces));
     } else if (claim == "native_vtime.scaled_equals_unscaled") {
       // The dropped CPUs have no SPURR/PURR: read_spurr() returns the TB. Is the removed code's
       // output equal to the unscaled one? Not per call: the SPURR delta also spans the kernel
@@ -182,9 +188,10 @@ std::vector<Result> native_vtime_claims(const arch::Patch& patch, unsigned timeo
         const double secs = double(s) / double(c.tb_hz);
         const auto text = split_trace(std::string(c.name).c_str(), k, u, s, c.tb_hz);
         const bool found = replays_finding(text, std::string(c.name).c_str(), before, "native_vtime.split_no_overflow");
-        parts.push_back(fmt::format("{}: before the patch dS*s wraps at {} bits from s ~ dS = {} TB ticks ({:.4g} s of "
-                                    "kernel time without a vtime_delta at {} Hz){}; after: no split",
-                                    c.name, c.word_bits, s, secs, c.tb_hz, found ? ", replayed" : ", NOT replayed"));
+        parts.push_back(
+            fmt::format("{}: before the patch dS*s wraps at {} bits from s ~ dS = {} TB ticks ({:.4g} s of "
+                        "kernel time without a vtime_delta at {} Hz){}; after: no split",
+                        c.name, c.word_bits, s, secs, c.tb_hz, found ? ", replayed" : ", NOT replayed"));
         if (found) {
           r.verdict = Verdict::Violated;
           if (!r.counterexample) r.counterexample = text;

@@ -25,8 +25,8 @@ Result from_run(const std::string& name, const Script& s, const PsiCfg& cfg) {
   shown.version = cfg.ver;
   if (rr.violation) {
     r.verdict = Verdict::Violated;
-    r.detail = fmt::format("{} on {} at event {} (line {}): {}", rr.violation->invariant, cfg.ver.str(), *rr.failed_at + 1,
-                           rr.line, rr.violation->message);
+    r.detail = fmt::format("{} on {} at event {} (line {}): {}", rr.violation->invariant, cfg.ver.str(),
+                           *rr.failed_at + 1, rr.line, rr.violation->message);
     shown.events.resize(*rr.failed_at + 1);
     r.counterexample = write_script(shown);
     r.replay = kReplayScript;
@@ -54,18 +54,20 @@ Outcome outcome(const Script& s, arch::KVersion v) {
 Result same_charge(const arch::Patch& p) {
   Result r;
   r.name = "psi_irq.same_charge";
-  r.approximations = {"judged on three small scenarios (irq while idle, cgroup move with irq pending, irq between ticks), "
-                      "not on every run; a difference found is a fact, none found would be unknown"};
+  r.approximations = {
+      "judged on three small scenarios (irq while idle, cgroup move with irq pending, irq between ticks), "
+      "not on every run; a difference found is a fact, none found would be unknown"};
   // Three scenarios that separate the versions, each small enough to read.
   const char* idle =
       "psi v1\ncpus 2\ngroup 1 parent 0\ntask 1 group 1\nirq 0 5000\nwakeup 0 by 1\nschedule 0 1\ntick 0\n";
   const char* move =
       "psi v1\ncpus 2\ngroup 1 parent 0\ngroup 2 parent 0\ntask 1 group 1\nschedule 0 1\ntick 0\nirq 0 3000\n"
       "move 1 2 by 1\ntick 0\n";
-  const char* lag = "psi v1\ncpus 1\ngroup 1 parent 0\ntask 1 group 1\nschedule 0 1\ntick 0\nirq 0 3000\nclock_gettime 0\n";
+  const char* lag =
+      "psi v1\ncpus 1\ngroup 1 parent 0\ntask 1 group 1\nschedule 0 1\ntick 0\nirq 0 3000\nclock_gettime 0\n";
   std::vector<std::string> diffs;
-  for (auto [label, text] : {std::pair{"irq while idle", idle}, {"cgroup move with irq pending", move},
-                             {"irq between ticks", lag}}) {
+  for (auto [label, text] :
+       {std::pair{"irq while idle", idle}, {"cgroup move with irq pending", move}, {"irq between ticks", lag}}) {
     auto s = parse_script(text).value();
     auto a = outcome(s, p.before), b = outcome(s, p.after);
     if (a.groups != b.groups || a.pending != b.pending) {
@@ -85,7 +87,8 @@ Result same_charge(const arch::Patch& p) {
   r.verdict = Verdict::Violated;
   r.replay = kReplayScript;  // both versions ran the scenario
   r.detail = fmt::format(
-      "not the same; exactly how it differs: (1) lag: after the fix irq time waits for the next sched_tick or cross-group "
+      "not the same; exactly how it differs: (1) lag: after the fix irq time waits for the next sched_tick or "
+      "cross-group "
       "switch of a non-idle task (bounded by the irq time of one tick while ticks run; unbounded on nohz_full, where a "
       "delta >= 2^32 ns wraps the u32 times[]), before it was charged at every rq clock update; (2) irq time while the "
       "CPU idles was consumed uncharged before and is charged after the fix to the next task accounted on that CPU; "
@@ -96,7 +99,10 @@ Result same_charge(const arch::Patch& p) {
 }
 
 const char* model_version(const arch::Patch& p) {
-  return p.after >= arch::v(6, 17) ? "6.17" : p.after >= arch::v(6, 12) ? "6.12" : p.after >= arch::v(6, 10) ? "6.10" : "6.1";
+  return p.after >= arch::v(6, 17)   ? "6.17"
+         : p.after >= arch::v(6, 12) ? "6.12"
+         : p.after >= arch::v(6, 10) ? "6.10"
+                                     : "6.1";
 }
 
 Result no_double_count(const arch::Patch& p, const std::vector<Result>& jobs) {
@@ -118,11 +124,14 @@ Result no_double_count(const arch::Patch& p, const std::vector<Result>& jobs) {
       if (!r.counterexample) r.counterexample = j.counterexample;
     }
     for (const auto& a : j.approximations)
-      if (std::find(r.approximations.begin(), r.approximations.end(), a) == r.approximations.end()) r.approximations.push_back(a);
+      if (std::find(r.approximations.begin(), r.approximations.end(), a) == r.approximations.end())
+        r.approximations.push_back(a);
   }
   // And every shipped scenario on the release after (the nohz_full wrap is a loss, reported there).
-  r.detail = fmt::format("{} on {} (per step, Z3): every ns that leaves the pending irq time is added once to each "
-                         "enabled group on the charged task's path", fmt::join(parts, ", "), p.after.str());
+  r.detail = fmt::format(
+      "{} on {} (per step, Z3): every ns that leaves the pending irq time is added once to each "
+      "enabled group on the charged task's path",
+      fmt::join(parts, ", "), p.after.str());
   return r;
 }
 
@@ -134,15 +143,17 @@ Result lock_held(const arch::Patch& p, const std::vector<Result>& jobs) {
   // The draft that called it before rq_lock in sched_tick, on the race scenario.
   if (p.after >= arch::v(6, 10)) {
     auto s = parse_script(
-        "psi v1\ncpus 2\ngroup 1 parent 0\ngroup 2 parent 1\ngroup 3 parent 1\ntask 1 group 2\nschedule 0 1\n"
-        "irq 0 300\nrace_tick_move 0 1 3 by 1\n").value();
+                 "psi v1\ncpus 2\ngroup 1 parent 0\ngroup 2 parent 1\ngroup 3 parent 1\ntask 1 group 2\nschedule 0 1\n"
+                 "irq 0 300\nrace_tick_move 0 1 3 by 1\n")
+                 .value();
     PsiCfg cfg;
     cfg.ver = p.after;
     cfg.variant = Variant::NoLock;
     auto draft = from_run("draft", s, cfg);
     r.detail += fmt::format("; the pre-merge draft (psi_account_irqtime before rq_lock in sched_tick) is caught: {}",
                             draft.detail);
-    if (!r.counterexample) r.counterexample = draft.counterexample ? "# the draft, variant no-lock:\n" + *draft.counterexample : "";
+    if (!r.counterexample)
+      r.counterexample = draft.counterexample ? "# the draft, variant no-lock:\n" + *draft.counterexample : "";
   }
   return r;
 }
@@ -163,10 +174,14 @@ std::vector<Result> psi_irq_claims(const arch::Patch& p, unsigned timeout_ms) {
   const auto jobs = psi_jobs(timeout_ms, Variant::Faithful, model_version(p), "");
   for (auto claim : p.claims) {
     if (claim.empty()) continue;
-    if (claim == "psi_irq.same_charge") out.push_back(same_charge(p));
-    else if (claim == "psi_irq.no_double_count") out.push_back(no_double_count(p, jobs));
-    else if (claim == "psi_irq.lock_held") out.push_back(lock_held(p, jobs));
-    else if (claim == "psi_irq.seq_even") out.push_back(seq_even(jobs));
+    if (claim == "psi_irq.same_charge")
+      out.push_back(same_charge(p));
+    else if (claim == "psi_irq.no_double_count")
+      out.push_back(no_double_count(p, jobs));
+    else if (claim == "psi_irq.lock_held")
+      out.push_back(lock_held(p, jobs));
+    else if (claim == "psi_irq.seq_even")
+      out.push_back(seq_even(jobs));
     else {
       Result r;
       r.name = std::string(claim);

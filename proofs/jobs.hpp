@@ -39,13 +39,16 @@ Result adjust_claim(const std::string& claim, const model::AdjustCfg& cfg, unsig
 
 // Deterministic concrete search for inputs where the routine's quotient exceeds rtime
 // (stime > 0, utime > 0). Returns (stime, utime, rtime) or nothing.
-struct AdjustInput { std::uint64_t stime, utime, rtime; };
+struct AdjustInput {
+  std::uint64_t stime, utime, rtime;
+};
 std::optional<AdjustInput> search_scale_overshoot(model::ScaleDiv how);
 
 // Lazy-TLB (jobs_lazytlb.cpp, for claims_lazytlb.cpp): the step jobs of one mode; exhaustive
 // exploration as one Result (zombies: states with an mm pinned only lazily); results combined
 // into one (worst verdict, the first violated part's counterexample).
-std::vector<Result> lazytlb_step_jobs(const char* mode, model::lazytlb::Arch a, arch::KVersion ver, unsigned timeout_ms);
+std::vector<Result> lazytlb_step_jobs(const char* mode, model::lazytlb::Arch a, arch::KVersion ver,
+                                      unsigned timeout_ms);
 Result lazytlb_explored(const std::string& title, model::lazytlb::Arch a, arch::KVersion ver, model::lazytlb::Sizes s,
                         std::size_t* zombies);
 Result combine_results(const std::string& title, const std::vector<Result>& parts, const std::string& prefix);

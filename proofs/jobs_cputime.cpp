@@ -56,8 +56,8 @@ std::string adjust_trace(const std::vector<AdjustInput>& calls) {
 }
 
 // Concrete replay of a call sequence; true if the claim fails on some call.
-bool replay_fails(const std::string& claim, const AdjustCfg& cfg, const std::vector<AdjustInput>& calls, std::size_t* at,
-                  const AdjustMutation& mutate = {}) {
+bool replay_fails(const std::string& claim, const AdjustCfg& cfg, const std::vector<AdjustInput>& calls,
+                  std::size_t* at, const AdjustMutation& mutate = {}) {
   Concrete k;
   PrevCputime<Concrete> prev{0, 0};
   for (std::size_t i = 0; i < calls.size(); ++i) {
@@ -163,10 +163,11 @@ Result adjust_claim(const std::string& claim, const AdjustCfg& cfg, unsigned tim
         Concrete k;
         PrevCputime<Concrete> p{0, 0};
         auto out = cputime_adjust(k, cfg, {c->utime, c->stime, c->rtime}, p);
-        r.detail = fmt::format("{} returns stime > rtime (found by concrete search, replayed through cputime_adjust): "
-                               "stime={} utime={} rtime={} -> utime {} stime {}; a trace would need {} ticks, so "
-                               "the inputs are given instead",
-                               div_name(cfg.div), c->stime, c->utime, c->rtime, out.utime, out.stime, c->stime / kTickNs);
+        r.detail = fmt::format(
+            "{} returns stime > rtime (found by concrete search, replayed through cputime_adjust): "
+            "stime={} utime={} rtime={} -> utime {} stime {}; a trace would need {} ticks, so "
+            "the inputs are given instead",
+            div_name(cfg.div), c->stime, c->utime, c->rtime, out.utime, out.stime, c->stime / kTickNs);
         return r;
       }
     }
@@ -195,7 +196,8 @@ Result adjust_claim(const std::string& claim, const AdjustCfg& cfg, unsigned tim
       if (i > 0) {
         as.push_back(z3::uge(in.stime.e(), ins[i - 1].stime.e()));
         as.push_back(z3::uge(in.utime.e(), ins[i - 1].utime.e()));
-        as.push_back(z3::uge(in.sum_exec_runtime.e(), ins[i - 1].sum_exec_runtime.e() + ctx.bv_val(std::uint64_t{300}, 64)));
+        as.push_back(
+            z3::uge(in.sum_exec_runtime.e(), ins[i - 1].sum_exec_runtime.e() + ctx.bv_val(std::uint64_t{300}, 64)));
       }
       auto before = prev;
       AdjustCfg sc = cfg;
@@ -223,14 +225,17 @@ Result adjust_claim(const std::string& claim, const AdjustCfg& cfg, unsigned tim
     r.counterexample = adjust_trace(calls);
     const bool confirmed = !mutate && trace_confirms(*r.counterexample, cfg, claim);
     r.replay = confirmed ? kReplayTrace : kReplayStep;
-    r.detail = fmt::format("{} call(s) from prev = 0 (found by Z3, bounded to {} calls); replayed concretely with the {}{}",
-                           k, k, div_name(cfg.div), confirmed ? "; the trace trips the same check in `kacct check`" : "");
-    r.approximations.push_back(fmt::format("bounded: at most {} calls, inputs in whole ticks (HZ=1000), rtime < 2^40", k));
+    r.detail =
+        fmt::format("{} call(s) from prev = 0 (found by Z3, bounded to {} calls); replayed concretely with the {}{}", k,
+                    k, div_name(cfg.div), confirmed ? "; the trace trips the same check in `kacct check`" : "");
+    r.approximations.push_back(
+        fmt::format("bounded: at most {} calls, inputs in whole ticks (HZ=1000), rtime < 2^40", k));
     return r;
   }
   r.verdict = Verdict::Unknown;
-  r.detail = "Z3 found a violation of the one-call abstraction, but no reachable counterexample within 3 calls "
-             "replays concretely, and the concrete search found none";
+  r.detail =
+      "Z3 found a violation of the one-call abstraction, but no reachable counterexample within 3 calls "
+      "replays concretely, and the concrete search found none";
   return r;
 }
 
@@ -238,7 +243,8 @@ Result adjust_claim(const std::string& claim, const AdjustCfg& cfg, unsigned tim
 // cannot fail for any input of one call, in any era, with the exact division.
 static std::vector<Result> obligation_jobs(unsigned timeout_ms) {
   std::vector<Result> out;
-  for (AdjustEra era : {AdjustEra::PerFieldMax, AdjustEra::GotoUpdate, AdjustEra::ClampAlways, AdjustEra::ClampToRtime}) {
+  for (AdjustEra era :
+       {AdjustEra::PerFieldMax, AdjustEra::GotoUpdate, AdjustEra::ClampAlways, AdjustEra::ClampToRtime}) {
     z3::context ctx;
     S d(ctx);
     PrevCputime<S> prev;
@@ -250,7 +256,8 @@ static std::vector<Result> obligation_jobs(unsigned timeout_ms) {
     Result r;
     r.name = fmt::format("cputime_adjust.obligations[era {}]", int(era));  // AdjustEra order
     r.verdict = Verdict::Holds;
-    r.approximations = {"stime + utime does not wrap at 2^64", "quotient-fits obligation of the 128-bit division covered by division.exact_facts"};
+    r.approximations = {"stime + utime does not wrap at 2^64",
+                        "quotient-fits obligation of the 128-bit division covered by division.exact_facts"};
     std::vector<z3::expr> as = {z3::bvadd_no_overflow(in.stime.e(), in.utime.e(), false)};
     for (const auto& o : d.obligations) {
       auto res = solve(ctx, as, o.violated, timeout_ms);
@@ -266,15 +273,18 @@ static std::vector<Result> obligation_jobs(unsigned timeout_ms) {
         Concrete k;
         cputime_adjust(k, AdjustCfg{era, ScaleDiv::Exact128}, kin, kp);
         const bool fails = std::find(k.failed.begin(), k.failed.end(), o.site) != k.failed.end();
-        if (fails) r.replay = kReplayStep;
-        else v = Verdict::Error;
+        if (fails)
+          r.replay = kReplayStep;
+        else
+          v = Verdict::Error;
       }
       if (v != Verdict::Holds) {
         r.verdict = worst(r.verdict, v);
         r.detail += fmt::format("{}: {} ", o.site, name(v));
       }
     }
-    if (r.verdict == Verdict::Holds) r.detail = fmt::format("{} obligations, all discharged by Z3", d.obligations.size());
+    if (r.verdict == Verdict::Holds)
+      r.detail = fmt::format("{} obligations, all discharged by Z3", d.obligations.size());
     out.push_back(std::move(r));
   }
   return out;
@@ -287,10 +297,13 @@ std::vector<Result> cputime_jobs(unsigned timeout_ms, const AdjustMutation& muta
     AdjustEra era;
   };
   // Eras are named by the patch that opens them (arch/patches.hpp has their releases).
-  for (Era e : {Era{"before 9d7fb0427648", AdjustEra::PerFieldMax}, {"9d7fb0427648", AdjustEra::GotoUpdate},
-                {"173be9a14f7b", AdjustEra::ClampAlways}, {"77baa5bafcbe", AdjustEra::ClampToRtime}})
+  for (Era e : {Era{"before 9d7fb0427648", AdjustEra::PerFieldMax},
+                {"9d7fb0427648", AdjustEra::GotoUpdate},
+                {"173be9a14f7b", AdjustEra::ClampAlways},
+                {"77baa5bafcbe", AdjustEra::ClampToRtime}})
     for (ScaleDiv div : {ScaleDiv::Loop32, ScaleDiv::Exact128, ScaleDiv::Generic2020}) {
-      for (const char* claim : {"cputime_adjust.monotonic", "cputime_adjust.sum_is_rtime", "cputime_adjust.stime_le_rtime"}) {
+      for (const char* claim :
+           {"cputime_adjust.monotonic", "cputime_adjust.sum_is_rtime", "cputime_adjust.stime_le_rtime"}) {
         auto r = adjust_claim(claim, {e.era, div}, timeout_ms, mutate);
         r.name = fmt::format("{}[{}, {}]", claim, e.name, div_name(div));
         out.push_back(std::move(r));
@@ -344,17 +357,21 @@ std::vector<Result> division_jobs(unsigned timeout_ms) {
     if (res.verdict == Verdict::Violated) {  // replay: the facts of exact floor division at those values
       const std::uint64_t ka = eval_u64(*res.model, a), kb = eval_u64(*res.model, b), kc = eval_u64(*res.model, c);
       const unsigned __int128 q = kc ? (unsigned __int128)ka * kb / kc : 0;
-      const bool ok = kc == 0 || ((ka > kc || q <= kb) && (kb > kc || q <= ka) && ((ka != 0 && kb != 0) || q == 0) &&
-                                  (ka != kc || q == kb) && (kb != kc || q == ka) && (!(ka <= kc || kb <= kc) || q >> 64 == 0));
+      const bool ok =
+          kc == 0 || ((ka > kc || q <= kb) && (kb > kc || q <= ka) && ((ka != 0 && kb != 0) || q == 0) &&
+                      (ka != kc || q == kb) && (kb != kc || q == ka) && (!(ka <= kc || kb <= kc) || q >> 64 == 0));
       r.inputs = {{"a", ka}, {"b", kb}, {"c", kc}};
-      if (ok) r.verdict = Verdict::Error;
-      else r.replay = kReplayStep;
+      if (ok)
+        r.verdict = Verdict::Error;
+      else
+        r.replay = kReplayStep;
     }
     r.seconds = res.seconds;
     r.detail = res.verdict == Verdict::Holds ? "proved by Z3 for all 64-bit a, b, c"
-                                             : res.reason + " (expected: 128-bit multiply and divide defeat bit-blasting; "
-                                                            "the exhaustive 8- and 10-bit checks and the 64-bit property "
-                                                            "tests stand for it)";
+                                             : res.reason +
+                                                   " (expected: 128-bit multiply and divide defeat bit-blasting; "
+                                                   "the exhaustive 8- and 10-bit checks and the 64-bit property "
+                                                   "tests stand for it)";
     out.push_back(std::move(r));
   }
   for (ScaleDiv how : {ScaleDiv::Loop32, ScaleDiv::Generic2020, ScaleDiv::Exact128}) {
@@ -364,7 +381,9 @@ std::vector<Result> division_jobs(unsigned timeout_ms) {
       Concrete k;
       r.verdict = Verdict::Violated;
       r.replay = kReplayStep;  // found by running the routine itself
-      r.inputs = {{"stime", c->stime}, {"utime", c->utime}, {"rtime", c->rtime},
+      r.inputs = {{"stime", c->stime},
+                  {"utime", c->utime},
+                  {"rtime", c->rtime},
                   {"quotient", scale(k, how, c->stime, c->rtime, c->stime + c->utime)}};
       r.detail = "stime*rtime/(stime+utime) computed above rtime (concrete search)";
     } else {

@@ -23,9 +23,10 @@ namespace {
 constexpr std::uint64_t kJiffyBound = std::uint64_t{1} << 40;
 
 using Era = GenEra;
-const Era eras[] = {{"4.4-snapshot", arch::v(4, 4), false, false}, {"4.7-jiffy", arch::v(4, 7), false, false},
-                    {"4.9-jiffy", arch::v(4, 9), false, false},    {"5.4-accum", arch::v(5, 4), false, false},
-                    {"6.1-accum", arch::v(6, 1), false, false},    {"6.1-accum+irqtime+steal", arch::v(6, 1), true, true}};
+const Era eras[] = {
+    {"4.4-snapshot", arch::v(4, 4), false, false}, {"4.7-jiffy", arch::v(4, 7), false, false},
+    {"4.9-jiffy", arch::v(4, 9), false, false},    {"5.4-accum", arch::v(5, 4), false, false},
+    {"6.1-accum", arch::v(6, 1), false, false},    {"6.1-accum+irqtime+steal", arch::v(6, 1), true, true}};
 
 enum class Step { UserExit, UserEnter, GuestEnter, GuestExit, IrqExitHook, Switch };
 const char* step_name(Step s) {
@@ -34,11 +35,11 @@ const char* step_name(Step s) {
 }
 enum class Inv { TaskConserves, Residues, CpuConserves, SeqEven, SeqBrackets, Monotonic, Steal };
 const char* inv_name(Inv i) {
-  constexpr const char* n[] = {"task_conserves", "residues_bounded", "cpu_conserves", "seq_even",
-                               "seq_brackets",  "monotonic",        "steal_irq_pending"};
+  constexpr const char* n[] = {"task_conserves", "residues_bounded", "cpu_conserves",    "seq_even",
+                               "seq_brackets",   "monotonic",        "steal_irq_pending"};
   return n[int(i)];
 }
-constexpr Inv all_invs[] = {Inv::TaskConserves, Inv::Residues, Inv::CpuConserves, Inv::SeqEven,
+constexpr Inv all_invs[] = {Inv::TaskConserves, Inv::Residues,  Inv::CpuConserves, Inv::SeqEven,
                             Inv::SeqBrackets,   Inv::Monotonic, Inv::Steal};
 
 struct Case {
@@ -82,14 +83,16 @@ std::vector<Case> cases_of(const GenCfg& g) {
   return out;
 }
 
-template <class D> struct GenIn {
+template <class D>
+struct GenIn {
   BOOST_HANA_DEFINE_STRUCT(GenIn, (CpuAcct<D>, cpu), (TaskAcct<D>, task), (VtimeTask<D>, vtime), (VtimeTask<D>, next),
                            (VtimeCpu<D>, vcpu), (u64<D>, now), (u64<D>, jiffies), (u64<D>, now2), (u64<D>, jiffies2));
 };
 
 // One step of one case of one era, for the harness (proofs/step_job.hpp).
 struct GenCase {
-  template <class D> using In = GenIn<D>;
+  template <class D>
+  using In = GenIn<D>;
   const Case& cs;
   Step kind;
   const std::vector<Inv>& invs;
@@ -119,7 +122,8 @@ struct GenCase {
     }
     as.push_back(spec::gen::gen_cpu_conserves(d, g, in.vcpu, in.vtime).e());
   }
-  template <class D> std::vector<boolean<D>> step(D& d, In<D>& in) const {
+  template <class D>
+  std::vector<boolean<D>> step(D& d, In<D>& in) const {
     auto& c = in.cpu;
     auto& pt = in.task;
     auto& pv = in.vtime;
@@ -156,27 +160,31 @@ struct GenCase {
           oks.push_back(both([&](const auto&, const auto& v) { return spec::gen::gen_residues_bounded(d, g, tc, v); }));
           break;
         case Inv::CpuConserves: oks.push_back(spec::gen::gen_cpu_conserves(d, g, vc, curv)); break;
-        case Inv::SeqEven: oks.push_back(both([&](const auto&, const auto& v) { return spec::gen::gen_seq_even(d, v); })); break;
+        case Inv::SeqEven:
+          oks.push_back(both([&](const auto&, const auto& v) { return spec::gen::gen_seq_even(d, v); }));
+          break;
         case Inv::SeqBrackets:
           oks.push_back(both([&](const auto& a, const auto& b) { return spec::gen::gen_seq_brackets(d, a, b); }));
           break;
         case Inv::Monotonic:
-          oks.push_back(d.band(d.band(d.band(spec::tick::monotonic(d, c0, c), spec::tick::monotonic(d, pt0, pt)),
-                                      both([&](const auto& a, const auto& b) { return spec::gen::gen_vtime_monotonic(d, a, b); })),
-                               d.ule(vc0.consumed, vc.consumed)));
+          oks.push_back(d.band(
+              d.band(d.band(spec::tick::monotonic(d, c0, c), spec::tick::monotonic(d, pt0, pt)),
+                     both([&](const auto& a, const auto& b) { return spec::gen::gen_vtime_monotonic(d, a, b); })),
+              d.ule(vc0.consumed, vc.consumed)));
           break;
-        case Inv::Steal: oks.push_back(d.band(spec::tick::steal_accounted(d, c), spec::tick::irqtime_pending_bounded(d, c))); break;
+        case Inv::Steal:
+          oks.push_back(d.band(spec::tick::steal_accounted(d, c), spec::tick::irqtime_pending_bounded(d, c)));
+          break;
       }
     return oks;
   }
-  nlohmann::ordered_json json(const In<Concrete>& in) const {
-    return {{"case", cs.name}, {"state", to_json(in)}};
-  }
+  nlohmann::ordered_json json(const In<Concrete>& in) const { return {{"case", cs.name}, {"state", to_json(in)}}; }
   nlohmann::ordered_json state(const In<Concrete>& in) const { return to_json(in); }
 };
 
 // One job: the conjunction of `invs` for one step of one era, one Z3 query per case.
-Result era_job(const Era& era, Step step, const std::vector<Inv>& invs, unsigned timeout_ms, const GenMutation& mutate) {
+Result era_job(const Era& era, Step step, const std::vector<Inv>& invs, unsigned timeout_ms,
+               const GenMutation& mutate) {
   std::string inv_names;
   std::vector<std::string> names;
   for (Inv i : invs) {
@@ -186,8 +194,8 @@ Result era_job(const Era& era, Step step, const std::vector<Inv>& invs, unsigned
   const std::string name = invs.size() == 1 ? fmt::format("gen_vtime.{}.{}[{}]", step_name(step), inv_names, era.name)
                                             : fmt::format("gen_vtime.{}[{}]", step_name(step), era.name);
   StepJob j(name, {kBound62Note, "jiffies below 2^40: no wrap-around",
-             "sequential model: one CPU's vtime step runs with irqs off, readers see it whole",
-             "the vtime state, PF_VCPU, idle and nice are enumerated per case (concrete)"});
+                   "sequential model: one CPU's vtime step runs with irqs off, readers see it whole",
+                   "the vtime state, PF_VCPU, idle and nice are enumerated per case (concrete)"});
   const GenCfg g = gen_cfg(era.ver, 250);
   const TickCfg tc{era.irq_time, era.steal, arch::tick_nsec(250)};
   for (const auto& cs : cases_of(g)) {
@@ -209,7 +217,8 @@ std::vector<Result> gen_jobs(unsigned timeout_ms, const GenMutation& mutate, con
     if (!only_eras.empty() && std::find(only_eras.begin(), only_eras.end(), era.name) == only_eras.end()) continue;
     if (mutate && std::string(era.name) != "6.1-accum") continue;
     const GenCfg g = gen_cfg(era.ver, 250);
-    for (Step step : {Step::UserExit, Step::UserEnter, Step::GuestEnter, Step::GuestExit, Step::IrqExitHook, Step::Switch}) {
+    for (Step step :
+         {Step::UserExit, Step::UserEnter, Step::GuestEnter, Step::GuestExit, Step::IrqExitHook, Step::Switch}) {
       if (step == Step::IrqExitHook && !g.irq_hooks) continue;
       if (mutate && step != Step::UserExit) continue;
       std::vector<Inv> invs;
@@ -231,8 +240,14 @@ std::vector<std::pair<std::string, GenMutation>> gen_mutations() {
       {"task_conserves", [](auto& d, auto& v, auto&) { v.flushed = d.add(v.flushed, d.template lit<64>(1)); }},
       {"residues_bounded", [](auto& d, auto& v, auto&) { v.utime = d.add(v.utime, d.template lit<64>(4'000'000)); }},
       {"cpu_conserves", [](auto& d, auto&, auto& c) { c.lost = d.add(c.lost, d.template lit<64>(1)); }},
-      {"seq_even", [](auto& d, auto& v, auto&) { v.seq = d.template trunc<32>(d.add(d.template zext<64>(v.seq), d.template lit<64>(1))); }},
-      {"seq_brackets", [](auto& d, auto& v, auto&) { v.seq = d.template trunc<32>(d.sub(d.template zext<64>(v.seq), d.template lit<64>(2))); }},
+      {"seq_even",
+       [](auto& d, auto& v, auto&) {
+         v.seq = d.template trunc<32>(d.add(d.template zext<64>(v.seq), d.template lit<64>(1)));
+       }},
+      {"seq_brackets",
+       [](auto& d, auto& v, auto&) {
+         v.seq = d.template trunc<32>(d.sub(d.template zext<64>(v.seq), d.template lit<64>(2)));
+       }},
       {"monotonic", [](auto& d, auto& v, auto&) { v.consumed = d.sub(v.consumed, d.template lit<64>(1)); }},
   };
 }

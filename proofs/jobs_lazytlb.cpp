@@ -30,9 +30,8 @@ struct ModeCase {
   Arch arch;
   arch::KVersion ver;
 };
-constexpr ModeCase kModes[] = {{"refcount", Arch::Generic, {6, 12}},
-                               {"pre-6.4", Arch::PpcRadix, {6, 3}},
-                               {"shootdown", Arch::PpcRadix, {6, 12}}};
+constexpr ModeCase kModes[] = {
+    {"refcount", Arch::Generic, {6, 12}}, {"pre-6.4", Arch::PpcRadix, {6, 3}}, {"shootdown", Arch::PpcRadix, {6, 12}}};
 
 constexpr std::uint32_t kOutsideMax = 0x7fffffc0u;  // outside references: below 2^31 - 64
 
@@ -40,25 +39,30 @@ constexpr std::uint32_t kOutsideMax = 0x7fffffc0u;  // outside references: below
 std::string shape(const World<Concrete>& w) {
   std::string k;
   for (const auto& c : w.cpus) k += fmt::format("{},{},{};", c.curr, c.prev_mm, int(c.irqs_off));
-  for (const auto& t : w.tasks) k += fmt::format("{}{}{}{}{},{};", int(t.st), int(t.kthread), int(t.idle), int(t.exiting), t.mm, t.active_mm);
-  for (const auto& m : w.mms) k += fmt::format("{}{:x}{}{};", int(m.st), m.mask.w[0], int(m.ext_users), int(m.ext_grabs));
+  for (const auto& t : w.tasks)
+    k += fmt::format("{}{}{}{}{},{};", int(t.st), int(t.kthread), int(t.idle), int(t.exiting), t.mm, t.active_mm);
+  for (const auto& m : w.mms)
+    k += fmt::format("{}{:x}{}{};", int(m.st), m.mask.w[0], int(m.ext_users), int(m.ext_grabs));
   return k;
 }
 
 // One (state, event, decision path), for the harness (proofs/step_job.hpp): the structure is
 // concrete, the counters and the references held outside the modelled tasks are free.
-template <class D> struct LtIn {
+template <class D>
+struct LtIn {
   World<D> w;
   std::vector<u32<D>> xu, xc;  // outside mmget / mmgrab references per mm
 };
 struct LtCase {
-  template <class D> using In = LtIn<D>;
+  template <class D>
+  using In = LtIn<D>;
   const World<Concrete>& cw;
   const Cfg& cfg;
   const Event& e;
   std::vector<bool> decisions;  // the path: outcome of each atomic_dec_and_test, in order
 
-  template <class D> World<D> shape_of() const {
+  template <class D>
+  World<D> shape_of() const {
     World<D> w;
     w.cpus = cw.cpus;
     w.tasks = cw.tasks;
@@ -90,7 +94,8 @@ struct LtCase {
   }
   // Symbolically the decisions follow `decisions` and are assumed (an infeasible path is a
   // vacuous query); concretely they follow the counters. Returns how many the step took.
-  template <class D> std::size_t run(D& d, World<D>& w, StepLog& log) const {
+  template <class D>
+  std::size_t run(D& d, World<D>& w, StepLog& log) const {
     Costs cost;
     Decider<D> dec;
     if constexpr (D::is_symbolic) dec.oracle = decisions;
@@ -103,7 +108,8 @@ struct LtCase {
   }
   // Invariants: the structure after the step (concrete in both domains), then the accounting
   // relation of each mm.
-  template <class D> std::vector<boolean<D>> step(D& d, In<D>& in) const {
+  template <class D>
+  std::vector<boolean<D>> step(D& d, In<D>& in) const {
     StepLog log;
     run(d, in.w, log);
     World<Concrete> post;
@@ -113,7 +119,8 @@ struct LtCase {
     post.ntasks = in.w.ntasks;
     post.cnt.resize(in.w.cnt.size(), Counters<Concrete>{1, 1});
     std::vector<boolean<D>> out = {d.lit_bool(spec::lazytlb::check(post, cfg, log, false).empty())};
-    for (std::size_t m = 0; m < cw.mms.size(); ++m) out.push_back(spec::lazytlb::accounting(d, in.w, cfg, Ref(m), in.xu[m], in.xc[m]));
+    for (std::size_t m = 0; m < cw.mms.size(); ++m)
+      out.push_back(spec::lazytlb::accounting(d, in.w, cfg, Ref(m), in.xu[m], in.xc[m]));
     return out;
   }
   std::vector<std::string> names() const {
@@ -134,8 +141,11 @@ struct LtCase {
     return k;
   }
   nlohmann::ordered_json json(const In<Concrete>& in) const {
-    return {{"event", event_text(e)}, {"shape", shape(in.w)}, {"counters", to_json(in.w.cnt)},
-            {"outside_users", in.xu}, {"outside_grabs", in.xc}};
+    return {{"event", event_text(e)},
+            {"shape", shape(in.w)},
+            {"counters", to_json(in.w.cnt)},
+            {"outside_users", in.xu},
+            {"outside_grabs", in.xc}};
   }
 };
 
@@ -197,8 +207,8 @@ std::vector<Result> step_jobs(const ModeCase& mc, unsigned timeout_ms, const std
       if (!counted.count(op)) {
         counted.insert(op);
         ++shapes_per_op[op];
-      }
-      else continue;  // one instance of each event kind per shape
+      } else
+        continue;  // one instance of each event kind per shape
       if (shapes_per_op[op] <= kStatesPerOp) per_op[op].push_back({&w, e});
     }
   }
@@ -220,9 +230,10 @@ std::vector<Result> step_jobs(const ModeCase& mc, unsigned timeout_ms, const std
     const Verdict v = job.verdict();
     auto r = job.done("");
     const std::string failure = v == Verdict::Holds ? "" : "; first failure: " + r.detail;
-    r.detail = fmt::format("{} {} {}: {} queries over {} event instances in {} of {} reachable shapes ({} paths, {} infeasible){}",
-                           arch_name(mc.arch), mc.ver.str(), mode_name(cfg), job.queries, items.size(),
-                           std::min(total, kStatesPerOp), total, paths, job.infeasible, failure);
+    r.detail = fmt::format(
+        "{} {} {}: {} queries over {} event instances in {} of {} reachable shapes ({} paths, {} infeasible){}",
+        arch_name(mc.arch), mc.ver.str(), mode_name(cfg), job.queries, items.size(), std::min(total, kStatesPerOp),
+        total, paths, job.infeasible, failure);
     out.push_back(std::move(r));
   }
   return out;
@@ -243,10 +254,11 @@ Result explored(const std::string& title, Arch a, arch::KVersion ver, Sizes s, s
   r.name = title;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.verdict = ex.violation ? Verdict::Violated : ex.truncated ? Verdict::Unknown : Verdict::Holds;
-  r.detail = fmt::format("{} {} ({}): {} states, {} transitions, depth {}, {} frees, {} zombie states, <= {} IPIs per event{}",
-                         arch_name(a), ver.str(), mode_name(o.header.cfg()), ex.states, ex.transitions, ex.depth, ex.frees,
-                         ex.zombie_states, ex.max_ipis_step,
-                         ex.violation ? "; " + ex.violation->invariant + ": " + ex.violation->detail : "");
+  r.detail =
+      fmt::format("{} {} ({}): {} states, {} transitions, depth {}, {} frees, {} zombie states, <= {} IPIs per event{}",
+                  arch_name(a), ver.str(), mode_name(o.header.cfg()), ex.states, ex.transitions, ex.depth, ex.frees,
+                  ex.zombie_states, ex.max_ipis_step,
+                  ex.violation ? "; " + ex.violation->invariant + ": " + ex.violation->detail : "");
   if (ex.counterexample) {
     r.counterexample = write_script(*ex.counterexample);
     // Replayed: the script runs concretely to the same violation.
@@ -254,8 +266,8 @@ Result explored(const std::string& title, Arch a, arch::KVersion ver, Sizes s, s
     for (const auto& v : rr.violations)
       if (rr.failed_at && ex.violation && v.invariant == ex.violation->invariant) r.replay = kReplayScript;
   }
-  r.approximations = {fmt::format("bounded world: {} CPUs, {} tasks, {} mms, one outside mmget and mmgrab per mm", s.cpus,
-                                  s.tasks, s.mms),
+  r.approximations = {fmt::format("bounded world: {} CPUs, {} tasks, {} mms, one outside mmget and mmgrab per mm",
+                                  s.cpus, s.tasks, s.mms),
                       "each event atomic; IPIs delivered synchronously in the sender's event"};
   return r;
 }
@@ -274,9 +286,11 @@ Result combine(const std::string& title, const std::vector<Result>& parts, const
       if (!r.counterexample) r.counterexample = p.counterexample;
       if (r.inputs.is_null()) r.inputs = p.inputs;
     }
-    if (p.verdict != Verdict::Holds || details.size() < 8) details.push_back(p.name + " " + name(p.verdict) + " [" + p.detail + "]");
+    if (p.verdict != Verdict::Holds || details.size() < 8)
+      details.push_back(p.name + " " + name(p.verdict) + " [" + p.detail + "]");
     for (const auto& a : p.approximations)
-      if (std::find(r.approximations.begin(), r.approximations.end(), a) == r.approximations.end()) r.approximations.push_back(a);
+      if (std::find(r.approximations.begin(), r.approximations.end(), a) == r.approximations.end())
+        r.approximations.push_back(a);
   }
   r.detail = prefix + fmt::format("{}", fmt::join(details, "; "));
   return r;

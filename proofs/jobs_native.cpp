@@ -43,25 +43,30 @@ namespace {
 std::string wname(unsigned w) { return w == 32 ? "PPC32" : "PPC64"; }
 
 // ---- the split, one vtime_delta_scaled() call from any state ----
-template <class D, unsigned W> struct SplitIn {
+template <class D, unsigned W>
+struct SplitIn {
   using A = Acct<D, W>;
   using UL = ulong_t<D, W>;
   BOOST_HANA_DEFINE_STRUCT(SplitIn, (A, acct), (UL, spurr_now), (UL, s));
 };
 
-template <unsigned W> struct SplitCase {
-  template <class D> using In = SplitIn<D, W>;
+template <unsigned W>
+struct SplitCase {
+  template <class D>
+  using In = SplitIn<D, W>;
   std::string inv;  // empty: the obligations alone (no_division_by_zero)
 
   void assume(S&, const In<S>&, std::vector<z3::expr>&) const {}
-  template <class D> sn::SplitIo<D, W> run(D& d, In<D>& in) const {
+  template <class D>
+  sn::SplitIo<D, W> run(D& d, In<D>& in) const {
     Cost k;
     const auto a0 = in.acct;
     auto s_sc = delta_scaled<D, W>(d, base_cfg(W, true), in.acct, in.spurr_now, in.s, k);
     return {d.sub(in.spurr_now, a0.startspurr), in.s, d.sub(a0.utime, a0.utime_sspurr), s_sc,
             d.sub(in.acct.utime_scaled, a0.utime_scaled)};
   }
-  template <class D> std::vector<boolean<D>> step(D& d, In<D>& in) const {
+  template <class D>
+  std::vector<boolean<D>> step(D& d, In<D>& in) const {
     const auto io = run(d, in);
     if (inv == "split_sum") return {sn::split_sum(d, io)};
     if (inv == "split_bounds") return {sn::split_bounds(d, io)};
@@ -78,14 +83,16 @@ template <unsigned W> struct SplitCase {
   nlohmann::ordered_json state(const In<Concrete>& in) const { return to_json(in); }
 };
 
-template <unsigned W> Result split_job(const std::string& inv, unsigned timeout_ms) {
+template <unsigned W>
+Result split_job(const std::string& inv, unsigned timeout_ms) {
   const std::string name = fmt::format("native_vtime.vtime_delta_scaled.{}[{}]", inv, wname(W));
   const SplitCase<W> c{inv == "no_division_by_zero" ? std::string() : inv};
-  return step_job(name, c, c.inv.empty() ? std::vector<std::string>{} : std::vector<std::string>{inv},
-                  {kSeq, "one call from any state: every W-bit field value"}, timeout_ms,
-                  fmt::format("vtime_delta_scaled at {} bits", W),
-                  fmt::format("{} at {} bits: unsat{}", inv, W,
-                              inv == "split_sum" || inv == "split_bounds" ? " (under the no-overflow precondition)" : ""));
+  return step_job(
+      name, c, c.inv.empty() ? std::vector<std::string>{} : std::vector<std::string>{inv},
+      {kSeq, "one call from any state: every W-bit field value"}, timeout_ms,
+      fmt::format("vtime_delta_scaled at {} bits", W),
+      fmt::format("{} at {} bits: unsat{}", inv, W,
+                  inv == "split_sum" || inv == "split_bounds" ? " (under the no-overflow precondition)" : ""));
 }
 
 // ---- TB conservation of each hook, from any state where it holds (mod 2^W) ----
@@ -105,16 +112,19 @@ const char* hook_name(Hook h) {
   return "?";
 }
 
-template <class D, unsigned W> struct ConserveIn {
+template <class D, unsigned W>
+struct ConserveIn {
   using UL = ulong_t<D, W>;
   using A = Acct<D, W>;
-  BOOST_HANA_DEFINE_STRUCT(ConserveIn, (A, acct), (UL, now), (UL, spurr), (UL, steal), (UL, sst), (UL, ust),
-                           (UL, now0), (UL, flushed), (UL, origin), (CpuAcct<D>, cpu), (TaskAcct<D>, task),
-                           (Scaled<D>, scaled), (A, next));
+  BOOST_HANA_DEFINE_STRUCT(ConserveIn, (A, acct), (UL, now), (UL, spurr), (UL, steal), (UL, sst), (UL, ust), (UL, now0),
+                           (UL, flushed), (UL, origin), (CpuAcct<D>, cpu), (TaskAcct<D>, task), (Scaled<D>, scaled),
+                           (A, next));
 };
 
-template <unsigned W> struct ConserveCase {
-  template <class D> using In = ConserveIn<D, W>;
+template <unsigned W>
+struct ConserveCase {
+  template <class D>
+  using In = ConserveIn<D, W>;
   Hook h;
   NativeCfg n;
 
@@ -156,7 +166,8 @@ template <unsigned W> struct ConserveCase {
       as.push_back(sn::flush_zeroes(d, n, a).e());
     }
   }
-  template <class D> std::vector<boolean<D>> step(D& d, In<D>& in) const {
+  template <class D>
+  std::vector<boolean<D>> step(D& d, In<D>& in) const {
     Cost k;
     auto& a = in.acct;
     switch (h) {
@@ -201,23 +212,27 @@ Result conserve_job(Hook h, bool flush_epoch, bool splpar, unsigned timeout_ms) 
 }
 
 // ---- tb_to_ns: never above the exact ns, below it by at most 2^shift + 1 (all 64-bit t) ----
-template <class D> struct TicksIn {
+template <class D>
+struct TicksIn {
   BOOST_HANA_DEFINE_STRUCT(TicksIn, (u64<D>, ticks));
 };
 struct ConversionCase {
-  template <class D> using In = TicksIn<D>;
+  template <class D>
+  using In = TicksIn<D>;
   NativeCfg n;
   void assume(S& d, const In<S>& in, std::vector<z3::expr>& as) const {
     as.push_back(z3::ult(in.ticks.e(), d.ctx().bv_val(std::uint64_t{1} << (63 - n.tb_shift), 64)));
   }
-  template <class D> std::vector<boolean<D>> step(D& d, In<D>& in) const {
+  template <class D>
+  std::vector<boolean<D>> step(D& d, In<D>& in) const {
     Cost k;
     auto ns = tb_to_ns(d, n, in.ticks, k);
     auto w = [&](std::uint64_t v) { return d.template lit<128>(v); };
     auto T = d.template zext<128>(in.ticks), N = d.template zext<128>(ns);
     // ns * f <= t * 1e9  and  t * 1e9 < (ns + 2^shift + 1) * f
     auto upper = d.ule(d.mul(N, w(n.tb_hz)), d.mul(T, w(1'000'000'000u)));
-    auto lower = d.ult(d.mul(T, w(1'000'000'000u)), d.mul(d.add(N, w((std::uint64_t{1} << n.tb_shift) + 1)), w(n.tb_hz)));
+    auto lower =
+        d.ult(d.mul(T, w(1'000'000'000u)), d.mul(d.add(N, w((std::uint64_t{1} << n.tb_shift) + 1)), w(n.tb_hz)));
     return {d.band(upper, lower)};
   }
   nlohmann::ordered_json json(const In<Concrete>& in) const { return {{"ticks", in.ticks}}; }
@@ -228,10 +243,10 @@ Result conversion_job(std::uint64_t tb_hz, unsigned timeout_ms) {
   n.tb_hz = tb_hz;
   n.tb_scale = tb_scale_of(tb_hz).scale;
   n.tb_shift = tb_scale_of(tb_hz).shift;
-  return step_job(fmt::format("native_vtime.tb_to_ns.bounded[{} Hz, shift {}]", tb_hz, n.tb_shift), ConversionCase{n},
-                  {"bounded"}, {"t below 2^(64 - shift): beyond it the shifted result wraps (over 500 years of TB)"},
-                  timeout_ms, "tb_to_ns",
-                  fmt::format("exact - {} < tb_to_ns(t) <= exact: granularity 2^{} ns", (1u << n.tb_shift) + 1, n.tb_shift));
+  return step_job(
+      fmt::format("native_vtime.tb_to_ns.bounded[{} Hz, shift {}]", tb_hz, n.tb_shift), ConversionCase{n}, {"bounded"},
+      {"t below 2^(64 - shift): beyond it the shifted result wraps (over 500 years of TB)"}, timeout_ms, "tb_to_ns",
+      fmt::format("exact - {} < tb_to_ns(t) <= exact: granularity 2^{} ns", (1u << n.tb_shift) + 1, n.tb_shift));
 }
 
 // The split's bounds exhaustively at 8 bits (every dS, s, u), the same template at W = 8.
@@ -274,13 +289,15 @@ Result conversion_search(std::uint64_t tb_hz) {
   n.tb_scale = tb_scale_of(tb_hz).scale;
   n.tb_shift = tb_scale_of(tb_hz).shift;
   r.name = fmt::format("native_vtime.tb_to_ns.bounded[{} Hz, concrete search]", tb_hz);
-  r.approximations = {"edge values and 200000 random t below 2^(63 - shift); no proof (the 128-bit Z3 query times out)"};
+  r.approximations = {
+      "edge values and 200000 random t below 2^(63 - shift); no proof (the 128-bit Z3 query times out)"};
   Concrete k;
   std::mt19937_64 rng(tb_hz);
   const std::uint64_t lim = std::uint64_t{1} << (63 - n.tb_shift);
   std::uint64_t worst_loss = 0;
   for (int i = 0; i < 200'000 + 256; ++i) {
-    std::uint64_t t = i < 256 ? ((std::uint64_t{1} << (i / 4 % 62)) + (i % 4) - 1) % lim : (rng() >> (rng() % 60)) % lim;
+    std::uint64_t t =
+        i < 256 ? ((std::uint64_t{1} << (i / 4 % 62)) + (i % 4) - 1) % lim : (rng() >> (rng() % 60)) % lim;
     Cost c;
     const auto ns = tb_to_ns(k, n, t, c);
     const unsigned __int128 exact = (unsigned __int128)t * 1'000'000'000u / tb_hz;

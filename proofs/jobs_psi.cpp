@@ -25,7 +25,8 @@ constexpr const char* kStatesNote =
     "times[] other than IRQ_FULL and the PSI task state machine are not modelled; record_times only moves state_start";
 
 // The topology of every job.
-template <class D> World<D> topo(D& d) {
+template <class D>
+World<D> topo(D& d) {
   auto w = make_world(d, 2, {-1, 0, 1, 0}, 3);
   w.c.tasks[1] = {2, 0};
   w.c.tasks[2] = {3, -1};
@@ -44,12 +45,13 @@ struct StepCase {
   bool charge_point_post;  // 6.10+: nothing left pending afterwards
 };
 
-#define KACCT_STEP(body) \
-  [](auto& d, const PsiCfg& cfg, auto& w) { body; }
+#define KACCT_STEP(body) [](auto& d, const PsiCfg& cfg, auto& w) { body; }
 
 std::vector<StepCase> steps() {
-  auto both = [](auto f) { return std::make_pair(std::function<void(S&, const PsiCfg&, World<S>&)>(f),
-                                                 std::function<void(Concrete&, const PsiCfg&, World<Concrete>&)>(f)); };
+  auto both = [](auto f) {
+    return std::make_pair(std::function<void(S&, const PsiCfg&, World<S>&)>(f),
+                          std::function<void(Concrete&, const PsiCfg&, World<Concrete>&)>(f));
+  };
   std::vector<StepCase> out;
   auto add = [&](const char* n, bool idle, auto f, int pre, int post, bool point) {
     auto [s, c] = both(f);
@@ -83,7 +85,8 @@ const char* ob_name(Ob o) {
   return "?";
 }
 
-template <class D> const u64<D>& base_of(const PsiCfg& cfg, const World<D>& w, int cpu) {
+template <class D>
+const u64<D>& base_of(const PsiCfg& cfg, const World<D>& w, int cpu) {
   return cfg.charge_at_tick() ? w.v.cpu[cpu].psi_irq_time : w.v.cpu[cpu].acct.rq.prev_irq_time;
 }
 
@@ -115,8 +118,7 @@ boolean<D> obligation(D& d, Ob ob, const PsiCfg& cfg, const StepCase& st, const 
       return r;
     }
     case Ob::LagZero: return d.eq(base_of(cfg, b, 0), b.v.cpu[0].acct.irqtime.total);
-    case Ob::DeltaFitsU32:
-      return d.ult(delta, d.template lit<64>(std::uint64_t{1} << 32));
+    case Ob::DeltaFitsU32: return d.ult(delta, d.template lit<64>(std::uint64_t{1} << 32));
     case Ob::NegGuard: {
       // From a state whose base is ahead of irq_time_read: neither the base nor times[] move.
       boolean<D> r = d.eq(base_of(cfg, b, 0), base_of(cfg, a, 0));
@@ -131,17 +133,20 @@ struct Named {
   const char* name;
   arch::KVersion ver;
 };
-const Named kVersions[] = {{"6.1", arch::v(6, 1)}, {"6.10", arch::v(6, 10)}, {"6.12", arch::v(6, 12)}, {"6.17", arch::v(6, 17)}};
+const Named kVersions[] = {
+    {"6.1", arch::v(6, 1)}, {"6.10", arch::v(6, 10)}, {"6.12", arch::v(6, 12)}, {"6.17", arch::v(6, 17)}};
 
 // One step on one version for one obligation, for the harness (proofs/step_job.hpp).
 struct PsiCase {
-  template <class D> using In = World<D>;
+  template <class D>
+  using In = World<D>;
   const StepCase& st;
   Ob ob;
   PsiCfg cfg;
   const char* ver;
 
-  template <class D> World<D> world(D& d) const {
+  template <class D>
+  World<D> world(D& d) const {
     auto w = topo(d);
     if (st.idle_curr) w.c.curr[0] = 0;
     return w;
@@ -166,10 +171,13 @@ struct PsiCase {
       for (const auto& c : w.v.cpu) as.push_back(z3::ule(c.acct.rq.prev_irq_time.e(), c.acct.irqtime.total.e()));
     }
   }
-  template <class D> std::vector<boolean<D>> step(D& d, In<D>& w) const {
+  template <class D>
+  std::vector<boolean<D>> step(D& d, In<D>& w) const {
     const World<D> a = w;
-    if constexpr (D::is_symbolic) st.sym(d, cfg, w);
-    else st.con(d, cfg, w);
+    if constexpr (D::is_symbolic)
+      st.sym(d, cfg, w);
+    else
+      st.con(d, cfg, w);
     return {obligation(d, ob, cfg, st, a, w)};
   }
   In<Concrete> read_back(const z3::model& m, const In<S>& w) const {
@@ -203,9 +211,10 @@ struct PsiCase {
 }  // namespace
 
 // One job per (version, obligation): one Z3 query per step, plus the concrete lock check.
-std::vector<Result> psi_jobs(unsigned timeout_ms, Variant variant, const std::string& only_ver, const std::string& only_ob) {
+std::vector<Result> psi_jobs(unsigned timeout_ms, Variant variant, const std::string& only_ver,
+                             const std::string& only_ob) {
   std::vector<Result> out;
-  const std::vector<Ob> obs = {Ob::SeqEven, Ob::BaseLeTotal, Ob::Monotonic, Ob::ChargeExact,
+  const std::vector<Ob> obs = {Ob::SeqEven, Ob::BaseLeTotal,  Ob::Monotonic, Ob::ChargeExact,
                                Ob::LagZero, Ob::DeltaFitsU32, Ob::NegGuard};
   for (const auto& ver : kVersions) {
     if (!only_ver.empty() && only_ver != ver.name) continue;
@@ -247,7 +256,8 @@ std::vector<Result> psi_jobs(unsigned timeout_ms, Variant variant, const std::st
         const PsiCase pc{st, ob, cfg, ver.name};
         if (!j.add(check_step(pc, {ob_name(ob)}, timeout_ms, fmt::format("{} {}", name, st.name)), st.name)) break;
       }
-      auto r = j.done(fmt::format("{} steps from every bounded state satisfying seq_even and base_le_total", steps().size()));
+      auto r = j.done(
+          fmt::format("{} steps from every bounded state satisfying seq_even and base_le_total", steps().size()));
       out.push_back(std::move(r));
     }
   }

@@ -36,13 +36,20 @@ std::vector<NamedCtx> contexts() {
     x.nr_iowait = iow;
     return x;
   };
-  return {{"user", mk(1, 0, 0, 0, 0, 0, 0, 0)},          {"user-nice", mk(1, 0, 0, 0, 0, 0, 1, 0)},
-          {"kernel", mk(0, 0, 0, 0, 0, 0, 0, 0)},        {"kernel-in-hardirq", mk(0, 1, 0, 0, 0, 0, 0, 0)},
-          {"kernel-in-softirq", mk(0, 0, 1, 0, 0, 0, 0, 0)}, {"idle", mk(0, 0, 0, 1, 0, 0, 0, 0)},
-          {"idle-iowait", mk(0, 0, 0, 1, 0, 0, 0, 1)},   {"idle-in-softirq", mk(0, 0, 1, 1, 0, 0, 0, 0)},
-          {"idle-in-hardirq", mk(0, 1, 0, 1, 0, 0, 0, 0)}, {"ksoftirqd", mk(0, 0, 0, 0, 1, 0, 0, 0)},
-          {"ksoftirqd-serving", mk(0, 0, 1, 0, 1, 0, 0, 0)}, {"guest", mk(0, 0, 0, 0, 0, 1, 0, 0)},
-          {"guest-nice", mk(0, 0, 0, 0, 0, 1, 1, 0)},    {"guest-in-hardirq", mk(0, 1, 0, 0, 0, 1, 0, 0)}};
+  return {{"user", mk(1, 0, 0, 0, 0, 0, 0, 0)},
+          {"user-nice", mk(1, 0, 0, 0, 0, 0, 1, 0)},
+          {"kernel", mk(0, 0, 0, 0, 0, 0, 0, 0)},
+          {"kernel-in-hardirq", mk(0, 1, 0, 0, 0, 0, 0, 0)},
+          {"kernel-in-softirq", mk(0, 0, 1, 0, 0, 0, 0, 0)},
+          {"idle", mk(0, 0, 0, 1, 0, 0, 0, 0)},
+          {"idle-iowait", mk(0, 0, 0, 1, 0, 0, 0, 1)},
+          {"idle-in-softirq", mk(0, 0, 1, 1, 0, 0, 0, 0)},
+          {"idle-in-hardirq", mk(0, 1, 0, 1, 0, 0, 0, 0)},
+          {"ksoftirqd", mk(0, 0, 0, 0, 1, 0, 0, 0)},
+          {"ksoftirqd-serving", mk(0, 0, 1, 0, 1, 0, 0, 0)},
+          {"guest", mk(0, 0, 0, 0, 0, 1, 0, 0)},
+          {"guest-nice", mk(0, 0, 0, 0, 0, 1, 1, 0)},
+          {"guest-in-hardirq", mk(0, 1, 0, 0, 0, 1, 0, 0)}};
 }
 
 struct Family {
@@ -84,13 +91,15 @@ struct Case {
   IrqClass cls = IrqClass::None;
 };
 
-template <class D> struct TickIn {
+template <class D>
+struct TickIn {
   BOOST_HANA_DEFINE_STRUCT(TickIn, (CpuAcct<D>, cpu), (TaskAcct<D>, task), (u64<D>, arg));
 };
 
 // One step of one case at one HZ value, for the harness (proofs/step_job.hpp).
 struct TickCase {
-  template <class D> using In = TickIn<D>;
+  template <class D>
+  using In = TickIn<D>;
   const Case& cs;
   const std::vector<Inv>& invs;
   TickCfg cfg;
@@ -119,7 +128,8 @@ struct TickCase {
     }
   }
   // The step, then the truth of each invariant.
-  template <class D> std::vector<boolean<D>> step(D& d, In<D>& in) const {
+  template <class D>
+  std::vector<boolean<D>> step(D& d, In<D>& in) const {
     auto& c = in.cpu;
     auto& p = in.task;
     const CpuAcct<D> c0 = c;
@@ -143,13 +153,15 @@ struct TickCase {
         case Inv::IrqPending: out.push_back(spec::tick::irqtime_pending_bounded(d, c)); break;
         case Inv::RqSplit: out.push_back(spec::tick::rq_clock_split(d, c)); break;
         case Inv::IrqBoundary: out.push_back(spec::tick::irq_boundary_conserves(d, c0, c)); break;
-        case Inv::Monotonic: out.push_back(d.band(spec::tick::monotonic(d, c0, c), spec::tick::monotonic(d, p0, p))); break;
+        case Inv::Monotonic:
+          out.push_back(d.band(spec::tick::monotonic(d, c0, c), spec::tick::monotonic(d, p0, p)));
+          break;
       }
     return out;
   }
   nlohmann::ordered_json json(const In<Concrete>& in) const {
-    return {{"hz", hz}, {"context", cs.name}, {"step", step_name(cs.step)}, {"arg", in.arg},
-            {"cpu", to_json(in.cpu)}, {"task", to_json(in.task)}};
+    return {{"hz", hz},      {"context", cs.name},     {"step", step_name(cs.step)},
+            {"arg", in.arg}, {"cpu", to_json(in.cpu)}, {"task", to_json(in.task)}};
   }
   nlohmann::ordered_json state(const In<Concrete>& in) const { return to_json(in); }
 };
@@ -194,14 +206,16 @@ std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate, st
     if (mutate && !(fam.steal && fam.irq_time)) continue;
     std::vector<Case> tick_cases, idle_cases, irq_cases, clock_cases;
     // A mutant only has to be caught once: the first two contexts (user, user-nice) suffice.
-    for (std::size_t k = 0; k < ctxs.size() && !(mutate && k >= 2); ++k) tick_cases.push_back({ctxs[k].name, Step::Tick, ctxs[k].x});
+    for (std::size_t k = 0; k < ctxs.size() && !(mutate && k >= 2); ++k)
+      tick_cases.push_back({ctxs[k].name, Step::Tick, ctxs[k].x});
     for (const auto& nc : ctxs)
       if (nc.x.is_idle && nc.x.preempt_count == HARDIRQ_OFFSET) {
         TickCtx x = nc.x;
         x.preempt_count = 0;
         idle_cases.push_back({nc.name, Step::IdleTicks, x});
       }
-    for (auto [n, cls] : {std::pair{"task", IrqClass::None}, {"hardirq", IrqClass::Hardirq}, {"softirq", IrqClass::Softirq}})
+    for (auto [n, cls] :
+         {std::pair{"task", IrqClass::None}, {"hardirq", IrqClass::Hardirq}, {"softirq", IrqClass::Softirq}})
       irq_cases.push_back({n, Step::IrqBoundary, {}, cls});
     clock_cases.push_back({"any", Step::RqClock, {}});
     auto add = [&](const char* step, std::vector<Inv> invs, const std::vector<Case>& cs) {
@@ -219,7 +233,8 @@ std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate, st
                           product ? std::min(timeout_ms, 5000u) : timeout_ms, mutate, h));
       }
     };
-    add("account_process_tick", {Inv::TickConserves, Inv::TickAttributed, Inv::StealAccounted, Inv::IrqPending, Inv::Monotonic}, tick_cases);
+    add("account_process_tick",
+        {Inv::TickConserves, Inv::TickAttributed, Inv::StealAccounted, Inv::IrqPending, Inv::Monotonic}, tick_cases);
     add("account_idle_ticks", {Inv::TickConserves, Inv::StealAccounted, Inv::IrqPending, Inv::Monotonic}, idle_cases);
     if (fam.irq_time) add("irqtime_account_irq", {Inv::IrqBoundary, Inv::IrqPending, Inv::Monotonic}, irq_cases);
     add("update_rq_clock", {Inv::RqSplit, Inv::Monotonic}, clock_cases);

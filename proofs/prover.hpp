@@ -12,7 +12,7 @@
 namespace kacct::proofs {
 
 struct Solved {
-  Verdict verdict = Verdict::Error;   // Holds: unsat; Violated: sat (model set); Unknown: timeout
+  Verdict verdict = Verdict::Error;  // Holds: unsat; Violated: sat (model set); Unknown: timeout
   std::optional<z3::model> model;
   std::string reason;
   bool vacuous = false;  // Error because the assumptions alone are unsatisfiable
@@ -21,7 +21,6 @@ struct Solved {
 
 // Is `violated` satisfiable together with `assumptions`? The assumptions themselves are checked
 // first for satisfiability: a vacuous query (assumptions always false) is an error, not a proof.
-Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z3::expr& violated,
-             unsigned timeout_ms);
+Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z3::expr& violated, unsigned timeout_ms);
 
 }  // namespace kacct::proofs

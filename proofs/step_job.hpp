@@ -75,17 +75,20 @@ void bound_u64(Symbolic& d, const T& v, std::uint64_t limit, std::vector<z3::exp
 }
 
 // Every 64-bit field of `v` below 2^62.
-template <class T> void bound62(Symbolic& d, const T& v, std::vector<z3::expr>& out) { bound_u64(d, v, kBound62, out); }
+template <class T>
+void bound62(Symbolic& d, const T& v, std::vector<z3::expr>& out) {
+  bound_u64(d, v, kBound62, out);
+}
 
 // A deliberately broken model variant for the sensitivity tests: the same corruption in both
 // domains, so that its counterexamples replay like any other. Built from a generic lambda.
-template <template <class> class... S> struct Mutation {
+template <template <class> class... S>
+struct Mutation {
   std::function<void(Symbolic&, S<Symbolic>&...)> sym;
   std::function<void(Concrete&, S<Concrete>&...)> con;
   Mutation() = default;
   template <class F>
-    requires(!std::is_same_v<std::decay_t<F>, Mutation>)
-  Mutation(F f) : sym(f), con(f) {}
+  requires(!std::is_same_v<std::decay_t<F>, Mutation>) Mutation(F f) : sym(f), con(f) {}
   explicit operator bool() const { return bool(sym); }
   void operator()(Symbolic& d, S<Symbolic>&... s) const { sym(d, s...); }
   void operator()(Concrete& d, S<Concrete>&... s) const { con(d, s...); }
@@ -94,12 +97,12 @@ template <template <class> class... S> struct Mutation {
 // One query's outcome.
 struct Check {
   Verdict verdict = Verdict::Error;
-  std::string reason;                // unknown or error: why
-  std::vector<std::string> broken;   // violated: the invariants and obligations that fail
-  nlohmann::ordered_json inputs;     // violated: the concrete pre-state
+  std::string reason;               // unknown or error: why
+  std::vector<std::string> broken;  // violated: the invariants and obligations that fail
+  nlohmann::ordered_json inputs;    // violated: the concrete pre-state
   std::optional<std::string> counterexample;
-  bool vacuous = false;              // the assumptions are contradictory (Solved::vacuous)
-  bool replay_failed = false;        // the counterexample did not replay: a tool error
+  bool vacuous = false;        // the assumptions are contradictory (Solved::vacuous)
+  bool replay_failed = false;  // the counterexample did not replay: a tool error
   // Violated by obligations alone: the invariants' verdict with every obligation assumed to
   // hold (what the job said before its obligations were part of the goal).
   std::optional<Verdict> assuming_obligations;
@@ -108,7 +111,8 @@ struct Check {
 };
 
 namespace detail {
-template <class C> auto fresh_in(const C& c, Symbolic& d) {
+template <class C>
+auto fresh_in(const C& c, Symbolic& d) {
   if constexpr (requires { c.fresh(d); }) {
     return c.fresh(d);
   } else {
@@ -119,7 +123,8 @@ template <class C> auto fresh_in(const C& c, Symbolic& d) {
     return in;
   }
 }
-template <class C, class T> auto read_back_in(const C& c, const z3::model& m, const T& s) {
+template <class C, class T>
+auto read_back_in(const C& c, const z3::model& m, const T& s) {
   using K = typename C::template In<Concrete>;
   if constexpr (requires { c.read_back(m, s); }) {
     return c.read_back(m, s);
@@ -129,9 +134,12 @@ template <class C, class T> auto read_back_in(const C& c, const z3::model& m, co
     return k;
   }
 }
-template <class C, class K> nlohmann::ordered_json state_of(const C& c, const K& k) {
-  if constexpr (requires { c.state(k); }) return c.state(k);
-  else return c.json(k);
+template <class C, class K>
+nlohmann::ordered_json state_of(const C& c, const K& k) {
+  if constexpr (requires { c.state(k); })
+    return c.state(k);
+  else
+    return c.json(k);
 }
 inline std::vector<std::string> failed_sites(const Concrete& k) {
   std::set<std::string> s(k.failed.begin(), k.failed.end());
@@ -144,8 +152,8 @@ inline std::vector<std::string> failed_sites(const Concrete& k) {
 // One query: assumptions && !(every invariant && no obligation), then the replay.
 // `shared`: a context to reuse across many small queries (else one of its own).
 template <class C>
-Check check_step(const C& c, const std::vector<std::string>& names, unsigned timeout_ms, const std::string& timing_label,
-                 z3::context* shared = nullptr) {
+Check check_step(const C& c, const std::vector<std::string>& names, unsigned timeout_ms,
+                 const std::string& timing_label, z3::context* shared = nullptr) {
   std::optional<z3::context> own;
   z3::context& ctx = shared ? *shared : own.emplace();
   Symbolic d(ctx);
@@ -189,7 +197,8 @@ Check check_step(const C& c, const std::vector<std::string>& names, unsigned tim
   const auto sym_post = detail::read_back_in(c, m, in);
   std::string mismatch;
   if (kbroken != out.broken)
-    mismatch = fmt::format("Z3 breaks [{}], the concrete replay [{}]", fmt::join(out.broken, ", "), fmt::join(kbroken, ", "));
+    mismatch =
+        fmt::format("Z3 breaks [{}], the concrete replay [{}]", fmt::join(out.broken, ", "), fmt::join(kbroken, ", "));
   else if (out.broken.empty())
     mismatch = "Z3 model breaks nothing it names";
   else if (detail::state_of(c, sym_post) != detail::state_of(c, k_post))
@@ -200,7 +209,8 @@ Check check_step(const C& c, const std::vector<std::string>& names, unsigned tim
     out.reason = "Z3 counterexample does not replay concretely (domain mismatch): " + mismatch;
     return out;
   }
-  if (!oks.empty() && out.broken.back().rfind("obligation ", 0) == 0 && out.broken.front().rfind("obligation ", 0) == 0) {
+  if (!oks.empty() && out.broken.back().rfind("obligation ", 0) == 0 &&
+      out.broken.front().rfind("obligation ", 0) == 0) {
     auto with = as;
     for (const auto& o : d.obligations) with.push_back(!o.violated);
     z3::expr inv = ctx.bool_val(true);
@@ -241,9 +251,9 @@ class StepJob {
         r_.replay = kReplayStep;
         r_.detail = fmt::format("{} breaks {}; replayed concretely", where, fmt::join(c.broken, ", "));
         if (c.assuming_obligations)
-          r_.detail += fmt::format("; where every obligation holds, the invariants: {}",
-                                   *c.assuming_obligations == Verdict::Holds ? "hold (unsat)"
-                                                                             : name(*c.assuming_obligations));
+          r_.detail +=
+              fmt::format("; where every obligation holds, the invariants: {}",
+                          *c.assuming_obligations == Verdict::Holds ? "hold (unsat)" : name(*c.assuming_obligations));
         return false;
       default:
         if (r_.verdict == Verdict::Violated) return false;

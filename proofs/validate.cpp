@@ -49,7 +49,9 @@ std::vector<Result> prove(const ProveOptions& o) {
       out.push_back(std::move(r));
     }
   }
-  if (!known) throw std::invalid_argument("unknown model '" + o.model + "' (" + fmt::format("{}", fmt::join(proof_models(), ", ")) + ")");
+  if (!known)
+    throw std::invalid_argument("unknown model '" + o.model + "' (" +
+                                fmt::format("{}", fmt::join(proof_models(), ", ")) + ")");
   return out;
 }
 

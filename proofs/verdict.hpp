@@ -25,12 +25,12 @@ inline int exit_code(Verdict v) { return int(v); }
 inline Verdict worst(Verdict a, Verdict b) { return int(a) > int(b) ? a : b; }
 
 struct Result {
-  std::string name;                         // obligation or claim name
+  std::string name;  // obligation or claim name
   Verdict verdict = Verdict::Error;
-  std::string detail;                       // one or two sentences
-  std::vector<std::string> approximations;  // abstractions, bounds, reduced widths used
+  std::string detail;                         // one or two sentences
+  std::vector<std::string> approximations;    // abstractions, bounds, reduced widths used
   std::optional<std::string> counterexample;  // kacct trace text (replays concretely)
-  nlohmann::ordered_json inputs;            // the counterexample's raw values, when any
+  nlohmann::ordered_json inputs;              // the counterexample's raw values, when any
   // Violated: how the counterexample was replayed concretely ("concrete step": the symbolic
   // counterexample's pre-state through the same model step in the Concrete domain; "trace via
   // sim::run": a kacct trace through the simulator; ...). Empty: not replayed.
@@ -44,7 +44,7 @@ struct Result {
 void require_replay(Result& r);
 
 struct ProveOptions {
-  std::string model;          // "" = all; else "tick", "cputime_adjust", "division"
+  std::string model;  // "" = all; else "tick", "cputime_adjust", "division"
   unsigned timeout_ms = 30000;
 };
 // Every proof job generated from the table (arch/) for the selected model.

@@ -42,14 +42,16 @@ inline rc::Gen<std::uint64_t> gen_u64() {
   return rc::gen::weightedOneOf<std::uint64_t>(
       {{3, rc::gen::inRange<std::uint64_t>(0, 4'000'000'000ull)},
        {2, rc::gen::arbitrary<std::uint64_t>()},
-       {2, rc::gen::element<std::uint64_t>(0, 1, 2, 0xffffffffull, 1ull << 32, (1ull << 32) + 1, 1ull << 62,
-                                           1ull << 63, ~0ull, ~0ull - 1)},
+       {2, rc::gen::element<std::uint64_t>(0, 1, 2, 0xffffffffull, 1ull << 32, (1ull << 32) + 1, 1ull << 62, 1ull << 63,
+                                           ~0ull, ~0ull - 1)},
        {1, rc::gen::map(rc::gen::inRange<std::uint64_t>(0, 1'000'000'000ull),
                         [](std::uint64_t k) { return std::uint64_t(~0ull - k); })}});
 }
-template <class T> constexpr unsigned width_of = sizeof(T) * 8;
+template <class T>
+constexpr unsigned width_of = sizeof(T) * 8;
 // One unsigned value of type T: the 64-bit generator truncated, or an edge of T's own width.
-template <class T> rc::Gen<T> gen_uint() {
+template <class T>
+rc::Gen<T> gen_uint() {
   if constexpr (std::is_same_v<T, unsigned __int128>) {
     return rc::gen::map(rc::gen::pair(gen_u64(), gen_u64()),
                         [](std::pair<std::uint64_t, std::uint64_t> p) { return (T(p.first) << 64) | p.second; });
@@ -61,7 +63,8 @@ template <class T> rc::Gen<T> gen_uint() {
   }
 }
 // Fill every unsigned leaf of a domain value (reflected structs, arrays, vectors as sized).
-template <class T> void fill(T& v) {
+template <class T>
+void fill(T& v) {
   if constexpr (std::is_same_v<T, bool>) {
     v = *rc::gen::arbitrary<bool>();
   } else if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, unsigned __int128>) {
@@ -72,33 +75,61 @@ template <class T> void fill(T& v) {
     for (auto& x : v) fill(x);
   }
 }
-template <class T> T arbitrary(T v = {}) {
+template <class T>
+T arbitrary(T v = {}) {
   fill(v);
   return v;
 }
 
 // ---- the symbolic counterpart of a concrete type -------------------------------------------------
 
-template <class T, class SD> struct sym_of;  // undefined: not a domain value
-template <class SD> struct sym_of<std::uint8_t, SD> { using type = SymBV<8>; };
-template <class SD> struct sym_of<std::uint16_t, SD> { using type = SymBV<16>; };
-template <class SD> struct sym_of<std::uint32_t, SD> { using type = SymBV<32>; };
-template <class SD> struct sym_of<std::uint64_t, SD> { using type = SymBV<64>; };
-template <class SD> struct sym_of<unsigned __int128, SD> { using type = SymBV<128>; };
-template <class SD> struct sym_of<bool, SD> { using type = SymBool; };
-template <template <class> class T, class SD> struct sym_of<T<Concrete>, SD> { using type = T<SD>; };
-template <template <class, unsigned> class T, unsigned W, class SD> struct sym_of<T<Concrete, W>, SD> {
+template <class T, class SD>
+struct sym_of;  // undefined: not a domain value
+template <class SD>
+struct sym_of<std::uint8_t, SD> {
+  using type = SymBV<8>;
+};
+template <class SD>
+struct sym_of<std::uint16_t, SD> {
+  using type = SymBV<16>;
+};
+template <class SD>
+struct sym_of<std::uint32_t, SD> {
+  using type = SymBV<32>;
+};
+template <class SD>
+struct sym_of<std::uint64_t, SD> {
+  using type = SymBV<64>;
+};
+template <class SD>
+struct sym_of<unsigned __int128, SD> {
+  using type = SymBV<128>;
+};
+template <class SD>
+struct sym_of<bool, SD> {
+  using type = SymBool;
+};
+template <template <class> class T, class SD>
+struct sym_of<T<Concrete>, SD> {
+  using type = T<SD>;
+};
+template <template <class, unsigned> class T, unsigned W, class SD>
+struct sym_of<T<Concrete, W>, SD> {
   using type = T<SD, W>;
 };
-template <class T, std::size_t N, class SD> struct sym_of<std::array<T, N>, SD> {
+template <class T, std::size_t N, class SD>
+struct sym_of<std::array<T, N>, SD> {
   using type = std::array<typename sym_of<T, SD>::type, N>;
 };
-template <class T, class SD> struct sym_of<std::vector<T>, SD> {
+template <class T, class SD>
+struct sym_of<std::vector<T>, SD> {
   using type = std::vector<typename sym_of<T, SD>::type>;
 };
-template <class T, class SD> using sym_t = typename sym_of<T, SD>::type;
+template <class T, class SD>
+using sym_t = typename sym_of<T, SD>::type;
 
-template <class C, class S> void bind_value(const Symbolic& d, const C& c, S& s) {
+template <class C, class S>
+void bind_value(const Symbolic& d, const C& c, S& s) {
   if constexpr (is_symbv<S>::value || std::is_same_v<S, SymBool>) {
     bind(d, c, s);
   } else if constexpr (Reflected<S>) {
@@ -111,37 +142,63 @@ template <class C, class S> void bind_value(const Symbolic& d, const C& c, S& s)
 
 // ---- arguments -----------------------------------------------------------------------------------
 
-template <class T> struct Val {
+template <class T>
+struct Val {
   std::string name;
   T value;
 };
-template <class T> struct Fixed {
+template <class T>
+struct Fixed {
   std::string name;
   T value;
   std::function<std::string(const T&)> show;
 };
-template <class T> Val<T> val(std::string name, T v) { return {std::move(name), std::move(v)}; }
-template <class T, class Show> Fixed<T> fixed(std::string name, T v, Show show) {
+template <class T>
+Val<T> val(std::string name, T v) {
+  return {std::move(name), std::move(v)};
+}
+template <class T, class Show>
+Fixed<T> fixed(std::string name, T v, Show show) {
   return {std::move(name), std::move(v), std::function<std::string(const T&)>(std::move(show))};
 }
 
-template <class T> const T& concrete_of(const Val<T>& a) { return a.value; }
-template <class T> const T& concrete_of(const Fixed<T>& a) { return a.value; }
-template <class SD, class T> sym_t<T, SD> symbolic_of(const Symbolic& d, const Val<T>& a) {
+template <class T>
+const T& concrete_of(const Val<T>& a) {
+  return a.value;
+}
+template <class T>
+const T& concrete_of(const Fixed<T>& a) {
+  return a.value;
+}
+template <class SD, class T>
+sym_t<T, SD> symbolic_of(const Symbolic& d, const Val<T>& a) {
   sym_t<T, SD> s;
   bind_value(d, a.value, s);
   return s;
 }
-template <class SD, class T> T symbolic_of(const Symbolic&, const Fixed<T>& a) { return a.value; }
-template <class T> std::string describe(const Val<T>& a) { return a.name + "=" + to_json(a.value).dump(); }
-template <class T> std::string describe(const Fixed<T>& a) { return a.name + "=" + a.show(a.value); }
+template <class SD, class T>
+T symbolic_of(const Symbolic&, const Fixed<T>& a) {
+  return a.value;
+}
+template <class T>
+std::string describe(const Val<T>& a) {
+  return a.name + "=" + to_json(a.value).dump();
+}
+template <class T>
+std::string describe(const Fixed<T>& a) {
+  return a.name + "=" + a.show(a.value);
+}
 
 // ---- comparison ----------------------------------------------------------------------------------
 
-template <class T> std::string decimal(const T& v) {
-  if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
-  else if constexpr (std::is_same_v<T, unsigned __int128>) return to_json(v).template get<std::string>();
-  else return std::to_string(v);
+template <class T>
+std::string decimal(const T& v) {
+  if constexpr (std::is_same_v<T, bool>)
+    return v ? "true" : "false";
+  else if constexpr (std::is_same_v<T, unsigned __int128>)
+    return to_json(v).template get<std::string>();
+  else
+    return std::to_string(v);
 }
 // A symbolic leaf still to fold, and what the concrete run computed for it.
 struct Leaf {
@@ -152,7 +209,8 @@ struct Leaf {
 struct Mismatch {
   std::string field, concrete, symbolic;
 };
-template <class C, class S> void leaves(const std::string& path, const C& c, const S& s, std::vector<Leaf>& out) {
+template <class C, class S>
+void leaves(const std::string& path, const C& c, const S& s, std::vector<Leaf>& out) {
   if constexpr (is_symbv<S>::value || std::is_same_v<S, SymBool>) {
     out.push_back({path, decimal(c), s.e()});
   } else if constexpr (Reflected<S>) {
@@ -166,8 +224,8 @@ template <class T, class S>
 void compare_arg(const Val<T>& a, const T& c, const S& s, std::vector<Leaf>& out, std::vector<Mismatch>&) {
   leaves(a.name, c, s, out);
 }
-template <class T> void compare_arg(const Fixed<T>& a, const T& c, const T& s, std::vector<Leaf>&,
-                                    std::vector<Mismatch>& bad) {
+template <class T>
+void compare_arg(const Fixed<T>& a, const T& c, const T& s, std::vector<Leaf>&, std::vector<Mismatch>& bad) {
   const std::string x = a.show(c), y = a.show(s);
   if (x != y) bad.push_back({a.name, x, y});
 }
@@ -230,7 +288,8 @@ void differential(const std::string& what, Step&& step, const Args&... args) {
   }
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (compare_arg(args, std::get<I>(cargs), std::get<I>(sargs), ls, bad), ...);
-  }(std::index_sequence_for<Args...>{});
+  }
+  (std::index_sequence_for<Args...>{});
   const std::size_t nfields = ls.size();
   for (const auto& o : s.obligations) ls.push_back({"obligation " + o.site, "", o.violated});
   const auto folded = fold(ctx, ls);
@@ -264,7 +323,8 @@ void differential(const std::string& what, Step&& step, const Args&... args) {
 // a clamp).
 struct SaturatingSub : Symbolic {
   using Symbolic::Symbolic;
-  template <SymUInt T> T sub(const T& a, const T& b) const {
+  template <SymUInt T>
+  T sub(const T& a, const T& b) const {
     return T(z3::ite(z3::ult(a.e(), b.e()), ctx().bv_val(0, T::width), a.e() - b.e()));
   }
 };
@@ -272,10 +332,22 @@ struct SaturatingSub : Symbolic {
 struct NoObligations : Symbolic {
   using Symbolic::Symbolic;
   void require(const SymBool&, std::string_view) {}
-  template <SymUInt T> T udiv(const T& a, const T& b, std::string_view) { return T(z3::udiv(a.e(), b.e())); }
-  template <SymUInt T> T urem(const T& a, const T& b, std::string_view) { return T(z3::urem(a.e(), b.e())); }
-  template <SymUInt T> T shl(const T& a, const T& n, std::string_view) { return T(z3::shl(a.e(), n.e())); }
-  template <SymUInt T> T lshr(const T& a, const T& n, std::string_view) { return T(z3::lshr(a.e(), n.e())); }
+  template <SymUInt T>
+  T udiv(const T& a, const T& b, std::string_view) {
+    return T(z3::udiv(a.e(), b.e()));
+  }
+  template <SymUInt T>
+  T urem(const T& a, const T& b, std::string_view) {
+    return T(z3::urem(a.e(), b.e()));
+  }
+  template <SymUInt T>
+  T shl(const T& a, const T& n, std::string_view) {
+    return T(z3::shl(a.e(), n.e()));
+  }
+  template <SymUInt T>
+  T lshr(const T& a, const T& n, std::string_view) {
+    return T(z3::lshr(a.e(), n.e()));
+  }
   SymBV<64> mul_u64_u64_div_u64(const SymBV<64>& a, const SymBV<64>& b, const SymBV<64>& c, std::string_view) {
     z3::expr q = z3::udiv(z3::zext(a.e(), 64) * z3::zext(b.e(), 64), z3::zext(c.e(), 64));
     return SymBV<64>(q.extract(63, 0));
@@ -284,7 +356,8 @@ struct NoObligations : Symbolic {
 
 // The property must fail within `cases` cases (fixed seed, no shrinking) with a message that
 // contains `needle`: the mutant is caught.
-template <class Testable> void expect_caught(Testable&& testable, int cases, const std::string& needle) {
+template <class Testable>
+void expect_caught(Testable&& testable, int cases, const std::string& needle) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   rc::detail::TestMetadata meta;
   meta.id = std::string(info->test_suite_name()) + "/" + info->name();
@@ -304,7 +377,8 @@ template <class Testable> void expect_caught(Testable&& testable, int cases, con
   std::ostringstream ss;
   rc::detail::printResultMessage(result, ss);
   ASSERT_TRUE(result.template is<rc::detail::FailureResult>())
-      << "the perturbed domain went unnoticed in " << cases << " cases:\n" << ss.str();
+      << "the perturbed domain went unnoticed in " << cases << " cases:\n"
+      << ss.str();
   EXPECT_NE(ss.str().find(needle), std::string::npos) << ss.str();
 }
 

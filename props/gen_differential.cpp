@@ -67,20 +67,33 @@ std::string ctx_text(const GenCtx& x) {
 // A vtime snapshot near the clock (the step usually finds time elapsed), or anywhere.
 VtimeTask<Concrete> gen_vtime(std::uint64_t now, std::uint64_t jiffies, bool jiffy) {
   auto v = arbitrary<VtimeTask<Concrete>>();
-  if (*rc::gen::arbitrary<bool>()) v.starttime = (jiffy ? jiffies - *rc::gen::inRange(0, 3) : now - *gen_u64() % 20'000'000);
+  if (*rc::gen::arbitrary<bool>())
+    v.starttime = (jiffy ? jiffies - *rc::gen::inRange(0, 3) : now - *gen_u64() % 20'000'000);
   if (*rc::gen::arbitrary<bool>())  // residues below TICK_NSEC, as the model keeps them
     for (auto* r : {&v.utime, &v.stime, &v.gtime}) *r %= 5'000'000;
   return v;
 }
 
-enum class Step { UserExit, UserEnter, GuestEnter, GuestExit, Idle, Kernel, SwitchPrev, SwitchNext, Switch,
-                  IrqEnter, IrqExit };
-constexpr const char* kStepNames[] = {"user_exit",    "user_enter",  "guest_enter",  "guest_exit",
-                                      "account_idle", "account_kernel", "switch_prev", "switch_next",
+enum class Step {
+  UserExit,
+  UserEnter,
+  GuestEnter,
+  GuestExit,
+  Idle,
+  Kernel,
+  SwitchPrev,
+  SwitchNext,
+  Switch,
+  IrqEnter,
+  IrqExit
+};
+constexpr const char* kStepNames[] = {"user_exit",    "user_enter",     "guest_enter",  "guest_exit",
+                                      "account_idle", "account_kernel", "switch_prev",  "switch_next",
                                       "task_switch",  "irq_enter_hook", "irq_exit_hook"};
 
 // One step in every era, from one random state (the same values for every era).
-template <class SD> void step_in_every_era(Step step) {
+template <class SD>
+void step_in_every_era(Step step) {
   const std::uint64_t now = *gen_u64(), jiffies = *gen_u64();
   const std::uint64_t now2 = *rc::gen::arbitrary<bool>() ? now + *gen_u64() % 1'000'000 : *gen_u64();
   const std::uint64_t jiffies2 = *rc::gen::arbitrary<bool>() ? jiffies + *rc::gen::inRange(0, 3) : *gen_u64();
@@ -119,23 +132,45 @@ template <class SD> void step_in_every_era(Step step) {
     };
     differential<SD>(std::string(kStepNames[int(step)]) + " " + era_text(era) + " " + ctx_text(x) +
                          " in_interrupt=" + std::to_string(in_interrupt) + " cpu=" + std::to_string(cpu),
-                     body, val("cpu", c), val("task", t), val("vtime", pv), val("next vtime", nv),
-                     val("vtime cpu", vc), val("now", now), val("jiffies", jiffies), val("now2", now2),
-                     val("jiffies2", jiffies2), fixed("ctl", ps, ctl_text), fixed("next ctl", ns, ctl_text));
+                     body, val("cpu", c), val("task", t), val("vtime", pv), val("next vtime", nv), val("vtime cpu", vc),
+                     val("now", now), val("jiffies", jiffies), val("now2", now2), val("jiffies2", jiffies2),
+                     fixed("ctl", ps, ctl_text), fixed("next ctl", ns, ctl_text));
   }
 }
 
-TEST(GenDifferential, UserExit) { check([] { step_in_every_era<Symbolic>(Step::UserExit); }, kCases); }
-TEST(GenDifferential, UserEnter) { check([] { step_in_every_era<Symbolic>(Step::UserEnter); }, kCases); }
-TEST(GenDifferential, GuestEnter) { check([] { step_in_every_era<Symbolic>(Step::GuestEnter); }, kCases); }
-TEST(GenDifferential, GuestExit) { check([] { step_in_every_era<Symbolic>(Step::GuestExit); }, kCases); }
-TEST(GenDifferential, AccountIdle) { check([] { step_in_every_era<Symbolic>(Step::Idle); }, kCases); }
-TEST(GenDifferential, AccountKernel) { check([] { step_in_every_era<Symbolic>(Step::Kernel); }, kCases); }
-TEST(GenDifferential, SwitchPrev) { check([] { step_in_every_era<Symbolic>(Step::SwitchPrev); }, kCases); }
-TEST(GenDifferential, SwitchNext) { check([] { step_in_every_era<Symbolic>(Step::SwitchNext); }, kCases); }
-TEST(GenDifferential, TaskSwitch) { check([] { step_in_every_era<Symbolic>(Step::Switch); }, kCases); }
-TEST(GenDifferential, IrqEnterHook) { check([] { step_in_every_era<Symbolic>(Step::IrqEnter); }, kCases); }
-TEST(GenDifferential, IrqExitHook) { check([] { step_in_every_era<Symbolic>(Step::IrqExit); }, kCases); }
+TEST(GenDifferential, UserExit) {
+  check([] { step_in_every_era<Symbolic>(Step::UserExit); }, kCases);
+}
+TEST(GenDifferential, UserEnter) {
+  check([] { step_in_every_era<Symbolic>(Step::UserEnter); }, kCases);
+}
+TEST(GenDifferential, GuestEnter) {
+  check([] { step_in_every_era<Symbolic>(Step::GuestEnter); }, kCases);
+}
+TEST(GenDifferential, GuestExit) {
+  check([] { step_in_every_era<Symbolic>(Step::GuestExit); }, kCases);
+}
+TEST(GenDifferential, AccountIdle) {
+  check([] { step_in_every_era<Symbolic>(Step::Idle); }, kCases);
+}
+TEST(GenDifferential, AccountKernel) {
+  check([] { step_in_every_era<Symbolic>(Step::Kernel); }, kCases);
+}
+TEST(GenDifferential, SwitchPrev) {
+  check([] { step_in_every_era<Symbolic>(Step::SwitchPrev); }, kCases);
+}
+TEST(GenDifferential, SwitchNext) {
+  check([] { step_in_every_era<Symbolic>(Step::SwitchNext); }, kCases);
+}
+TEST(GenDifferential, TaskSwitch) {
+  check([] { step_in_every_era<Symbolic>(Step::Switch); }, kCases);
+}
+TEST(GenDifferential, IrqEnterHook) {
+  check([] { step_in_every_era<Symbolic>(Step::IrqEnter); }, kCases);
+}
+TEST(GenDifferential, IrqExitHook) {
+  check([] { step_in_every_era<Symbolic>(Step::IrqExit); }, kCases);
+}
 
 // The check can fail: a symbolic domain whose subtraction saturates is caught (the switch's
 // lost-time ghost subtracts across the gap).

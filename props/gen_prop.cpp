@@ -40,31 +40,38 @@ TEST_P(GenProp, VtimeMatchesLedger) {
             const auto& s = r.backend_result<model::GenResult>()->ctl[k];
             std::uint64_t pend = 0;
             if (s.state != model::VT_INACTIVE) {
-              const std::uint64_t now = g.variant == model::GenVariant::Jiffy ? L.end_ts / c.model.tick.tick_nsec : L.end_ts;
-              if (now > v.starttime) pend = (now - v.starttime) * (g.variant == model::GenVariant::Jiffy ? g.jiffy_ns : 1);
+              const std::uint64_t now =
+                  g.variant == model::GenVariant::Jiffy ? L.end_ts / c.model.tick.tick_nsec : L.end_ts;
+              if (now > v.starttime)
+                pend = (now - v.starttime) * (g.variant == model::GenVariant::Jiffy ? g.jiffy_ns : 1);
             }
             // A forked child's copy of its parent's residues (copy_process()) is no time of its own.
-            const std::uint64_t total = v.consumed - r.backend_result<model::GenResult>()->inherited[k] + pend, want = it->second.total();
+            const std::uint64_t total = v.consumed - r.backend_result<model::GenResult>()->inherited[k] + pend,
+                                want = it->second.total();
             if (g.variant != model::GenVariant::Jiffy) {
               if (total != want)
-                RC_FAIL(report(cpu, c.cfg, "task vtime " + std::to_string(total) + " != truth " + std::to_string(want), t));
+                RC_FAIL(
+                    report(cpu, c.cfg, "task vtime " + std::to_string(total) + " != truth " + std::to_string(want), t));
             } else {
               const std::uint64_t slack = (switches + 2) * g.jiffy_ns;
               if (total > want + slack || want > total + slack)
                 RC_FAIL(report(cpu, c.cfg, "jiffy vtime off by more than a jiffy per switch", t));
             }
             const std::uint64_t lim = g.variant == model::GenVariant::Accum ? c.model.tick.tick_nsec : 1;
-            if (v.utime >= lim || v.stime >= lim || v.gtime >= lim) RC_FAIL(report(cpu, c.cfg, "residue not below TICK_NSEC", t));
+            if (v.utime >= lim || v.stime >= lim || v.gtime >= lim)
+              RC_FAIL(report(cpu, c.cfg, "residue not below TICK_NSEC", t));
           }
           for (std::uint32_t cc = 0; cc < t.header.ncpus; ++cc) {
             std::uint64_t sum = 0;
-            for (unsigned b : {model::USER, model::NICE, model::SYSTEM, model::IDLE, model::IOWAIT}) sum += r.cpus[cc].cpustat[b];
+            for (unsigned b : {model::USER, model::NICE, model::SYSTEM, model::IDLE, model::IOWAIT})
+              sum += r.cpus[cc].cpustat[b];
             // A task's residues (< TICK_NSEC each of utime/stime/gtime) move with it and are flushed
             // on whichever CPU it runs when they fill up, so a CPU's cpustat can pass its elapsed
             // time by up to 3 TICK_NSEC per task; residues copied at fork count twice (the kernel
             // finding fork_inherited).
             const std::uint64_t carried = 3 * c.model.tick.tick_nsec * (prog.value().tasks.size() - t.header.ncpus);
-            if (sum > L.end_ts + c.model.tick.tick_nsec + carried + r.backend_result<model::GenResult>()->fork_inherited)
+            if (sum >
+                L.end_ts + c.model.tick.tick_nsec + carried + r.backend_result<model::GenResult>()->fork_inherited)
               RC_FAIL(report(cpu, c.cfg, "cpustat above elapsed time", t));
           }
         }

@@ -1,9 +1,9 @@
 // Lazy-TLB mm references (model/lazytlb): every event kind of Stepper, from structural states the
 // explorer reaches (the first 1,500 states of 2 CPUs x 3 tasks x 2 mms and of 3 CPUs x 3 tasks
-// x 2 mms), with mm_users / mm_count either as reached or arbitrary 32-bit values (0 and 2^32-1 included), in every mode
-// and era (generic, ppc64 radix and hash at 6.3, 6.4, 6.6 and 6.12: refcount and shootdown,
-// with and without CONFIG_DEBUG_VM_SHOOT_LAZIES) and in the three mutant variants, concretely and
-// symbolically on the same values (props/differential.hpp).
+// x 2 mms), with mm_users / mm_count either as reached or arbitrary 32-bit values (0 and 2^32-1 included), in every
+// mode and era (generic, ppc64 radix and hash at 6.3, 6.4, 6.6 and 6.12: refcount and shootdown, with and without
+// CONFIG_DEBUG_VM_SHOOT_LAZIES) and in the three mutant variants, concretely and symbolically on the same values
+// (props/differential.hpp).
 //
 // The symbolic form is proofs/jobs_lazytlb.cpp's: the structure stays concrete and each
 // atomic_dec_and_test decision is taken from an oracle (Decider<Symbolic>), the path recording
@@ -21,8 +21,10 @@
 
 // Stepper<D> takes a Decider<D>: the perturbed domains decide as Symbolic does.
 namespace kacct::model::lazytlb {
-template <> struct Decider<props::diff::SaturatingSub> : Decider<Symbolic> {};
-template <> struct Decider<props::diff::NoObligations> : Decider<Symbolic> {};
+template <>
+struct Decider<props::diff::SaturatingSub> : Decider<Symbolic> {};
+template <>
+struct Decider<props::diff::NoObligations> : Decider<Symbolic> {};
 }  // namespace kacct::model::lazytlb
 
 namespace kacct::props {
@@ -62,7 +64,8 @@ std::string structure_text(const Structure& s) {
   return o.str();
 }
 
-template <class D> void run_event(D& d, const Cfg& cfg, World<D>& w, Costs& cost, StepLog& log, const Event& e) {
+template <class D>
+void run_event(D& d, const Cfg& cfg, World<D>& w, Costs& cost, StepLog& log, const Event& e) {
   if constexpr (!D::is_symbolic) {
     Decider<Concrete> dec;
     Stepper<Concrete>(d, cfg, w, cost, log, dec).run(e);
@@ -81,8 +84,10 @@ template <class D> void run_event(D& d, const Cfg& cfg, World<D>& w, Costs& cost
       std::size_t flip = dec.path.size();
       for (std::size_t i = 0; i < dec.path.size() && flip == dec.path.size(); ++i) {
         const z3::expr v = dec.path[i].e().simplify();
-        if (v.is_false()) flip = i;
-        else if (!v.is_true()) RC_FAIL("decision " + std::to_string(i) + " does not fold: " + v.to_string());
+        if (v.is_false())
+          flip = i;
+        else if (!v.is_true())
+          RC_FAIL("decision " + std::to_string(i) + " does not fold: " + v.to_string());
       }
       if (flip == dec.path.size()) return;
       oracle.resize(flip + 1, false);
@@ -114,7 +119,8 @@ std::vector<Mode> modes() {
         const Cfg c = h.cfg();
         if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
         seen.push_back(c);
-        out.push_back({std::string(arch_name(a)) + " " + ver.str() + " " + mode_name(c) + (debug ? " debug" : ""), h, c});
+        out.push_back(
+            {std::string(arch_name(a)) + " " + ver.str() + " " + mode_name(c) + (debug ? " debug" : ""), h, c});
       }
   for (Arch a : {Arch::Generic, Arch::PpcRadix})
     for (auto m : kMutants) {
@@ -154,7 +160,8 @@ const Instances& instances(const Mode& m) {
 }
 
 // One event of kind `op` in every mode where it can happen, from a random reachable shape.
-template <class SD> void event_in_every_mode(Op op) {
+template <class SD>
+void event_in_every_mode(Op op) {
   const bool arbitrary_counters = *rc::gen::arbitrary<bool>();
   bool any = false;
   for (const auto& m : modes()) {

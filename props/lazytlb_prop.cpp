@@ -74,8 +74,11 @@ rc::Gen<std::shared_ptr<const rc::state::Command<LtModel, LtSut>>> gen_step(cons
   });
 }
 
-struct EraCase { Arch arch; int major, minor; };
-constexpr EraCase kEras[] = {{Arch::Generic, 6, 1}, {Arch::Generic, 6, 12}, {Arch::PpcRadix, 6, 1},
+struct EraCase {
+  Arch arch;
+  int major, minor;
+};
+constexpr EraCase kEras[] = {{Arch::Generic, 6, 1},  {Arch::Generic, 6, 12},  {Arch::PpcRadix, 6, 1},
                              {Arch::PpcRadix, 6, 4}, {Arch::PpcRadix, 6, 12}, {Arch::PpcHash, 6, 12}};
 
 TEST(LazyTlbState, RandomInterleavingsKeepEveryInvariant) {
@@ -103,10 +106,16 @@ TEST(LazyTlbState, MutantsAreCaught) {
     h.version = arch::v(6, 12);
     h.mutants = {mut};
     const auto result = rc::detail::checkProperty(rc::detail::toProperty([&] {
-      LtModel m{initial(h.sizes), h.cfg()};
-      LtSut s{h, m.w, {}};
-      rc::state::check(m, s, gen_step);
-    }), rc::detail::TestMetadata{}, [] { auto p = rc::detail::configuration().testParams; p.maxSuccess = 300; p.disableShrinking = true; return p; }());
+                                                    LtModel m{initial(h.sizes), h.cfg()};
+                                                    LtSut s{h, m.w, {}};
+                                                    rc::state::check(m, s, gen_step);
+                                                  }),
+                                                  rc::detail::TestMetadata{}, [] {
+                                                    auto p = rc::detail::configuration().testParams;
+                                                    p.maxSuccess = 300;
+                                                    p.disableShrinking = true;
+                                                    return p;
+                                                  }());
     EXPECT_FALSE(result.template is<rc::detail::SuccessResult>()) << mut << " survived 300 random interleavings";
   }
 }

@@ -30,10 +30,9 @@ TEST_P(MachineProp, NoViolation) {
           const auto r = sim::run(prog.value(), c.model, {.check = true, .tolerate_known_bugs = true});
           if (r.violation) {
             const auto& v = *r.violation;
-            RC_FAIL(report(cpu, c.cfg,
-                           "invariant " + v.invariant + " violated (" + v.detail + ") at event " +
-                               std::to_string(v.event),
-                           t));
+            RC_FAIL(report(
+                cpu, c.cfg,
+                "invariant " + v.invariant + " violated (" + v.detail + ") at event " + std::to_string(v.event), t));
           }
           if (!r.obligations_failed.empty())
             RC_FAIL(report(cpu, c.cfg, "obligation failed: " + std::string(r.obligations_failed.front()), t));

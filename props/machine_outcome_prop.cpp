@@ -25,17 +25,17 @@ namespace {
 using trace::Kind;
 
 struct ReadFact {
-  bool self = false;   // the reader reads its own thread (thread kinds only)
-  bool group = false;  // a thread-group read
-  uint64_t tid = 0;    // target
+  bool self = false;              // the reader reads its own thread (thread kinds only)
+  bool group = false;             // a thread-group read
+  uint64_t tid = 0;               // target
   uint64_t steal = 0, total = 0;  // ground truth of the target (summed over the group) at the read
 };
 struct TraceFacts {
   trace::Ledger ledger;
-  std::vector<uint64_t> steal_ns;           // per CPU, sum of steal events
-  std::vector<uint64_t> tick_events;        // per CPU
+  std::vector<uint64_t> steal_ns;                                // per CPU, sum of steal events
+  std::vector<uint64_t> tick_events;                             // per CPU
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> idle;  // per CPU: nohz (enter, exit) ts
-  std::map<uint64_t, uint64_t> task_ticks;  // tid -> tick events while it was current
+  std::map<uint64_t, uint64_t> task_ticks;                       // tid -> tick events while it was current
   std::vector<ReadFact> reads;
 };
 
@@ -112,15 +112,19 @@ std::string outcome_error(const trace::Trace& t, const sim::Program& p, const Tr
     if (B > T) return fail(at + "tick-charged buckets exceed credited ticks * TICK_NSEC", B, T);
     if (B + other < T) return fail(at + "credited ticks neither charged nor taken by steal/irq", B + other, T);
     if (!m.tick.irq_time && !m.tick.steal && B != T) return fail(at + "plain tick: buckets != ticks * TICK_NSEC", B, T);
-    if (x.steal_clock != f.steal_ns[c]) return fail(at + "steal_clock != the trace's steal", x.steal_clock, f.steal_ns[c]);
-    if (x.cpustat[STEAL] > f.steal_ns[c]) return fail(at + "STEAL > the trace's steal", x.cpustat[STEAL], f.steal_ns[c]);
+    if (x.steal_clock != f.steal_ns[c])
+      return fail(at + "steal_clock != the trace's steal", x.steal_clock, f.steal_ns[c]);
+    if (x.cpustat[STEAL] > f.steal_ns[c])
+      return fail(at + "STEAL > the trace's steal", x.cpustat[STEAL], f.steal_ns[c]);
     if (!m.tick.steal && x.cpustat[STEAL] != 0) return fail(at + "STEAL without steal accounting", x.cpustat[STEAL], 0);
     const auto& row = f.ledger.cpu[c];
-    const uint64_t truth_irq = row[size_t(trace::Bucket::Irq)] + row[size_t(trace::Bucket::Softirq)] +
-                               row[size_t(trace::Bucket::Steal)];
-    if (x.irqtime.total > truth_irq) return fail(at + "irq time > ledger irq + softirq + steal", x.irqtime.total, truth_irq);
+    const uint64_t truth_irq =
+        row[size_t(trace::Bucket::Irq)] + row[size_t(trace::Bucket::Softirq)] + row[size_t(trace::Bucket::Steal)];
+    if (x.irqtime.total > truth_irq)
+      return fail(at + "irq time > ledger irq + softirq + steal", x.irqtime.total, truth_irq);
     if (x.cpustat[GUEST] > x.cpustat[USER]) return fail(at + "GUEST > USER", x.cpustat[GUEST], x.cpustat[USER]);
-    if (x.cpustat[GUEST_NICE] > x.cpustat[NICE]) return fail(at + "GUEST_NICE > NICE", x.cpustat[GUEST_NICE], x.cpustat[NICE]);
+    if (x.cpustat[GUEST_NICE] > x.cpustat[NICE])
+      return fail(at + "GUEST_NICE > NICE", x.cpustat[GUEST_NICE], x.cpustat[NICE]);
   }
   auto bound = [&](uint64_t total, uint64_t steal) { return total - (m.tick.steal ? steal : 0); };
   for (size_t k = t.header.ncpus; k < p.tasks.size(); ++k) {
@@ -129,14 +133,16 @@ std::string outcome_error(const trace::Trace& t, const sim::Program& p, const Tr
     const std::string at = "task " + std::to_string(tid) + ": ";
     auto it = f.task_ticks.find(tid);
     const uint64_t ticks = it == f.task_ticks.end() ? 0 : it->second;
-    if (ta.utime + ta.stime > ticks * tn) return fail(at + "utime+stime > ticks while current * TICK_NSEC", ta.utime + ta.stime, ticks * tn);
+    if (ta.utime + ta.stime > ticks * tn)
+      return fail(at + "utime+stime > ticks while current * TICK_NSEC", ta.utime + ta.stime, ticks * tn);
     if (ta.gtime > ta.utime) return fail(at + "gtime > utime", ta.gtime, ta.utime);
     const auto& truth = f.ledger.task.at(tid);
     if (ta.sum_exec_runtime > bound(truth.total(), truth.steal))
-      return fail(at + "sum_exec_runtime > ground-truth on-CPU time", ta.sum_exec_runtime, bound(truth.total(), truth.steal));
+      return fail(at + "sum_exec_runtime > ground-truth on-CPU time", ta.sum_exec_runtime,
+                  bound(truth.total(), truth.steal));
   }
   if (r.reads.size() != f.reads.size()) return fail("read count", r.reads.size(), f.reads.size());
-  std::map<std::pair<uint64_t, int>, sim::ReadResult> last;              // (tid, kind) -> previous read
+  std::map<std::pair<uint64_t, int>, sim::ReadResult> last;                 // (tid, kind) -> previous read
   std::map<std::pair<bool, uint64_t>, std::pair<uint64_t, uint64_t>> prev;  // prev_cputime owner -> (ut, st)
   for (size_t i = 0; i < r.reads.size(); ++i) {
     const auto& rd = r.reads[i];

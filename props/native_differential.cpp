@@ -46,14 +46,15 @@ std::vector<NativeCfg> variants() {
 std::string cfg_text(const NativeCfg& n) {
   return "W=" + std::to_string(n.word_bits) + " scaled=" + std::to_string(n.scaled) +
          " flush_epoch=" + std::to_string(n.flush_epoch) + " splpar=" + std::to_string(n.splpar) +
-         " copy_startspurr=" + std::to_string(n.copy_startspurr) + " zero_on_switch=" +
-         std::to_string(n.zero_on_switch) + " tb_hz=" + std::to_string(n.tb_hz);
+         " copy_startspurr=" + std::to_string(n.copy_startspurr) +
+         " zero_on_switch=" + std::to_string(n.zero_on_switch) + " tb_hz=" + std::to_string(n.tb_hz);
 }
 FlushCtx gen_flush_ctx() { return {*rc::gen::arbitrary<bool>(), *rc::gen::arbitrary<bool>()}; }
 
 // A W-bit accounting state; now and then one whose scaled split divides by s + u == 0 (mod 2^W)
 // at `now` (u != 0, SPURR delta != s + u).
-template <unsigned W> Acct<Concrete, W> gen_acct(typename Concrete::template U<W> now) {
+template <unsigned W>
+Acct<Concrete, W> gen_acct(typename Concrete::template U<W> now) {
   using UL = typename Concrete::template U<W>;
   auto a = arbitrary<Acct<Concrete, W>>();
   if (*rc::gen::weightedElement<bool>({{4, false}, {1, true}})) {
@@ -66,14 +67,18 @@ template <unsigned W> Acct<Concrete, W> gen_acct(typename Concrete::template U<W
 }
 
 // Run `body.template operator()<W>(cfg)` for every variant, with W the variant's word width.
-template <class Body> void each_variant(Body&& body) {
+template <class Body>
+void each_variant(Body&& body) {
   for (const auto& n : variants()) {
-    if (n.word_bits == 32) body.template operator()<32>(n);
-    else body.template operator()<64>(n);
+    if (n.word_bits == 32)
+      body.template operator()<32>(n);
+    else
+      body.template operator()<64>(n);
   }
 }
 
-template <class SD> void kernel_side() {
+template <class SD>
+void kernel_side() {
   each_variant([]<unsigned W>(const NativeCfg& n) {
     using UL = typename Concrete::template U<W>;
     const UL now = *gen_uint<UL>(), spurr = *gen_uint<UL>(), steal = *gen_uint<UL>();
@@ -89,7 +94,8 @@ template <class SD> void kernel_side() {
   });
 }
 
-template <class SD> void user_entry_exit() {
+template <class SD>
+void user_entry_exit() {
   each_variant([]<unsigned W>(const NativeCfg& n) {
     using UL = typename Concrete::template U<W>;
     const UL now = *gen_uint<UL>(), sst = *gen_uint<UL>(), ust = *gen_uint<UL>();
@@ -111,7 +117,8 @@ template <class SD> void user_entry_exit() {
   });
 }
 
-template <class SD> void flush() {
+template <class SD>
+void flush() {
   each_variant([]<unsigned W>(const NativeCfg& n) {
     const auto a = arbitrary<Acct<Concrete, W>>();
     const auto c = arbitrary<CpuAcct<Concrete>>();
@@ -139,7 +146,8 @@ template <class SD> void flush() {
   });
 }
 
-template <class SD> void hand_over_and_tb_to_ns() {
+template <class SD>
+void hand_over_and_tb_to_ns() {
   each_variant([]<unsigned W>(const NativeCfg& n) {
     const auto prev = arbitrary<Acct<Concrete, W>>();
     const auto next = arbitrary<Acct<Concrete, W>>();

@@ -56,7 +56,8 @@ std::string ledger_error(const trace::Trace& t, const sim::Program& prog, const 
                std::to_string(x.truth) + " + slack " + std::to_string(slack);
     const std::uint64_t all = spec::tick::time_buckets(d, r.cpus[c]) + k[model::STEAL];
     if (all > l.end_ts + events[c] * tick_ns)
-      return "cpu " + std::to_string(c) + ": " + std::to_string(all) + " ns accounted > elapsed " + std::to_string(l.end_ts);
+      return "cpu " + std::to_string(c) + ": " + std::to_string(all) + " ns accounted > elapsed " +
+             std::to_string(l.end_ts);
   }
   const auto& p = *r.backend_result<model::native::NativeResult>();
   std::uint64_t all_events = 0, all_steal = 0;
@@ -67,8 +68,8 @@ std::string ledger_error(const trace::Trace& t, const sim::Program& prog, const 
     const std::uint64_t got = r.tasks[i].utime + r.tasks[i].stime;
     const std::uint64_t bound = it->second.total() + all_events * tick_ns * 2 + (n.splpar ? 0 : all_steal);
     if (got > bound)
-      return "task " + std::to_string(prog.tasks[i].tid) + ": utime+stime " + std::to_string(got) + " ns > on-CPU truth " +
-             std::to_string(it->second.total()) + " + slack";
+      return "task " + std::to_string(prog.tasks[i].tid) + ": utime+stime " + std::to_string(got) +
+             " ns > on-CPU truth " + std::to_string(it->second.total()) + " + slack";
   }
   if (n.scaled && n.source == model::native::ScaledSource::Timebase && !stale_startspurr) {
     std::uint64_t sc = 0, flushed = 0;
@@ -88,7 +89,8 @@ TEST_P(NativeProp, CheckedAndBoundedByTheLedger) {
       [&] {
         const auto spec = *gen_spec(std::string(cpu.name));
         const auto actions = *gen_actions();
-        const auto ratio = *rc::gen::element(std::pair{1u, 1u}, std::pair{1u, 2u}, std::pair{13u, 10u}, std::pair{7u, 8u});
+        const auto ratio =
+            *rc::gen::element(std::pair{1u, 1u}, std::pair{1u, 2u}, std::pair{13u, 10u}, std::pair{7u, 8u});
         const trace::Trace t = trace::build(spec, actions);
         auto prog = sim::compile(t);
         RC_ASSERT(prog.ok());
@@ -97,7 +99,8 @@ TEST_P(NativeProp, CheckedAndBoundedByTheLedger) {
           c.model.native.spurr_den = ratio.second;
           const auto r = sim::run(prog.value(), c.model, {.check = true, .tolerate_known_bugs = true});
           if (r.violation)
-            RC_FAIL(report(cpu, c.cfg, "invariant " + r.violation->invariant + " violated (" + r.violation->detail + ")", t));
+            RC_FAIL(report(cpu, c.cfg,
+                           "invariant " + r.violation->invariant + " violated (" + r.violation->detail + ")", t));
           if (!r.obligations_failed.empty())
             RC_FAIL(report(cpu, c.cfg, "obligation failed: " + std::string(r.obligations_failed.front()), t));
           RC_ASSERT(r.backend_result<model::native::NativeResult>() != nullptr);

@@ -79,7 +79,8 @@ inline std::vector<CfgCase> configs_of(const arch::CpuFacts& cpu) {
 
 // Run a property as the current gtest test with `cases` successful cases unless RC_PARAMS
 // sets max_success (RC_PARAMS seed=/reproduce= work as usual).
-template <class Testable> void check(Testable&& testable, int cases) {
+template <class Testable>
+void check(Testable&& testable, int cases) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   rc::detail::TestMetadata meta;
   meta.id = std::string(info->test_suite_name()) + "/" + info->name();
@@ -88,8 +89,7 @@ template <class Testable> void check(Testable&& testable, int cases) {
   auto params = conf.testParams;
   const char* env = std::getenv("RC_PARAMS");
   if (!env || std::string(env).find("max_success") == std::string::npos) params.maxSuccess = cases;
-  const auto result =
-      rc::detail::checkProperty(rc::detail::toProperty(std::forward<Testable>(testable)), meta, params);
+  const auto result = rc::detail::checkProperty(rc::detail::toProperty(std::forward<Testable>(testable)), meta, params);
   if (!result.template is<rc::detail::SuccessResult>()) {
     std::ostringstream ss;
     rc::detail::printResultMessage(result, ss);
@@ -114,8 +114,7 @@ inline nlohmann::ordered_json result_json(const sim::RunResult& r) {
   auto& g = j["groups"] = nlohmann::ordered_json::array();
   for (const auto& x : r.groups) g.push_back({{"dead", to_json(x.dead)}, {"prev", to_json(x.prev)}});
   auto& rd = j["reads"] = nlohmann::ordered_json::array();
-  for (const auto& x : r.reads)
-    rd.push_back({x.id, int(x.kind), x.tid, x.ts, x.line, x.utime, x.stime, x.rtime});
+  for (const auto& x : r.reads) rd.push_back({x.id, int(x.kind), x.tid, x.ts, x.line, x.utime, x.stime, x.rtime});
   j["violation"] = r.violation ? r.violation->invariant + ": " + r.violation->detail : "";
   j["obligations_failed"] = r.obligations_failed;
   j["events"] = r.events;

@@ -23,8 +23,8 @@ using namespace diff;
 constexpr int kCases = 20;
 const arch::KVersion kVersions[] = {arch::v(5, 15), arch::v(6, 1),  arch::v(6, 6), arch::v(6, 10),
                                     arch::v(6, 12), arch::v(6, 14), arch::v(6, 17)};
-const std::vector<Variant> kVariants = {Variant::Faithful, Variant::NoLock, Variant::DoubleCount,
-                                        Variant::LostDelta, Variant::NoNegGuard};
+const std::vector<Variant> kVariants = {Variant::Faithful, Variant::NoLock, Variant::DoubleCount, Variant::LostDelta,
+                                        Variant::NoNegGuard};
 
 std::string ctl_text(const Ctl& c) {
   std::ostringstream o;
@@ -88,7 +88,8 @@ std::string cfg_text(const PsiCfg& c) {
 }
 
 // The step `fn(d, cfg, world)` in every version x irqtime, from one random world.
-template <class SD, class Fn> void in_every_version(const std::string& what, const Topo& t, Fn&& fn) {
+template <class SD, class Fn>
+void in_every_version(const std::string& what, const Topo& t, Fn&& fn) {
   for (auto ver : kVersions)
     for (bool irqtime : {false, true}) {
       PsiCfg cfg;
@@ -114,27 +115,31 @@ template <class SD, class Fn> void in_every_version(const std::string& what, con
     }
 }
 
-template <class SD> void irq() {
+template <class SD>
+void irq() {
   const Topo t = gen_topo();
   const int cpu = *rc::gen::inRange(0, t.ncpus);
   const auto cls = *rc::gen::element(IrqClass::None, IrqClass::Hardirq, IrqClass::Softirq);
   in_every_version<SD>("irq_boundary cpu=" + std::to_string(cpu) + " class=" + std::to_string(int(cls)), t,
                        [&](auto& d, const PsiCfg& cfg, auto& w) { irq_boundary(d, cfg, w, cpu, cls); });
 }
-template <class SD> void tick() {
+template <class SD>
+void tick() {
   const Topo t = gen_topo();
   const int cpu = *rc::gen::inRange(0, t.ncpus);
   in_every_version<SD>("sched_tick cpu=" + std::to_string(cpu), t,
                        [&](auto& d, const PsiCfg& cfg, auto& w) { sched_tick(d, cfg, w, cpu); });
 }
-template <class SD> void sched() {
+template <class SD>
+void sched() {
   const Topo t = gen_topo();
   const int cpu = *rc::gen::inRange(0, t.ncpus);
   const int next = *rc::gen::inRange(0, t.ntasks + 1);
   in_every_version<SD>("schedule cpu=" + std::to_string(cpu) + " next=" + std::to_string(next), t,
                        [&](auto& d, const PsiCfg& cfg, auto& w) { schedule(d, cfg, w, cpu, next); });
 }
-template <class SD> void clock_reads() {
+template <class SD>
+void clock_reads() {
   const Topo t = gen_topo();
   const int cpu = *rc::gen::inRange(0, t.ncpus);
   const int by = *rc::gen::inRange(0, t.ncpus);
@@ -143,16 +148,17 @@ template <class SD> void clock_reads() {
   in_every_version<SD>("wakeup cpu=" + std::to_string(cpu) + " by=" + std::to_string(by), t,
                        [&](auto& d, const PsiCfg& cfg, auto& w) { wakeup(d, cfg, w, cpu, by); });
 }
-template <class SD> void cgroups() {
+template <class SD>
+void cgroups() {
   const Topo t = gen_topo();
   const int task = *rc::gen::inRange(1, t.ntasks + 1);
   const int to = *rc::gen::inRange(0, t.ngroups);
   const int by = *rc::gen::inRange(0, t.ncpus);
   const int g = *rc::gen::inRange(0, t.ngroups);
   const bool on = *rc::gen::arbitrary<bool>();
-  in_every_version<SD>("cgroup_move task=" + std::to_string(task) + " to=" + std::to_string(to) + " by=" +
-                           std::to_string(by),
-                       t, [&](auto& d, const PsiCfg&, auto& w) { cgroup_move(d, w, task, to, by); });
+  in_every_version<SD>(
+      "cgroup_move task=" + std::to_string(task) + " to=" + std::to_string(to) + " by=" + std::to_string(by), t,
+      [&](auto& d, const PsiCfg&, auto& w) { cgroup_move(d, w, task, to, by); });
   in_every_version<SD>("set_pressure group=" + std::to_string(g) + " on=" + std::to_string(on), t,
                        [&](auto& d, const PsiCfg&, auto& w) { set_pressure(d, w, g, on, by); });
 }

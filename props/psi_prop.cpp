@@ -12,7 +12,7 @@ namespace kacct::props {
 namespace {
 using namespace kacct::model::psi;
 
-const arch::KVersion kVersions[] = {arch::v(5, 15), arch::v(6, 1), arch::v(6, 6), arch::v(6, 10),
+const arch::KVersion kVersions[] = {arch::v(5, 15), arch::v(6, 1),  arch::v(6, 6), arch::v(6, 10),
                                     arch::v(6, 12), arch::v(6, 14), arch::v(6, 17)};
 
 // A script valid by construction (the runner's semantic rules are tracked here).
@@ -31,40 +31,81 @@ Script gen_script() {
     const int cpu = *rc::gen::inRange(0, s.cpus);
     const int other = s.cpus > 1 ? (cpu + *rc::gen::inRange(1, s.cpus)) % s.cpus : -1;
     switch (*rc::gen::inRange(0, 11)) {
-      case 0: e.kind = Ev::Wait; e.a = *rc::gen::inRange<std::uint64_t>(0, 5'000'000); break;
+      case 0:
+        e.kind = Ev::Wait;
+        e.a = *rc::gen::inRange<std::uint64_t>(0, 5'000'000);
+        break;
       case 1:
-        if (in_irq[cpu]) { e.kind = Ev::IrqExit; e.a = cpu; in_irq[cpu] = 0; }
-        else { e.kind = Ev::IrqEnter; e.a = cpu; e.soft = *rc::gen::arbitrary<bool>(); in_irq[cpu] = 1; }
+        if (in_irq[cpu]) {
+          e.kind = Ev::IrqExit;
+          e.a = cpu;
+          in_irq[cpu] = 0;
+        } else {
+          e.kind = Ev::IrqEnter;
+          e.a = cpu;
+          e.soft = *rc::gen::arbitrary<bool>();
+          in_irq[cpu] = 1;
+        }
         break;
       case 2:
         if (in_irq[cpu]) continue;
-        e.kind = Ev::Irq; e.a = cpu; e.b = *rc::gen::inRange<std::uint64_t>(0, 1'000'000); e.soft = *rc::gen::arbitrary<bool>();
+        e.kind = Ev::Irq;
+        e.a = cpu;
+        e.b = *rc::gen::inRange<std::uint64_t>(0, 1'000'000);
+        e.soft = *rc::gen::arbitrary<bool>();
         break;
-      case 3: e.kind = Ev::Tick; e.a = cpu; break;
+      case 3:
+        e.kind = Ev::Tick;
+        e.a = cpu;
+        break;
       case 4: {
         if (in_irq[cpu]) continue;
         int next = *rc::gen::inRange(0, tasks + 1);
-        for (int o = 0; o < s.cpus; ++o) if (o != cpu && curr[o] == next) next = 0;
-        e.kind = Ev::Schedule; e.a = cpu; e.b = next; curr[cpu] = next;
+        for (int o = 0; o < s.cpus; ++o)
+          if (o != cpu && curr[o] == next) next = 0;
+        e.kind = Ev::Schedule;
+        e.a = cpu;
+        e.b = next;
+        curr[cpu] = next;
         if (next) last_cpu[next] = cpu;
         break;
       }
       case 5:
         if (in_irq[cpu] || curr[cpu] == 0) continue;
-        e.kind = Ev::ClockGettime; e.a = cpu;
+        e.kind = Ev::ClockGettime;
+        e.a = cpu;
         break;
-      case 6: e.kind = Ev::Wakeup; e.a = cpu; e.by = other >= 0 ? other : cpu; break;
-      case 7: e.kind = Ev::Move; e.a = *rc::gen::inRange(1, tasks + 1); e.b = *rc::gen::inRange(0, groups); e.by = cpu; break;
+      case 6:
+        e.kind = Ev::Wakeup;
+        e.a = cpu;
+        e.by = other >= 0 ? other : cpu;
+        break;
+      case 7:
+        e.kind = Ev::Move;
+        e.a = *rc::gen::inRange(1, tasks + 1);
+        e.b = *rc::gen::inRange(0, groups);
+        e.by = cpu;
+        break;
       case 8:
         if (groups < 2) continue;
-        e.kind = Ev::Pressure; e.a = *rc::gen::inRange(1, groups); e.b = *rc::gen::arbitrary<bool>(); e.by = cpu;
+        e.kind = Ev::Pressure;
+        e.a = *rc::gen::inRange(1, groups);
+        e.b = *rc::gen::arbitrary<bool>();
+        e.by = cpu;
         break;
       case 9: {
         if (other < 0 || curr[cpu] == 0) continue;
-        e.kind = Ev::RaceTickMove; e.a = cpu; e.b = curr[cpu]; e.c = *rc::gen::inRange(0, groups); e.by = other;
+        e.kind = Ev::RaceTickMove;
+        e.a = cpu;
+        e.b = curr[cpu];
+        e.c = *rc::gen::inRange(0, groups);
+        e.by = other;
         break;
       }
-      default: e.kind = Ev::Tick; e.a = cpu; break;
+      default:
+        e.kind = Ev::Tick;
+        e.a = cpu;
+        break;
     }
     s.events.push_back(e);
   }

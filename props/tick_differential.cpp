@@ -51,7 +51,8 @@ std::uint64_t near(std::uint64_t base) {
   return *rc::gen::arbitrary<bool>() ? base + *gen_u64() % 10'000'000 : *gen_u64();
 }
 
-template <class SD> void process_tick() {
+template <class SD>
+void process_tick() {
   const TickCtx x = gen_tick_ctx();
   const auto c = arbitrary<CpuAcct<Concrete>>();
   const auto p = arbitrary<TaskAcct<Concrete>>();
@@ -62,7 +63,8 @@ template <class SD> void process_tick() {
         val("task", p));
 }
 
-template <class SD> void idle_ticks() {
+template <class SD>
+void idle_ticks() {
   TickCtx x = gen_tick_ctx();
   x.preempt_count = 0;
   x.is_idle = true;
@@ -73,22 +75,23 @@ template <class SD> void idle_ticks() {
   for (const auto& cfg : gen_tick_cfgs())
     differential<SD>(
         "account_idle_ticks " + cfg_text(cfg) + " " + ctx_text(x),
-        [&](auto& d, auto& cpu, auto& task, auto& n) { account_idle_ticks(d, cfg, cpu, task, x, n); },
-        val("cpu", c), val("idle task", p), val("ticks", ticks));
+        [&](auto& d, auto& cpu, auto& task, auto& n) { account_idle_ticks(d, cfg, cpu, task, x, n); }, val("cpu", c),
+        val("idle task", p), val("ticks", ticks));
 }
 
-template <class SD> void irq_boundary() {
+template <class SD>
+void irq_boundary() {
   const auto cls = *rc::gen::element(IrqClass::None, IrqClass::Hardirq, IrqClass::Softirq);
   const auto c = arbitrary<CpuAcct<Concrete>>();
   const std::uint64_t now = near(c.irqtime.irq_start_time);
   for (const auto& cfg : gen_tick_cfgs())
     differential<SD>(
         "irqtime_account_irq " + cfg_text(cfg) + " class=" + std::to_string(int(cls)),
-        [&](auto& d, auto& cpu, auto& t) { irqtime_account_irq(d, cfg, cpu, t, cls); }, val("cpu", c),
-        val("now", now));
+        [&](auto& d, auto& cpu, auto& t) { irqtime_account_irq(d, cfg, cpu, t, cls); }, val("cpu", c), val("now", now));
 }
 
-template <class SD> void rq_clock_then_curr() {
+template <class SD>
+void rq_clock_then_curr() {
   const auto c = arbitrary<CpuAcct<Concrete>>();
   auto p = arbitrary<TaskAcct<Concrete>>();
   if (*rc::gen::arbitrary<bool>()) p.exec_start = c.rq.clock_task - *gen_u64() % 10'000'000;
@@ -107,12 +110,13 @@ template <class SD> void rq_clock_then_curr() {
   }
 }
 
-template <class SD> void curr() {
+template <class SD>
+void curr() {
   const auto c = arbitrary<CpuAcct<Concrete>>();
   auto p = arbitrary<TaskAcct<Concrete>>();
   if (*rc::gen::arbitrary<bool>()) p.exec_start = c.rq.clock_task - *gen_u64() % 10'000'000;
-  differential<SD>("update_curr", [&](auto& d, auto& cpu, auto& task) { update_curr(d, cpu, task); },
-                   val("cpu", c), val("task", p));
+  differential<SD>(
+      "update_curr", [&](auto& d, auto& cpu, auto& task) { update_curr(d, cpu, task); }, val("cpu", c), val("task", p));
 }
 
 TEST(TickDifferential, AccountProcessTick) { check(process_tick<Symbolic>, kCases); }

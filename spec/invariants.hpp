@@ -12,41 +12,48 @@ namespace kacct::spec::tick {
 
 // Steal is accounted, never lost: all of it is in cpustat[STEAL] or still pending.
 // (Both counters start at 0 on a fresh CPU.)
-template <class D> boolean<D> steal_accounted(D& d, const model::CpuAcct<D>& c) {
+template <class D>
+boolean<D> steal_accounted(D& d, const model::CpuAcct<D>& c) {
   return d.band(d.eq(c.cpustat[model::STEAL], c.prev_steal_time), d.ule(c.prev_steal_time, c.steal_clock));
 }
 // The rq clock is split exactly: clock == clock_task + irq time taken out + steal taken out,
 // and neither taken-out part runs ahead of its source.
-template <class D> boolean<D> rq_clock_split(D& d, const model::CpuAcct<D>& c) {
+template <class D>
+boolean<D> rq_clock_split(D& d, const model::CpuAcct<D>& c) {
   auto sum = d.add(c.rq.clock_task, d.add(c.rq.prev_irq_time, c.rq.prev_steal_time_rq));
   return d.band(d.eq(c.rq.clock, sum),
                 d.band(d.ule(c.rq.prev_irq_time, c.irqtime.total), d.ule(c.rq.prev_steal_time_rq, c.steal_clock)));
 }
 // IRQ time (IRQ_TIME_ACCOUNTING): what is pending for the tick never exceeds what was measured.
-template <class D> boolean<D> irqtime_pending_bounded(D& d, const model::CpuAcct<D>& c) {
+template <class D>
+boolean<D> irqtime_pending_bounded(D& d, const model::CpuAcct<D>& c) {
   return d.ule(c.irqtime.tick_delta, c.irqtime.total);
 }
 
 // ---- per-step invariants (relations between the state before and after one event) ----
 
 // Every counter only grows (no wrap, no decrement).
-template <class D> boolean<D> monotonic(D& d, const model::CpuAcct<D>& a, const model::CpuAcct<D>& b) {
+template <class D>
+boolean<D> monotonic(D& d, const model::CpuAcct<D>& a, const model::CpuAcct<D>& b) {
   auto r = d.lit_bool(true);
   for (unsigned k = 0; k < model::NR_STATS; ++k) r = d.band(r, d.ule(a.cpustat[k], b.cpustat[k]));
   r = d.band(r, d.ule(a.irqtime.total, b.irqtime.total));
   r = d.band(r, d.ule(a.rq.clock, b.rq.clock));
   return d.band(r, d.ule(a.rq.clock_task, b.rq.clock_task));
 }
-template <class D> boolean<D> monotonic(D& d, const model::TaskAcct<D>& a, const model::TaskAcct<D>& b) {
+template <class D>
+boolean<D> monotonic(D& d, const model::TaskAcct<D>& a, const model::TaskAcct<D>& b) {
   auto r = d.band(d.ule(a.utime, b.utime), d.ule(a.stime, b.stime));
   r = d.band(r, d.ule(a.gtime, b.gtime));
   return d.band(r, d.ule(a.sum_exec_runtime, b.sum_exec_runtime));
 }
 
 // Sum of the buckets that partition CPU time (GUEST and GUEST_NICE repeat USER and NICE).
-template <class D> u64<D> time_buckets(D& d, const model::CpuAcct<D>& c) {
+template <class D>
+u64<D> time_buckets(D& d, const model::CpuAcct<D>& c) {
   auto s = d.template lit<64>(0);
-  for (unsigned k : {model::USER, model::NICE, model::SYSTEM, model::SOFTIRQ, model::IRQ, model::IDLE, model::IOWAIT}) s = d.add(s, c.cpustat[k]);
+  for (unsigned k : {model::USER, model::NICE, model::SYSTEM, model::SOFTIRQ, model::IRQ, model::IDLE, model::IOWAIT})
+    s = d.add(s, c.cpustat[k]);
   return s;
 }
 
@@ -87,7 +94,8 @@ inline model::Usage expected_bucket(const model::TickCtx& x, bool irq_time) {
 }
 // Only the expected time bucket (and, for guest time, its GUEST twin) may change at the tick.
 template <class D>
-boolean<D> tick_attributed(D& d, const model::CpuAcct<D>& a, const model::CpuAcct<D>& b, const model::TickCtx& x, bool irq_time) {
+boolean<D> tick_attributed(D& d, const model::CpuAcct<D>& a, const model::CpuAcct<D>& b, const model::TickCtx& x,
+                           bool irq_time) {
   const model::Usage want = expected_bucket(x, irq_time);
   const bool guest = x.pf_vcpu && !x.user_tick && (want == model::USER || want == model::NICE);
   auto r = d.lit_bool(true);
@@ -105,8 +113,10 @@ boolean<D> tick_attributed(D& d, const model::CpuAcct<D>& a, const model::CpuAcc
 
 // Irq boundary conservation (IRQ_TIME_ACCOUNTING): the elapsed irq time goes to exactly one of
 // cpustat[IRQ]/[SOFTIRQ], and the same amount to irqtime.total and to tick_delta.
-template <class D> boolean<D> irq_boundary_conserves(D& d, const model::CpuAcct<D>& a, const model::CpuAcct<D>& b) {
-  auto got = d.sub(d.add(b.cpustat[model::IRQ], b.cpustat[model::SOFTIRQ]), d.add(a.cpustat[model::IRQ], a.cpustat[model::SOFTIRQ]));
+template <class D>
+boolean<D> irq_boundary_conserves(D& d, const model::CpuAcct<D>& a, const model::CpuAcct<D>& b) {
+  auto got = d.sub(d.add(b.cpustat[model::IRQ], b.cpustat[model::SOFTIRQ]),
+                   d.add(a.cpustat[model::IRQ], a.cpustat[model::SOFTIRQ]));
   auto total = d.sub(b.irqtime.total, a.irqtime.total);
   auto pend = d.sub(b.irqtime.tick_delta, a.irqtime.tick_delta);
   return d.band(d.eq(got, total), d.eq(total, pend));
@@ -115,19 +125,22 @@ template <class D> boolean<D> irq_boundary_conserves(D& d, const model::CpuAcct<
 // ---- cputime_adjust (G1..G3 of docs/models/cputime-adjust.md) ----
 
 // G1: what userspace sees never goes backwards.
-template <class D> boolean<D> adjust_monotonic(D& d, const model::PrevCputime<D>& before, const model::PrevCputime<D>& out) {
+template <class D>
+boolean<D> adjust_monotonic(D& d, const model::PrevCputime<D>& before, const model::PrevCputime<D>& out) {
   return d.band(d.ule(before.utime, out.utime), d.ule(before.stime, out.stime));
 }
 // G2: when there is new runtime, utime + stime == rtime; otherwise the previous values return.
 template <class D>
-boolean<D> adjust_sum_is_rtime(D& d, const model::PrevCputime<D>& before, const model::TaskCputime<D>& in, const model::PrevCputime<D>& out) {
+boolean<D> adjust_sum_is_rtime(D& d, const model::PrevCputime<D>& before, const model::TaskCputime<D>& in,
+                               const model::PrevCputime<D>& out) {
   auto fresh = d.ult(d.add(before.utime, before.stime), in.sum_exec_runtime);
   return d.select(fresh, d.eq(d.add(out.utime, out.stime), in.sum_exec_runtime),
                   d.band(d.eq(out.utime, before.utime), d.eq(out.stime, before.stime)));
 }
 // G3: stime never exceeds rtime when it is recomputed (else utime = rtime - stime wraps).
 template <class D>
-boolean<D> adjust_stime_le_rtime(D& d, const model::PrevCputime<D>& before, const model::TaskCputime<D>& in, const model::PrevCputime<D>& out) {
+boolean<D> adjust_stime_le_rtime(D& d, const model::PrevCputime<D>& before, const model::TaskCputime<D>& in,
+                                 const model::PrevCputime<D>& out) {
   auto fresh = d.ult(d.add(before.utime, before.stime), in.sum_exec_runtime);
   return d.implies(fresh, d.band(d.ule(out.stime, in.sum_exec_runtime), d.ule(out.utime, in.sum_exec_runtime)));
 }

@@ -15,7 +15,8 @@ struct Holders {
   std::uint32_t grabs = 0;  // kthreads inside kthread_use_mm + outside mmgrab
   std::uint32_t lazy = 0;   // running tasks with mm NULL and active_mm m, plus rq->prev_mm == m
 };
-template <class D> Holders holders(const model::lazytlb::World<D>& w, model::lazytlb::Ref m) {
+template <class D>
+Holders holders(const model::lazytlb::World<D>& w, model::lazytlb::Ref m) {
   Holders h;
   h.users = w.mms[m].ext_users;
   h.grabs = w.mms[m].ext_grabs;
@@ -36,7 +37,8 @@ template <class D> Holders holders(const model::lazytlb::World<D>& w, model::laz
 // refcounting) + X_c; a freed mm has both at 0. X_u, X_c are references held outside the
 // modelled tasks (0 concretely; any value in the proofs).
 template <class D>
-boolean<D> accounting(D& d, const model::lazytlb::World<D>& w, const model::lazytlb::Cfg& cfg, model::lazytlb::Ref m, const u32<D>& xu, const u32<D>& xc) {
+boolean<D> accounting(D& d, const model::lazytlb::World<D>& w, const model::lazytlb::Cfg& cfg, model::lazytlb::Ref m,
+                      const u32<D>& xu, const u32<D>& xc) {
   const auto& k = w.cnt[m];
   if (w.mms[m].st == model::lazytlb::MmState::Unborn) return d.lit_bool(true);
   if (w.mms[m].st == model::lazytlb::MmState::Freed)
@@ -55,8 +57,8 @@ struct Violation {
 
 // Every invariant after a step (log: what the step did). with_counters = false: only those that
 // do not read mm_users/mm_count (the proofs check the counter ones with Z3).
-inline std::vector<Violation> check(const model::lazytlb::World<Concrete>& w, const model::lazytlb::Cfg& cfg, const model::lazytlb::StepLog& log,
-                                    bool with_counters = true) {
+inline std::vector<Violation> check(const model::lazytlb::World<Concrete>& w, const model::lazytlb::Cfg& cfg,
+                                    const model::lazytlb::StepLog& log, bool with_counters = true) {
   std::vector<Violation> out;
   auto freed = [&](model::lazytlb::Ref m) { return m >= 0 && w.mms[m].st == model::lazytlb::MmState::Freed; };
   for (int c = 0; c < int(w.cpus.size()); ++c) {
@@ -82,7 +84,8 @@ inline std::vector<Violation> check(const model::lazytlb::World<Concrete>& w, co
     if (t.st != model::lazytlb::TaskState::Dead && freed(t.mm))
       out.push_back({"lazy_tlb.no_dangling_active_mm", "task " + std::to_string(i) + " has mm = freed mm"});
     // L8: a switched-out task with no mm has no active_mm.
-    if (t.st != model::lazytlb::TaskState::Running && t.mm == model::lazytlb::kNull && t.active_mm != model::lazytlb::kNull)
+    if (t.st != model::lazytlb::TaskState::Running && t.mm == model::lazytlb::kNull &&
+        t.active_mm != model::lazytlb::kNull)
       out.push_back(
           {"lazy_tlb.switched_out_kthread_no_active_mm", "task " + std::to_string(i) + " keeps an active_mm off-CPU"});
   }

@@ -20,7 +20,8 @@
 namespace kacct::spec::native {
 
 // Sum of the TB buckets pending in a context (W-bit wrap-around, as the kernel would add them).
-template <class D, unsigned W> ulong_t<D, W> pending_tb(D& d, const model::native::Acct<D, W>& a) {
+template <class D, unsigned W>
+ulong_t<D, W> pending_tb(D& d, const model::native::Acct<D, W>& a) {
   auto s = d.add(a.utime, a.stime);
   s = d.add(s, a.gtime);
   s = d.add(s, a.hardirq_time);
@@ -42,7 +43,8 @@ boolean<D> tb_conserved(D& d, const model::native::Acct<D, W>& a, bool kernel_si
 
 // exact_ns(t) = floor(t * 1e9 / tb_hz) in 128 bits; flushed ns in [exact - k*(2^shift+1), exact].
 template <class D>
-boolean<D> ns_bounded(D& d, const model::native::NativeCfg& cfg, const u64<D>& ns, const u64<D>& flushed_tb, const u64<D>& conversions) {
+boolean<D> ns_bounded(D& d, const model::native::NativeCfg& cfg, const u64<D>& ns, const u64<D>& flushed_tb,
+                      const u64<D>& conversions) {
   auto w = [&](std::uint64_t v) { return d.template lit<128>(v); };
   auto exact = d.udiv(d.mul(d.template zext<128>(flushed_tb), w(1'000'000'000u)), w(cfg.tb_hz), "ns_bounded.div");
   auto n = d.template zext<128>(ns);
@@ -51,34 +53,41 @@ boolean<D> ns_bounded(D& d, const model::native::NativeCfg& cfg, const u64<D>& n
 }
 
 template <class D, unsigned W>
-boolean<D> snapshots_monotone(D& d, const model::native::Acct<D, W>& before, const model::native::Acct<D, W>& after, const ulong_t<D, W>& now) {
+boolean<D> snapshots_monotone(D& d, const model::native::Acct<D, W>& before, const model::native::Acct<D, W>& after,
+                              const ulong_t<D, W>& now) {
   auto fwd = [&](const ulong_t<D, W>& a, const ulong_t<D, W>& b) { return d.ule(d.sub(b, a), d.sub(now, a)); };
   return d.band(fwd(before.starttime, after.starttime), fwd(before.starttime_user, after.starttime_user));
 }
 
 // The split's inputs and outputs (one vtime_delta_scaled call).
-template <class D, unsigned W> struct SplitIo {
+template <class D, unsigned W>
+struct SplitIo {
   ulong_t<D, W> ds, s, u, s_sc, u_sc;
 };
 // The hazards: s + u wraps at W bits (then the identity test and the divisor are wrong, down to
 // a division by zero), or the kernel divides (dS != s + u and u != 0) and the product dS * s
 // wraps. Exact bounds: s + u >= 2^W; dS * s >= 2^W.
-template <class D, unsigned W> boolean<D> split_no_overflow(D& d, const SplitIo<D, W>& x) {
+template <class D, unsigned W>
+boolean<D> split_no_overflow(D& d, const SplitIo<D, W>& x) {
   auto divides = d.band(d.bnot(d.eq(x.ds, d.add(x.s, x.u))), d.bnot(d.eq(x.u, d.template lit<W>(0))));
   auto fits = d.bnot(d.add_overflows(x.s, x.u));
   return d.band(fits, d.implies(divides, d.bnot(d.mul_overflows(x.ds, x.s))));
 }
-template <class D, unsigned W> boolean<D> split_sum(D& d, const SplitIo<D, W>& x) {
+template <class D, unsigned W>
+boolean<D> split_sum(D& d, const SplitIo<D, W>& x) {
   return d.implies(split_no_overflow(d, x), d.eq(d.add(x.s_sc, x.u_sc), x.ds));
 }
-template <class D, unsigned W> boolean<D> split_bounds(D& d, const SplitIo<D, W>& x) {
+template <class D, unsigned W>
+boolean<D> split_bounds(D& d, const SplitIo<D, W>& x) {
   return d.implies(split_no_overflow(d, x), d.band(d.ule(x.s_sc, x.ds), d.ule(x.u_sc, x.ds)));
 }
-template <class D, unsigned W> boolean<D> split_identity(D& d, const SplitIo<D, W>& x) {
+template <class D, unsigned W>
+boolean<D> split_identity(D& d, const SplitIo<D, W>& x) {
   return d.implies(d.eq(x.ds, d.add(x.s, x.u)), d.band(d.eq(x.s_sc, x.s), d.eq(x.u_sc, x.u)));
 }
 
-template <class D, unsigned W> boolean<D> flush_zeroes(D& d, const model::native::NativeCfg& cfg, const model::native::Acct<D, W>& a) {
+template <class D, unsigned W>
+boolean<D> flush_zeroes(D& d, const model::native::NativeCfg& cfg, const model::native::Acct<D, W>& a) {
   auto z = d.template lit<W>(0);
   auto r = d.band(d.eq(a.utime, z), d.eq(a.stime, z));
   r = d.band(r, d.band(d.eq(a.gtime, z), d.eq(a.idle_time, z)));

@@ -27,7 +27,8 @@ namespace kacct::spec::psi {
 // ---- state invariants (any domain)
 
 // psi_irq.seq_even: no write section left open between events (a lockless reader would spin).
-template <class D> boolean<D> seq_even(D& d, const model::psi::World<D>& w) {
+template <class D>
+boolean<D> seq_even(D& d, const model::psi::World<D>& w) {
   boolean<D> r = d.lit_bool(true);
   auto even = [&](const u32<D>& s) {
     return d.eq(d.urem(s, d.template lit<32>(2), "psi_irq.seq_even"), d.template lit<32>(0));
@@ -38,7 +39,8 @@ template <class D> boolean<D> seq_even(D& d, const model::psi::World<D>& w) {
   return r;
 }
 // psi_irq.base_le_total: the PSI base never runs ahead of irq_time_read (pending >= 0).
-template <class D> boolean<D> base_le_total(D& d, const model::psi::PsiCfg& cfg, const model::psi::World<D>& w) {
+template <class D>
+boolean<D> base_le_total(D& d, const model::psi::PsiCfg& cfg, const model::psi::World<D>& w) {
   boolean<D> r = d.lit_bool(true);
   for (const auto& c : w.v.cpu)
     r = d.band(r, d.ule(cfg.charge_at_tick() ? c.psi_irq_time : c.acct.rq.prev_irq_time, c.acct.irqtime.total));
@@ -46,7 +48,8 @@ template <class D> boolean<D> base_le_total(D& d, const model::psi::PsiCfg& cfg,
 }
 // psi_irq.monotonic: psi_irq_time, prev_irq_time and the irq total never go backwards (the rq
 // clocks' monotonicity is model/tick's, proved there).
-template <class D> boolean<D> monotonic(D& d, const model::psi::World<D>& a, const model::psi::World<D>& b) {
+template <class D>
+boolean<D> monotonic(D& d, const model::psi::World<D>& a, const model::psi::World<D>& b) {
   boolean<D> r = d.lit_bool(true);
   for (std::size_t i = 0; i < a.v.cpu.size(); ++i) {
     const auto &x = a.v.cpu[i], &y = b.v.cpu[i];
@@ -71,9 +74,9 @@ class Checker {
   struct EventInfo {
     enum Kind { Other, Tick, Switch } kind = Other;
     int cpu = -1;
-    int prev = 0, next = 0;              // Switch
-    std::vector<int> group_before;       // group of each task before the event (truth)
-    std::vector<int> curr_before;        // rq->curr per CPU before the event
+    int prev = 0, next = 0;         // Switch
+    std::vector<int> group_before;  // group of each task before the event (truth)
+    std::vector<int> curr_before;   // rq->curr per CPU before the event
   };
 
   Checker(const model::psi::PsiCfg& cfg, const model::psi::World<Concrete>& w0) : cfg_(cfg) {
@@ -88,7 +91,8 @@ class Checker {
   std::uint64_t charged(int cpu) const { return charged_[cpu]; }
   std::uint64_t max_pending() const { return max_pending_; }
 
-  std::optional<Violation> after(const model::psi::World<Concrete>& before, const model::psi::World<Concrete>& w, const EventInfo& e) {
+  std::optional<Violation> after(const model::psi::World<Concrete>& before, const model::psi::World<Concrete>& w,
+                                 const EventInfo& e) {
     Concrete d;
     // psi_irq.lock_held
     for (std::size_t i = n_faults_; i < w.c.faults.size(); ++i) {

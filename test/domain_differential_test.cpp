@@ -24,7 +24,8 @@ bool bval(const z3::expr& e) {
 }
 
 // One binary operation compared on (a, b) at width W; obligations must agree too.
-template <unsigned W> struct Pair {
+template <unsigned W>
+struct Pair {
   using T = typename Concrete::template U<W>;
   Concrete c;
   Symbolic& s;
@@ -51,7 +52,8 @@ template <unsigned W> struct Pair {
 };
 
 // Obligations are recorded as conditions; compare "violated" truth values.
-template <unsigned W> void check_obligations(std::uint64_t a, std::uint64_t b) {
+template <unsigned W>
+void check_obligations(std::uint64_t a, std::uint64_t b) {
   z3::context ctx;
   Symbolic s(ctx);
   Concrete c;
@@ -66,7 +68,8 @@ template <unsigned W> void check_obligations(std::uint64_t a, std::uint64_t b) {
   ASSERT_EQ(c.failed, sym_failed) << a << " " << b;
 }
 
-template <unsigned W> void compare(Symbolic& s, std::uint64_t a, std::uint64_t b) {
+template <unsigned W>
+void compare(Symbolic& s, std::uint64_t a, std::uint64_t b) {
   using T = typename Concrete::template U<W>;
   Pair<W>{Concrete{}, s, T(a), T(b)}.all();
 }
@@ -85,7 +88,8 @@ std::vector<std::uint64_t> edges(unsigned w) {
   const std::uint64_t m = w == 64 ? ~0ull : (1ull << w) - 1;
   return {0, 1, 2, 3, w - 1ull, w, w + 1ull, m, m - 1, m >> 1, (m >> 1) + 1, 0x5555555555555555ull & m};
 }
-template <unsigned W> void random_width() {
+template <unsigned W>
+void random_width() {
   z3::context ctx;
   std::mt19937_64 rng(20261130 + W);
   auto vals = edges(W);

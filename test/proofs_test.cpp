@@ -107,7 +107,8 @@ TEST(ProofsDivision, FactsAndOvershoots) {
   EXPECT_EQ(find("division.exact_facts[10-bit, exhaustive]").verdict, Verdict::Holds);
   EXPECT_NE(find("division.exact_facts[64-bit, z3]").verdict, Verdict::Violated);
   EXPECT_NE(find("division.exact_facts[64-bit, z3]").verdict, Verdict::Error);
-  EXPECT_EQ(find("division.quotient_le_rtime[generic mul_u64_u64_div_u64 (3dc167ba5729 until b29a62d87cc0)]").verdict, Verdict::Violated);
+  EXPECT_EQ(find("division.quotient_le_rtime[generic mul_u64_u64_div_u64 (3dc167ba5729 until b29a62d87cc0)]").verdict,
+            Verdict::Violated);
   EXPECT_EQ(find("division.quotient_le_rtime[exact 128-bit mul_u64_u64_div_u64]").verdict, Verdict::Holds);
 }
 // CI runs one HZ value (300: TICK_NSEC = 3333333 is the one with rounding); `kacct prove`
@@ -152,7 +153,9 @@ TEST(ProofsTick, TickDispatchHolds) {
   for (const char* inv : {"tick_conserves", "tick_attributed", "steal_accounted", "irqtime_pending_bounded"})
     expect_holds(tick(kRequiredMs, "account_process_tick", inv));
 }
-TEST(ProofsTick, IrqBoundaryConserves) { expect_holds(tick(kRequiredMs, "irqtime_account_irq", "irq_boundary_conserves")); }
+TEST(ProofsTick, IrqBoundaryConserves) {
+  expect_holds(tick(kRequiredMs, "irqtime_account_irq", "irq_boundary_conserves"));
+}
 TEST(ProofsTick, TickMonotonicNeverViolated) {
   expect_never_violated(tick(kUnknownOkMs, "account_process_tick", "monotonic"));
 }

@@ -66,7 +66,8 @@ void add_gen_vtime(CLI::App& app) {
   g->require_subcommand(1);
   auto* c = g->add_subcommand("cost", "Per-syscall work counters of the seed microbenchmark, per variant (JSON)");
   auto n = std::make_shared<std::uint64_t>(100'000);
-  c->add_option("--syscalls", *n, "syscalls in the generated trace (the seed ran 10,000,000)")->check(CLI::Range(1ull, 20'000'000ull));
+  c->add_option("--syscalls", *n, "syscalls in the generated trace (the seed ran 10,000,000)")
+      ->check(CLI::Range(1ull, 20'000'000ull));
   c->callback([n] { cost(*n); });
 }
 

@@ -28,10 +28,17 @@ struct Target {
 // --mode picks a representative arch and release; --arch/--version override.
 Script header_of(const Target& t) {
   Script h;
-  if (t.mode == "refcount") { h.arch = Arch::Generic; h.version = arch::v(6, 12); }
-  else if (t.mode == "shootdown") { h.arch = Arch::PpcRadix; h.version = arch::v(6, 12); }
-  else if (t.mode == "pre-6.4") { h.arch = Arch::PpcRadix; h.version = arch::v(6, 3); }
-  else if (!t.mode.empty()) throw Failure("unknown --mode '" + t.mode + "' (refcount, shootdown, pre-6.4)");
+  if (t.mode == "refcount") {
+    h.arch = Arch::Generic;
+    h.version = arch::v(6, 12);
+  } else if (t.mode == "shootdown") {
+    h.arch = Arch::PpcRadix;
+    h.version = arch::v(6, 12);
+  } else if (t.mode == "pre-6.4") {
+    h.arch = Arch::PpcRadix;
+    h.version = arch::v(6, 3);
+  } else if (!t.mode.empty())
+    throw Failure("unknown --mode '" + t.mode + "' (refcount, shootdown, pre-6.4)");
   if (!t.arch.empty()) {
     auto a = parse_arch(t.arch);
     if (!a) throw Failure("unknown --arch '" + t.arch + "' (generic, ppc64-radix, ppc64-hash)");
@@ -44,7 +51,8 @@ Script header_of(const Target& t) {
   }
   for (const auto& m : t.mutants) {
     Cfg scratch;
-    if (!apply_mutant(scratch, m)) throw Failure("unknown --mutant '" + m + "' (no-lazy-grab, shoot-skip-cpu, clear-wrong-cpu)");
+    if (!apply_mutant(scratch, m))
+      throw Failure("unknown --mutant '" + m + "' (no-lazy-grab, shoot-skip-cpu, clear-wrong-cpu)");
   }
   h.mutants = t.mutants;
   h.debug_shoot_lazies = t.debug;
@@ -53,7 +61,7 @@ Script header_of(const Target& t) {
 
 nlohmann::ordered_json costs_json(const Costs& c) {
   return {{"switches", c.switches}, {"mm_count_atomics", c.count_atomics}, {"mm_users_atomics", c.users_atomics},
-          {"ipis", c.ipis}, {"cpumask_updates", c.mask_updates}, {"frees", c.frees}};
+          {"ipis", c.ipis},         {"cpumask_updates", c.mask_updates},   {"frees", c.frees}};
 }
 
 void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool json) {
@@ -103,7 +111,8 @@ void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool j
                  r.violation->invariant, r.violation->detail);
       for (auto& line : write_script(*r.counterexample)) std::fputc(line, stdout);
     } else {
-      fmt::print("  {}\n", r.truncated ? "verdict unknown (state space not exhausted)" : "every invariant holds in every reachable state");
+      fmt::print("  {}\n", r.truncated ? "verdict unknown (state space not exhausted)"
+                                       : "every invariant holds in every reachable state");
     }
   }
   if (r.violation) throw Exit{kExitViolation};
@@ -148,7 +157,8 @@ void run_cmd(const std::string& path, bool json) {
   if (json) {
     print_json(j);
   } else {
-    fmt::print("{}: {} events, {} ({})\n", name, r.steps, j["verdict"].get<std::string>(), j["mode"].get<std::string>());
+    fmt::print("{}: {} events, {} ({})\n", name, r.steps, j["verdict"].get<std::string>(),
+               j["mode"].get<std::string>());
     fmt::print("  switches {}  mm_count atomics {}  mm_users atomics {}  IPIs {}  cpumask updates {}  frees {}\n",
                r.costs.switches, r.costs.count_atomics, r.costs.users_atomics, r.costs.ipis, r.costs.mask_updates,
                r.costs.frees);
@@ -214,14 +224,17 @@ void seed_cmd(int n, int rounds, bool script_only, const Target& t) {
 }  // namespace
 
 void add_lazytlb(CLI::App& app) {
-  auto* g = app.add_subcommand(command_name(arch::Mechanism::LazyTlb), "Lazy-TLB mm references: explore, run scripts, seed costs");
+  auto* g = app.add_subcommand(command_name(arch::Mechanism::LazyTlb),
+                               "Lazy-TLB mm references: explore, run scripts, seed costs");
   g->require_subcommand(1);
   auto tgt = std::make_shared<Target>();
   auto add_target = [tgt](CLI::App* c) {
-    c->add_option("--mode", tgt->mode, "refcount (generic 6.12), shootdown (ppc64-radix 6.12), pre-6.4 (ppc64-radix 6.3)");
+    c->add_option("--mode", tgt->mode,
+                  "refcount (generic 6.12), shootdown (ppc64-radix 6.12), pre-6.4 (ppc64-radix 6.3)");
     c->add_option("--arch", tgt->arch, "generic, ppc64-radix, ppc64-hash");
     c->add_option("--version", tgt->version, "kernel release MAJOR.MINOR");
-    c->add_option("--mutant", tgt->mutants, "deliberately broken variant: no-lazy-grab, shoot-skip-cpu, clear-wrong-cpu");
+    c->add_option("--mutant", tgt->mutants,
+                  "deliberately broken variant: no-lazy-grab, shoot-skip-cpu, clear-wrong-cpu");
     c->add_flag("--debug-shoot-lazies", tgt->debug, "CONFIG_DEBUG_VM_SHOOT_LAZIES");
   };
   auto sizes = std::make_shared<Sizes>();
@@ -246,7 +259,8 @@ void add_lazytlb(CLI::App& app) {
   auto n = std::make_shared<int>(192);
   auto rounds = std::make_shared<int>(10);
   auto script = std::make_shared<bool>(false);
-  auto* sd = g->add_subcommand("seed", "Seed scenario costs per context switch by mode, with the throughput model (JSON)");
+  auto* sd =
+      g->add_subcommand("seed", "Seed scenario costs per context switch by mode, with the throughput model (JSON)");
   add_target(sd);
   sd->add_option("--cpus", *n, "N CPUs and N threads (2..192)");
   sd->add_option("--rounds", *rounds, "trips through idle per thread (1..1000)");

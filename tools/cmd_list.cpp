@@ -29,9 +29,9 @@ json config_json(const arch::Config& k) {
     legal[std::string(c.name)] = arch::legal(c, k);
     if (auto r = cli::illegal_reason(c, k); !r.empty()) why[std::string(c.name)] = r;
   }
-  return json{{"name", k.name()},   {"version", k.version.str()}, {"accounting", accounting_name(k.acct)},
-              {"irq_time", k.irq_time}, {"steal", k.steal},        {"hz", k.hz},
-              {"legal", legal},     {"illegal_reasons", why}};
+  return json{{"name", k.name()},       {"version", k.version.str()}, {"accounting", accounting_name(k.acct)},
+              {"irq_time", k.irq_time}, {"steal", k.steal},           {"hz", k.hz},
+              {"legal", legal},         {"illegal_reasons", why}};
 }
 json patch_json(const arch::Patch& p) {
   json claims = json::array();
@@ -95,8 +95,8 @@ void list(const std::string& what, bool as_json) {
       return print_json(a);
     }
     for (const auto& p : arch::patches) {
-      fmt::print("{}  {}\n  {} -> {}  mechanism: {}\n  {}\n  claims:", p.id, p.title, p.before.str(),
-                 p.after.str(), mechanism_name(p.mechanism), p.why);
+      fmt::print("{}  {}\n  {} -> {}  mechanism: {}\n  {}\n  claims:", p.id, p.title, p.before.str(), p.after.str(),
+                 mechanism_name(p.mechanism), p.why);
       for (auto c : p.claims)
         if (!c.empty()) fmt::print(" {}", c);
       fmt::print("\n\n");
@@ -140,7 +140,8 @@ void add_list(CLI::App& app) {
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
-  auto* sub = app.add_subcommand("list", "List CPUs, configurations, patches, legal CPU x config combinations or mechanisms");
+  auto* sub =
+      app.add_subcommand("list", "List CPUs, configurations, patches, legal CPU x config combinations or mechanisms");
   sub->add_option("what", o->what, "cpus | configs | patches | combos | mechanisms")
       ->required()
       ->check(CLI::IsMember({"cpus", "configs", "patches", "combos", "mechanisms"}));

@@ -17,21 +17,25 @@ void add_native(CLI::App& app) {
     std::string cpu = "MPC8xx";
   };
   auto o = std::make_shared<Opts>();
-  auto* nat = app.add_subcommand(command_name(arch::Mechanism::NativeVtime), "powerpc native vtime: seed-scenario cost counts and trace");
+  auto* nat = app.add_subcommand(command_name(arch::Mechanism::NativeVtime),
+                                 "powerpc native vtime: seed-scenario cost counts and trace");
   nat->require_subcommand(1);
   auto* cost = nat->add_subcommand("cost", "Operation counts per iteration for TICK, NATIVE+scaled, NATIVE (JSON)");
-  cost->add_option("--iterations", o->iterations, "yield iterations (default 1000)")->check(CLI::Range(1u, 10'000'000u));
+  cost->add_option("--iterations", o->iterations, "yield iterations (default 1000)")
+      ->check(CLI::Range(1u, 10'000'000u));
   cost->add_option("--cpu", o->cpu, "CPU (default MPC8xx)");
   cost->callback([o] {
     resolve_cpu(o->cpu);
     print_json(model::native::seed_cost_report(o->iterations, o->cpu.c_str()));
   });
   auto* seed = nat->add_subcommand("seed-trace", "Print the two-thread sched_yield ping-pong trace");
-  seed->add_option("--iterations", o->iterations, "yield iterations (default 1000)")->check(CLI::Range(1u, 10'000'000u));
+  seed->add_option("--iterations", o->iterations, "yield iterations (default 1000)")
+      ->check(CLI::Range(1u, 10'000'000u));
   seed->add_option("--cpu", o->cpu, "CPU (default MPC8xx)");
   seed->callback([o] {
     resolve_cpu(o->cpu);
-    const auto text = trace::write(trace::scenarios::yield_pingpong(o->iterations, arch::tick_nsec(250), o->cpu.c_str()));
+    const auto text =
+        trace::write(trace::scenarios::yield_pingpong(o->iterations, arch::tick_nsec(250), o->cpu.c_str()));
     std::fwrite(text.data(), 1, text.size(), stdout);
   });
 }

@@ -49,11 +49,18 @@ json stats_json(const perf::Stats& s) {
   j["notes"] = s.notes;
   if (s.vtime.active) {
     const auto& v = s.vtime;
-    j["vtime"] = {{"cpus", v.cpus}, {"offset", v.offset}, {"transitions", v.transitions},
-                  {"transitions_exact", v.transitions_exact}, {"switches", v.switches},
-                  {"switches_exact", v.switches_exact}, {"clamped", v.clamped}, {"max_clamp_ns", v.max_clamp_ns},
-                  {"runtime_restored", v.runtime_restored}, {"runtime_restored_ns", v.runtime_restored_ns},
-                  {"runtime_excess", v.runtime_excess}, {"checkpoints", s.checkpoints.size()}};
+    j["vtime"] = {{"cpus", v.cpus},
+                  {"offset", v.offset},
+                  {"transitions", v.transitions},
+                  {"transitions_exact", v.transitions_exact},
+                  {"switches", v.switches},
+                  {"switches_exact", v.switches_exact},
+                  {"clamped", v.clamped},
+                  {"max_clamp_ns", v.max_clamp_ns},
+                  {"runtime_restored", v.runtime_restored},
+                  {"runtime_restored_ns", v.runtime_restored_ns},
+                  {"runtime_excess", v.runtime_excess},
+                  {"checkpoints", s.checkpoints.size()}};
   }
   return j;
 }
@@ -69,9 +76,7 @@ std::vector<sim::KernelRead> load_values(const std::string& path) {
     json x;
     try {
       x = json::parse(line);
-    } catch (const json::exception& e) {
-      throw Failure(fmt::format("{}:{}: not JSON: {}", path, n, e.what()));
-    }
+    } catch (const json::exception& e) { throw Failure(fmt::format("{}:{}: not JSON: {}", path, n, e.what())); }
     if (!x.contains("marker")) continue;  // the header line {"pid": ...}
     sim::KernelRead r;
     try {
@@ -84,9 +89,7 @@ std::vector<sim::KernelRead> load_values(const std::string& path) {
       if (x.contains("value")) r.value = x["value"].get<std::uint64_t>();
       if (x.contains("utime")) r.utime = x["utime"].get<std::uint64_t>();
       if (x.contains("stime")) r.stime = x["stime"].get<std::uint64_t>();
-    } catch (const json::exception& e) {
-      throw Failure(fmt::format("{}:{}: {}", path, n, e.what()));
-    }
+    } catch (const json::exception& e) { throw Failure(fmt::format("{}:{}: {}", path, n, e.what())); }
     out.push_back(r);
   }
   return out;
@@ -127,11 +130,13 @@ void require_same_reads(const std::string& path, const sim::Prediction& P, const
   if (kernel.empty()) throw Failure(fmt::format("'{}' has no reads: nothing to compare", path));
   std::vector<std::string> not_predicted, not_in_values;
   for (const auto& k : kernel)
-    if (std::none_of(P.reads.begin(), P.reads.end(), [&](const auto& r) { return r.marker == k.marker && r.kind == k.kind; }))
+    if (std::none_of(P.reads.begin(), P.reads.end(),
+                     [&](const auto& r) { return r.marker == k.marker && r.kind == k.kind; }))
       not_predicted.push_back(read_name(k.kind, k.marker));
   for (const auto& r : P.reads) {
     if (r.marker & perf::kUpperReadBit) continue;  // a bounds read's upper twin
-    if (std::none_of(kernel.begin(), kernel.end(), [&](const auto& k) { return r.marker == k.marker && r.kind == k.kind; }))
+    if (std::none_of(kernel.begin(), kernel.end(),
+                     [&](const auto& k) { return r.marker == k.marker && r.kind == k.kind; }))
       not_in_values.push_back(read_name(r.kind, r.marker));
   }
   if (not_predicted.empty() && not_in_values.empty()) return;
@@ -139,14 +144,16 @@ void require_same_reads(const std::string& path, const sim::Prediction& P, const
   if (!not_predicted.empty())
     msg += fmt::format(" in the values but not predicted (no --read for it, or not in the trace): {};",
                        fmt::join(not_predicted, ", "));
-  if (!not_in_values.empty()) msg += fmt::format(" predicted but not in the values: {};", fmt::join(not_in_values, ", "));
+  if (!not_in_values.empty())
+    msg += fmt::format(" predicted but not in the values: {};", fmt::join(not_in_values, ", "));
   msg.pop_back();
   throw Failure(msg);
 }
 
 void add_common(CLI::App* c, std::string& cpu, std::uint32_t& ncpus) {
   c->add_option("--cpu", cpu, "CPU model from the arch table (default x86-64)");
-  c->add_option("--ncpus", ncpus, "number of CPUs, 1..4096 (default: highest CPU seen + 1); a sample beyond is an error")
+  c->add_option("--ncpus", ncpus,
+                "number of CPUs, 1..4096 (default: highest CPU seen + 1); a sample beyond is an error")
       ->check(CLI::Range(1u, 4096u));
 }
 
@@ -270,20 +277,25 @@ void add_perf(CLI::App& app) {
       j["conversion"] = stats_json(conv.stats);
       bool off = false;
       if (P.checkpoints.total) {
-        j["checkpoints"] = {{"total", P.checkpoints.total}, {"exact", P.checkpoints.exact}, {"diffs", P.checkpoints.diffs}};
+        j["checkpoints"] = {
+            {"total", P.checkpoints.total}, {"exact", P.checkpoints.exact}, {"diffs", P.checkpoints.diffs}};
         off = off || P.checkpoints.exact != P.checkpoints.total;
       }
       std::array<std::uint64_t, 4> count{};  // by sim::Agreement
       if (!values->empty()) {
         j["comparison"] = json::array();
         for (const auto& r : sim::compare(P, kernel)) {
-          j["comparison"].push_back({{"marker", r.marker}, {"kind", trace::name(r.kind)}, {"agreement", sim::name(r.agreement)},
-                                     {"how", r.how}, {"detail", r.detail}});
+          j["comparison"].push_back({{"marker", r.marker},
+                                     {"kind", trace::name(r.kind)},
+                                     {"agreement", sim::name(r.agreement)},
+                                     {"how", r.how},
+                                     {"detail", r.detail}});
           ++count[std::size_t(r.agreement)];
           off = off || r.agreement == sim::Agreement::Off;
         }
         json summary;
-        for (auto a : {sim::Agreement::Exact, sim::Agreement::WithinBounds, sim::Agreement::Off, sim::Agreement::Unverifiable})
+        for (auto a :
+             {sim::Agreement::Exact, sim::Agreement::WithinBounds, sim::Agreement::Off, sim::Agreement::Unverifiable})
           summary[std::string(sim::name(a))] = count[std::size_t(a)];
         summary["max_unverifiable"] = *max_unverifiable;
         j["summary"] = summary;
@@ -311,8 +323,8 @@ void add_perf(CLI::App& app) {
               {true, false, true, true, true, true, false, true});
       for (const auto& x : j["reads"])
         t.row({x["marker"].dump(), x["kind"].get<std::string>(), x["tid"].dump(), x["ts_ns"].dump(),
-               x.contains("utime") ? x["utime"].dump() : x["value"].dump(), x.contains("stime") ? x["stime"].dump() : "-",
-               x["unit"].get<std::string>(), x["rtime_ns"].dump()});
+               x.contains("utime") ? x["utime"].dump() : x["value"].dump(),
+               x.contains("stime") ? x["stime"].dump() : "-", x["unit"].get<std::string>(), x["rtime_ns"].dump()});
       fmt::print("{}", t.str());
       if (conv.stats.lost_events)
         fmt::print("perf lost {} events: predictions after the first loss may differ from the kernel\n",
@@ -323,10 +335,11 @@ void add_perf(CLI::App& app) {
       }
       if (conv.stats.vtime.active) {
         const auto& v = conv.stats.vtime;
-        fmt::print("gen vtime probes on cpus {}: {} transitions ({} at the kernel's clock), {} switches ({} with both "
-                   "clocks); checkpoints {}/{} exact\n",
-                   fmt::join(v.cpus, ","), v.transitions, v.transitions_exact, v.switches, v.switches_exact,
-                   P.checkpoints.exact, P.checkpoints.total);
+        fmt::print(
+            "gen vtime probes on cpus {}: {} transitions ({} at the kernel's clock), {} switches ({} with both "
+            "clocks); checkpoints {}/{} exact\n",
+            fmt::join(v.cpus, ","), v.transitions, v.transitions_exact, v.switches, v.switches_exact,
+            P.checkpoints.exact, P.checkpoints.total);
         for (const auto& d : P.checkpoints.diffs) fmt::print("  checkpoint off: {}\n", d);
       }
       if (j.contains("comparison")) {

@@ -135,7 +135,8 @@ void add_proofs(CLI::App& app) {
   auto* val = app.add_subcommand("validate", "Check the claims of kernel patches (arch/patches.hpp)");
   val->add_option("PATCH", p->patches, "patch ids (>= 7 hex digits; default: all)");
   val->add_option("--timeout-ms", p->timeout, "solver timeout per claim")->check(CLI::Range(1u, 86'400'000u));
-  val->add_option("-j,--jobs", p->jobs, "patches judged in parallel (default: one per CPU)")->check(CLI::Range(1u, 1024u));
+  val->add_option("-j,--jobs", p->jobs, "patches judged in parallel (default: one per CPU)")
+      ->check(CLI::Range(1u, 1024u));
   val->add_flag("--json", p->json, "JSON output: a list of PatchReport::json()");
   val->callback([p] { validate_cmd(p->patches, p->timeout, p->jobs, p->json); });
 }

@@ -20,9 +20,7 @@ arch::KVersion parse_ver(const std::string& s) {
   try {
     if (dot == std::string::npos) throw std::invalid_argument(s);
     return arch::v(unsigned(std::stoul(s.substr(0, dot))), unsigned(std::stoul(s.substr(dot + 1))));
-  } catch (const std::exception&) {
-    throw Failure("--version: expected MAJOR.MINOR, got '" + s + "'");
-  }
+  } catch (const std::exception&) { throw Failure("--version: expected MAJOR.MINOR, got '" + s + "'"); }
 }
 
 struct Opts {
@@ -34,10 +32,14 @@ struct Opts {
 PsiCfg cfg_for(const Script& s, const Opts& o) {
   PsiCfg c = script_cfg(s);
   if (!o.version.empty()) c.ver = parse_ver(o.version);
-  if (!o.variant.empty() && !parse_variant(o.variant, c.variant)) throw Failure("--variant: unknown '" + o.variant + "'");
-  if (o.irqtime == "on") c.irqtime = true;
-  else if (o.irqtime == "off") c.irqtime = false;
-  else if (!o.irqtime.empty()) throw Failure("--irqtime: on or off");
+  if (!o.variant.empty() && !parse_variant(o.variant, c.variant))
+    throw Failure("--variant: unknown '" + o.variant + "'");
+  if (o.irqtime == "on")
+    c.irqtime = true;
+  else if (o.irqtime == "off")
+    c.irqtime = false;
+  else if (!o.irqtime.empty())
+    throw Failure("--irqtime: on or off");
   return c;
 }
 
@@ -144,10 +146,12 @@ void seed_cmd(const Opts& o) {
 }  // namespace
 
 void add_psi(CLI::App& app) {
-  auto* psi = app.add_subcommand(command_name(arch::Mechanism::PsiIrq), "PSI irq pressure model: event scripts (docs/models/psi-irq.md)");
+  auto* psi = app.add_subcommand(command_name(arch::Mechanism::PsiIrq),
+                                 "PSI irq pressure model: event scripts (docs/models/psi-irq.md)");
   psi->require_subcommand(1);
   auto o = std::make_shared<Opts>();
-  auto* run = psi->add_subcommand("run", "Run a PSI event script, check every invariant, count costs; exit 1 on a violation");
+  auto* run =
+      psi->add_subcommand("run", "Run a PSI event script, check every invariant, count costs; exit 1 on a violation");
   run->add_option("SCRIPT", o->path, "script file, or - for stdin")->required();
   run->add_option("--version", o->version, "kernel version MAJOR.MINOR (default: the script's, else 6.10)");
   run->add_option("--variant", o->variant, "faithful | no-lock | double-count | lost-delta | no-neg-guard");
@@ -160,8 +164,10 @@ void add_psi(CLI::App& app) {
   seed->add_option("--ticks", s->ticks, "ticks")->check(CLI::Range(1u, 1000u));
   seed->add_flag("--script", s->json, "print the scenario script instead");
   seed->callback([s] {
-    if (s->json) fmt::print("{}", seed_script_text(s->calls, s->ticks));
-    else seed_cmd(*s);
+    if (s->json)
+      fmt::print("{}", seed_script_text(s->calls, s->ticks));
+    else
+      seed_cmd(*s);
   });
 }
 

@@ -83,8 +83,8 @@ arch::CpuFacts pick_cpu(const std::string& opt, const Loaded& l) {
   if (!opt.empty()) {
     auto c = resolve_cpu(opt);
     if (l.trace.header.cpu_model != c.name)
-      fmt::print(stderr, "kacct: note: {} was recorded on '{}'; modelling it as {}\n", l.name,
-                 l.trace.header.cpu_model, c.name);
+      fmt::print(stderr, "kacct: note: {} was recorded on '{}'; modelling it as {}\n", l.name, l.trace.header.cpu_model,
+                 c.name);
     return c;
   }
   if (auto c = arch::find_cpu(l.trace.header.cpu_model)) return *c;
@@ -126,18 +126,29 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
     for (std::size_t i = 0; i < prog.tasks.size(); ++i) {
       const auto& ti = prog.tasks[i];
       const auto& t = r.tasks[i];
-      tasks.push_back(json{{"tid", ti.tid}, {"pid", ti.pid}, {"comm", ti.comm}, {"idle", i < ncpus},
-                           {"kthread", ti.kthread}, {"nice", ti.nice}, {"utime", t.utime}, {"stime", t.stime},
-                           {"gtime", t.gtime}, {"rtime", t.sum_exec_runtime}, {"state", to_json(t)}});
+      tasks.push_back(json{{"tid", ti.tid},
+                           {"pid", ti.pid},
+                           {"comm", ti.comm},
+                           {"idle", i < ncpus},
+                           {"kthread", ti.kthread},
+                           {"nice", ti.nice},
+                           {"utime", t.utime},
+                           {"stime", t.stime},
+                           {"gtime", t.gtime},
+                           {"rtime", t.sum_exec_runtime},
+                           {"state", to_json(t)}});
     }
     j["tasks"] = tasks;
     json reads = json::array();
     for (const auto& rd : r.reads) {
       const auto u = read_unit(rd.kind);
-      json x{{"id", rd.id}, {"kind", trace::name(rd.kind)}, {"tid", rd.tid}, {"ts", rd.ts}, {"line", rd.line},
-             {"utime_ns", rd.utime}, {"stime_ns", rd.stime}, {"rtime_ns", rd.rtime}, {"unit", u.unit}};
-      if (clock_read(rd.kind)) x["value"] = rd.rtime;
-      else x["utime"] = rd.utime / u.div, x["stime"] = rd.stime / u.div;
+      json x{{"id", rd.id},     {"kind", trace::name(rd.kind)}, {"tid", rd.tid},        {"ts", rd.ts},
+             {"line", rd.line}, {"utime_ns", rd.utime},         {"stime_ns", rd.stime}, {"rtime_ns", rd.rtime},
+             {"unit", u.unit}};
+      if (clock_read(rd.kind))
+        x["value"] = rd.rtime;
+      else
+        x["utime"] = rd.utime / u.div, x["stime"] = rd.stime / u.div;
       reads.push_back(x);
     }
     j["reads"] = reads;
@@ -148,8 +159,13 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
       tc.push_back(b);
     }
     for (const auto& [tid, t] : truth.task)
-      tt.push_back(json{{"tid", tid}, {"user", t.user}, {"system", t.system}, {"guest", t.guest}, {"irq", t.irq},
-                        {"softirq", t.softirq}, {"steal", t.steal}});
+      tt.push_back(json{{"tid", tid},
+                        {"user", t.user},
+                        {"system", t.system},
+                        {"guest", t.guest},
+                        {"irq", t.irq},
+                        {"softirq", t.softirq},
+                        {"steal", t.steal}});
     j["truth"] = json{{"end_ts", truth.end_ts}, {"cpus", tc}, {"tasks", tt}};
     json ec = json::array(), et = json::array();
     for (std::uint32_t c = 0; c < ncpus; ++c) {
@@ -163,8 +179,10 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
       if (it == truth.task.end()) continue;
       const auto v = task_truth(it->second);
       const auto& t = r.tasks[i];
-      et.push_back(json{{"tid", prog.tasks[i].tid}, {"utime", diff(t.utime, v.utime)},
-                        {"stime", diff(t.stime, v.stime)}, {"gtime", diff(t.gtime, v.gtime)},
+      et.push_back(json{{"tid", prog.tasks[i].tid},
+                        {"utime", diff(t.utime, v.utime)},
+                        {"stime", diff(t.stime, v.stime)},
+                        {"gtime", diff(t.gtime, v.gtime)},
                         {"rtime", diff(t.sum_exec_runtime, v.rtime)}});
     }
     j["error"] = json{{"cpus", ec}, {"tasks", et}};
@@ -173,8 +191,8 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
     return;
   }
 
-  fmt::print("{}: {} events, {} CPUs, end_ts {} ns\nmodel: {} {}\n\n", l.name, r.events, ncpus, truth.end_ts,
-             cpu.name, cfg.name());
+  fmt::print("{}: {} events, {} CPUs, end_ts {} ns\nmodel: {} {}\n\n", l.name, r.events, ncpus, truth.end_ts, cpu.name,
+             cfg.name());
   // Per-CPU kcpustat: model ns, USER_HZ ticks, truth (kernel view), error.
   {
     std::vector<std::string> h{"cpu", "bucket", "model ns", "ticks", "truth ns", "error ns"};
@@ -190,14 +208,18 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
                t.str("  "));
   }
   {
-    Table t({"tid", "pid", "comm", "utime", "stime", "gtime", "rtime", "err utime", "err stime", "err gtime",
-             "err rtime"},
-            {true, true, false, true, true, true, true, true, true, true, true});
+    Table t(
+        {"tid", "pid", "comm", "utime", "stime", "gtime", "rtime", "err utime", "err stime", "err gtime", "err rtime"},
+        {true, true, false, true, true, true, true, true, true, true, true});
     for (std::size_t i = 0; i < prog.tasks.size(); ++i) {
       const auto& ti = prog.tasks[i];
       const auto& m = r.tasks[i];
-      std::vector<std::string> row{std::to_string(ti.tid), std::to_string(ti.pid), ti.comm,
-                                   std::to_string(m.utime), std::to_string(m.stime), std::to_string(m.gtime),
+      std::vector<std::string> row{std::to_string(ti.tid),
+                                   std::to_string(ti.pid),
+                                   ti.comm,
+                                   std::to_string(m.utime),
+                                   std::to_string(m.stime),
+                                   std::to_string(m.gtime),
                                    std::to_string(m.sum_exec_runtime)};
       auto it = i < ncpus ? truth.task.end() : truth.task.find(ti.tid);
       if (it != truth.task.end()) {
@@ -211,8 +233,9 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
       }
       t.row(std::move(row));
     }
-    fmt::print("tasks (ns; error = model - truth, truth utime = user+guest, stime = system, rtime = user+system+guest)\n{}\n",
-               t.str("  "));
+    fmt::print(
+        "tasks (ns; error = model - truth, truth utime = user+guest, stime = system, rtime = user+system+guest)\n{}\n",
+        t.str("  "));
   }
   {
     Table t({"tid", "user", "system", "guest", "irq", "softirq", "steal"}, {true, true, true, true, true, true, true});
@@ -272,8 +295,8 @@ void check_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std
     require_legal(cpu, cfg);
     auto msg = check_one(l, prog, cpu, cfg, true);
     if (msg.empty()) {
-      fmt::print("{}: ok ({} {}, {} events, every invariant holds after every event)\n", l.name, cpu.name,
-                 cfg.name(), prog.events.size());
+      fmt::print("{}: ok ({} {}, {} events, every invariant holds after every event)\n", l.name, cpu.name, cfg.name(),
+                 prog.events.size());
       return;
     }
     fmt::print("{}\n", msg);

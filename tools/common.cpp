@@ -15,8 +15,10 @@ std::string Loaded::line(std::uint32_t n) const {
   std::string l = trace::source_line(text, n);
   // Quote only printable bytes: the line may hold anything a comment can.
   for (auto& ch : l)
-    if ((unsigned char)ch < 0x20 && ch != '\t') ch = '?';
-    else if ((unsigned char)ch >= 0x7f) ch = '?';
+    if ((unsigned char)ch < 0x20 && ch != '\t')
+      ch = '?';
+    else if ((unsigned char)ch >= 0x7f)
+      ch = '?';
   return l;
 }
 
@@ -45,9 +47,12 @@ Loaded load_trace(const std::string& path) {
   auto r = trace::load(l.text);
   if (!r) {
     const auto& e = r.error();
-    if (e.line == 0) fmt::print(stderr, "{}: {}\n", l.name, e.message);
-    else if (e.column == 0) fmt::print(stderr, "{}:{}: {}\n", l.name, e.line, e.message);
-    else fmt::print(stderr, "{}:{}:{}: {}\n", l.name, e.line, e.column, e.message);
+    if (e.line == 0)
+      fmt::print(stderr, "{}: {}\n", l.name, e.message);
+    else if (e.column == 0)
+      fmt::print(stderr, "{}:{}: {}\n", l.name, e.line, e.message);
+    else
+      fmt::print(stderr, "{}:{}:{}: {}\n", l.name, e.line, e.column, e.message);
     if (auto src = l.line(e.line); !src.empty()) fmt::print(stderr, "  {}\n", src);
     throw Exit{kExitUsage};
   }
@@ -77,9 +82,10 @@ arch::Config resolve_config(const std::string& name) {
     while (i < n.size() && i < name.size() && n[i] == name[i]) ++i;
     if (i > best) best = i, hint = n;
   }
-  throw Failure(fmt::format("unknown config '{}'{}; names are VERSION-ACCT[-irqtime][-steal]-hzN, "
-                            "e.g. 6.6-tick-irqtime-hz250 (see `kacct list configs`)",
-                            name, hint.empty() ? "" : fmt::format(" (did you mean {}?)", hint)));
+  throw Failure(
+      fmt::format("unknown config '{}'{}; names are VERSION-ACCT[-irqtime][-steal]-hzN, "
+                  "e.g. 6.6-tick-irqtime-hz250 (see `kacct list configs`)",
+                  name, hint.empty() ? "" : fmt::format(" (did you mean {}?)", hint)));
 }
 
 // Mirrors arch::legal() (arch/config.hpp) rule by rule, with the Kconfig text of each rule.
@@ -92,9 +98,10 @@ std::string illegal_reason(const arch::CpuFacts& c, const arch::Config& k) {
 void require_legal(const arch::CpuFacts& c, const arch::Config& k) {
   auto why = cli::illegal_reason(c, k);
   if (why.empty()) return;
-  throw Failure(fmt::format("config {} is not legal on {}: {}. Legal configs: `kacct list configs` "
-                            "(or `kacct list combos`)",
-                            k.name(), c.name, why));
+  throw Failure(
+      fmt::format("config {} is not legal on {}: {}. Legal configs: `kacct list configs` "
+                  "(or `kacct list combos`)",
+                  k.name(), c.name, why));
 }
 
 std::string_view isa_name(arch::Isa i) {
@@ -146,9 +153,12 @@ std::string Table::str(std::string_view indent) const {
     for (std::size_t i = 0; i < w.size(); ++i) {
       if (i) l += "  ";
       const bool last = i + 1 == w.size();
-      if (right_[i]) l += fmt::format("{:>{}}", cells[i], w[i]);
-      else if (last) l += cells[i];
-      else l += fmt::format("{:<{}}", cells[i], w[i]);
+      if (right_[i])
+        l += fmt::format("{:>{}}", cells[i], w[i]);
+      else if (last)
+        l += cells[i];
+      else
+        l += fmt::format("{:<{}}", cells[i], w[i]);
     }
     while (!l.empty() && l.back() == ' ') l.pop_back();
     out += l + "\n";

@@ -73,13 +73,13 @@ void print_json(const nlohmann::ordered_json&);
 
 // Subcommand registration (each file owns one group).
 void add_list(CLI::App&);
-void add_run(CLI::App&);    // run + check
-void add_proofs(CLI::App&); // prove + validate
-void add_psi(CLI::App&);    // psi-irq run + psi-irq seed
+void add_run(CLI::App&);           // run + check
+void add_proofs(CLI::App&);        // prove + validate
+void add_psi(CLI::App&);           // psi-irq run + psi-irq seed
 void add_random_trace(CLI::App&);  // random-trace (alias gen)
-void add_perf(CLI::App&);  // perf-convert + perf-replay
-void add_lazytlb(CLI::App&);    // lazy-tlb explore / run / seed
-void add_native(CLI::App&);     // native-vtime cost / seed-trace (cmd_native.cpp)
-void add_gen_vtime(CLI::App&);  // gen-vtime cost
+void add_perf(CLI::App&);          // perf-convert + perf-replay
+void add_lazytlb(CLI::App&);       // lazy-tlb explore / run / seed
+void add_native(CLI::App&);        // native-vtime cost / seed-trace (cmd_native.cpp)
+void add_gen_vtime(CLI::App&);     // gen-vtime cost
 
 }  // namespace kacct::cli

@@ -10,10 +10,10 @@ namespace kacct::model {  // shared core, not model::cputime: every backend uses
 
 // Which cputime_adjust() body a release builds (selected from arch/patches.hpp).
 enum class AdjustEra : std::uint8_t {
-  PerFieldMax,    // <= 4.2: prev fields advanced independently with max()
-  GotoUpdate,     // 9d7fb0427648 (4.3-4.7): sum == rtime, but the shortcuts skip the clamps
-  ClampAlways,    // 173be9a14f7b (4.8+): every path goes through the clamps
-  ClampToRtime,   // 77baa5bafcbe (6.11+): stime clamped to rtime after the division
+  PerFieldMax,   // <= 4.2: prev fields advanced independently with max()
+  GotoUpdate,    // 9d7fb0427648 (4.3-4.7): sum == rtime, but the shortcuts skip the clamps
+  ClampAlways,   // 173be9a14f7b (4.8+): every path goes through the clamps
+  ClampToRtime,  // 77baa5bafcbe (6.11+): stime clamped to rtime after the division
 };
 // How stime * rtime / total is computed.
 enum class ScaleDiv : std::uint8_t {
@@ -30,26 +30,36 @@ struct AdjustCfg {
 
 inline AdjustCfg adjust_cfg(arch::KVersion ver, bool exact_mul_div_arch) {
   AdjustCfg c;
-  if (arch::applied("77baa5bafcbe", ver)) c.era = AdjustEra::ClampToRtime;
-  else if (arch::applied("173be9a14f7b", ver)) c.era = AdjustEra::ClampAlways;
-  else if (arch::applied("9d7fb0427648", ver)) c.era = AdjustEra::GotoUpdate;
-  else c.era = AdjustEra::PerFieldMax;
-  if (!arch::applied("3dc167ba5729", ver)) c.div = ScaleDiv::Loop32;
-  else if (exact_mul_div_arch || arch::applied("b29a62d87cc0", ver)) c.div = ScaleDiv::Exact128;
-  else c.div = ScaleDiv::Generic2020;
+  if (arch::applied("77baa5bafcbe", ver))
+    c.era = AdjustEra::ClampToRtime;
+  else if (arch::applied("173be9a14f7b", ver))
+    c.era = AdjustEra::ClampAlways;
+  else if (arch::applied("9d7fb0427648", ver))
+    c.era = AdjustEra::GotoUpdate;
+  else
+    c.era = AdjustEra::PerFieldMax;
+  if (!arch::applied("3dc167ba5729", ver))
+    c.div = ScaleDiv::Loop32;
+  else if (exact_mul_div_arch || arch::applied("b29a62d87cc0", ver))
+    c.div = ScaleDiv::Exact128;
+  else
+    c.div = ScaleDiv::Generic2020;
   return c;
 }
 
-template <class D> struct PrevCputime {  // struct prev_cputime (lock modelled by the caller)
+template <class D>
+struct PrevCputime {  // struct prev_cputime (lock modelled by the caller)
   BOOST_HANA_DEFINE_STRUCT(PrevCputime, (u64<D>, utime), (u64<D>, stime));
 };
-template <class D> struct TaskCputime {  // the (utime, stime, sum_exec_runtime) read of a task or group
+template <class D>
+struct TaskCputime {  // the (utime, stime, sum_exec_runtime) read of a task or group
   BOOST_HANA_DEFINE_STRUCT(TaskCputime, (u64<D>, utime), (u64<D>, stime), (u64<D>, sum_exec_runtime));
 };
 
 // floor(log2(x)) as the kernel's ilog2() on a non-constant: fls64(x) - 1, so -1 for 0.
 // Written as a balanced search over the domain so that it has no loop.
-template <class D> u64<D> ilog2_u64(D& d, u64<D> x) {
+template <class D>
+u64<D> ilog2_u64(D& d, u64<D> x) {
   u64<D> r = d.template lit<64>(0);
   for (unsigned s : {32u, 16u, 8u, 4u, 2u, 1u}) {
     auto big = d.ule(d.template lit<64>(std::uint64_t{1} << s), x);
@@ -62,7 +72,8 @@ template <class D> u64<D> ilog2_u64(D& d, u64<D> x) {
 
 // scale_stime(), 3.10 .. 5.8 (from 55eaa7c1f511): shrink the operands until total fits in
 // 32 bits and stime * rtime is a 32x32 product, then one 64/32 division.
-template <class D> u64<D> scale_stime_loop32(D& d, u64<D> stime, u64<D> rtime, u64<D> total) {
+template <class D>
+u64<D> scale_stime_loop32(D& d, u64<D> stime, u64<D> rtime, u64<D> total) {
   auto lit = [&](std::uint64_t x) { return d.template lit<64>(x); };
   struct S {
     BOOST_HANA_DEFINE_STRUCT(S, (u64<D>, stime), (u64<D>, rtime), (u64<D>, total), (boolean<D>, done));
@@ -95,7 +106,8 @@ template <class D> u64<D> scale_stime_loop32(D& d, u64<D> stime, u64<D> rtime, u
 // mul_u64_u64_div_u64(), generic C version of lib/math/div64.c as added by 3dc167ba5729 (5.9,
 // until b29a62d87cc0 in 6.12): exact when ilog2(a) + ilog2(b) <= 62, otherwise splits b by c and
 // drops low bits of b and c alike, which can overshoot the exact quotient.
-template <class D> u64<D> mul_u64_u64_div_u64_generic(D& d, u64<D> a, u64<D> b, u64<D> c) {
+template <class D>
+u64<D> mul_u64_u64_div_u64_generic(D& d, u64<D> a, u64<D> b, u64<D> c) {
   auto lit = [&](std::uint64_t x) { return d.template lit<64>(x); };
   // ilog2 values are small signed ints; +1 offsets keep them unsigned (ilog2(0) = -1 -> 0).
   auto la = d.add(ilog2_u64(d, a), lit(1)), lb = d.add(ilog2_u64(d, b), lit(1));
@@ -116,15 +128,16 @@ template <class D> u64<D> mul_u64_u64_div_u64_generic(D& d, u64<D> a, u64<D> b, 
       t.early = d.eq(t.c, lit(0));
     });
   });
-  branch(d, s.early, s, [](S&) {}, [&](S& st) {
-    st.res = d.add(st.res, d.udiv(d.mul(st.a, st.b), st.c, "mul_u64_u64_div_u64.div_nonzero"));
-  });
+  branch(
+      d, s.early, s, [](S&) {},
+      [&](S& st) { st.res = d.add(st.res, d.udiv(d.mul(st.a, st.b), st.c, "mul_u64_u64_div_u64.div_nonzero")); });
   return s.res;
 }
 
 // stime * rtime / total by the era's routine. ScaleDiv::Abstract is the proofs' abstraction,
 // implemented by the symbolic domain (`Symbolic::abstract_mul_div`); concretely it is exact.
-template <class D> u64<D> scale(D& d, ScaleDiv how, u64<D> stime, u64<D> rtime, u64<D> total) {
+template <class D>
+u64<D> scale(D& d, ScaleDiv how, u64<D> stime, u64<D> rtime, u64<D> total) {
   switch (how) {
     case ScaleDiv::Loop32: return scale_stime_loop32(d, stime, rtime, total);
     case ScaleDiv::Generic2020: return mul_u64_u64_div_u64_generic(d, stime, rtime, total);
@@ -139,8 +152,7 @@ template <class D> u64<D> scale(D& d, ScaleDiv how, u64<D> stime, u64<D> rtime, 
 // cputime_adjust(curr, prev, &ut, &st): returns the (utime, stime) pair userspace sees and
 // updates prev. Follows kernel/sched/cputime.c in each AdjustEra (see docs/models/cputime-adjust.md).
 template <class D>
-PrevCputime<D> cputime_adjust(D& d, const AdjustCfg& cfg, const TaskCputime<D>& curr,
-                              PrevCputime<D>& prev) {
+PrevCputime<D> cputime_adjust(D& d, const AdjustCfg& cfg, const TaskCputime<D>& curr, PrevCputime<D>& prev) {
   auto zero = d.template lit<64>(0);
   const u64<D> rtime = curr.sum_exec_runtime;
   struct S {
@@ -153,15 +165,16 @@ PrevCputime<D> cputime_adjust(D& d, const AdjustCfg& cfg, const TaskCputime<D>& 
     if (cfg.era == AdjustEra::PerFieldMax) {
       // <= 4.2: utime == 0 -> all stime; stime == 0 -> all utime; else scale; then each prev
       // field advances to max(prev, new) on its own.
-      branch(d, d.eq(st.utime, zero), st,
-             [&](S& t) { t.stime = rtime; },
-             [&](S& t) {
-               branch(d, d.eq(t.stime, zero), t, [&](S& u) { u.utime = rtime; },
-                      [&](S& u) {
-                        u.stime = scale(d, cfg.div, u.stime, rtime, d.add(u.stime, u.utime));
-                        u.utime = d.sub(rtime, u.stime);
-                      });
-             });
+      branch(
+          d, d.eq(st.utime, zero), st, [&](S& t) { t.stime = rtime; },
+          [&](S& t) {
+            branch(
+                d, d.eq(t.stime, zero), t, [&](S& u) { u.utime = rtime; },
+                [&](S& u) {
+                  u.stime = scale(d, cfg.div, u.stime, rtime, d.add(u.stime, u.utime));
+                  u.utime = d.sub(rtime, u.stime);
+                });
+          });
       st.prev.stime = d.max(st.prev.stime, st.stime);
       st.prev.utime = d.max(st.prev.utime, st.utime);
       return;
@@ -179,17 +192,24 @@ PrevCputime<D> cputime_adjust(D& d, const AdjustCfg& cfg, const TaskCputime<D>& 
     };
     if (cfg.era == AdjustEra::GotoUpdate) {
       // 4.3 .. 4.7: the two shortcuts jump straight to "update", past the clamps.
-      branch(d, d.eq(st.utime, zero), st, [&](S& t) { t.stime = rtime; },
-             [&](S& t) {
-               branch(d, d.eq(t.stime, zero), t, [&](S& u) { u.utime = rtime; },
-                      [&](S& u) { scaled(u); clamp(u); });
-             });
+      branch(
+          d, d.eq(st.utime, zero), st, [&](S& t) { t.stime = rtime; },
+          [&](S& t) {
+            branch(
+                d, d.eq(t.stime, zero), t, [&](S& u) { u.utime = rtime; },
+                [&](S& u) {
+                  scaled(u);
+                  clamp(u);
+                });
+          });
     } else {
       // 4.8+: stime == 0 (or both 0) -> all utime; utime == 0 -> all stime; every path clamps.
-      branch(d, d.eq(st.stime, zero), st, [&](S& t) { t.utime = rtime; },
-             [&](S& t) {
-               branch(d, d.eq(t.utime, zero), t, [&](S& u) { u.stime = rtime; }, scaled);
-             });
+      branch(
+          d, d.eq(st.stime, zero), st, [&](S& t) { t.utime = rtime; },
+          [&](S& t) {
+            branch(
+                d, d.eq(t.utime, zero), t, [&](S& u) { u.stime = rtime; }, scaled);
+          });
       clamp(st);
     }
     st.prev.stime = st.stime;

@@ -9,13 +9,20 @@
 namespace kacct {
 
 // Kernel integer types, by width. `ulong<D, Bits>` is the arch's `unsigned long`.
-template <class D> using u8 = typename D::template U<8>;
-template <class D> using u16 = typename D::template U<16>;
-template <class D> using u32 = typename D::template U<32>;
-template <class D> using u64 = typename D::template U<64>;
-template <class D> using u128 = typename D::template U<128>;
-template <class D, unsigned Bits> using ulong_t = typename D::template U<Bits>;
-template <class D> using boolean = typename D::Bool;
+template <class D>
+using u8 = typename D::template U<8>;
+template <class D>
+using u16 = typename D::template U<16>;
+template <class D>
+using u32 = typename D::template U<32>;
+template <class D>
+using u64 = typename D::template U<64>;
+template <class D>
+using u128 = typename D::template U<128>;
+template <class D, unsigned Bits>
+using ulong_t = typename D::template U<Bits>;
+template <class D>
+using boolean = typename D::Bool;
 
 // The operations a domain provides (checked at compile time for both domains).
 template <class D>

@@ -54,7 +54,7 @@ class GenBackend {
     std::uint64_t sections = 0, unbracketed = 0;
   };
   Snapshot snapshot(std::uint32_t cpu, std::uint32_t task) const {
-    return {tick_.snapshot(cpu, task), out_.vtime[task], out_.vcpu[cpu], out_.ctl[task], out_.cost.seq_sections,
+    return {tick_.snapshot(cpu, task),   out_.vtime[task], out_.vcpu[cpu], out_.ctl[task], out_.cost.seq_sections,
             out_.cost.unbracketed_writes};
   }
 
@@ -113,7 +113,8 @@ class GenBackend {
         gx.irq_count = pc;
         if (g_.irq_hooks) st.irq_exit_hook(v, t, s, gx, n);
         gx.irq_count = 0;
-        const bool to_user = x.mode == Mode::User && (e.kind == Kind::IrqExit ? x.irq_depth == 1 && !x.softirq : x.irq_depth == 0);
+        const bool to_user =
+            x.mode == Mode::User && (e.kind == Kind::IrqExit ? x.irq_depth == 1 && !x.softirq : x.irq_depth == 0);
         if (to_user) st.user_enter(v, t, s, gx, n);
         break;
       }
@@ -136,16 +137,14 @@ class GenBackend {
         // state is seen, the residues of the other states are not.
         const auto vw = task_view(cur, e.ts);
         (void)d;
-        out_.exit_unseen += (v.utime + v.stime + v.gtime) -
-                            ((vw.utime - t.utime) + (vw.stime - t.stime) - pending_delta(cur, e.ts));
+        out_.exit_unseen +=
+            (v.utime + v.stime + v.gtime) - ((vw.utime - t.utime) + (vw.stime - t.stime) - pending_delta(cur, e.ts));
         break;
       }
       case Kind::Tick:  // account_process_tick() returns early on a vtime CPU; scheduler_tick() runs
         k_.sched_clock_update(e.cpu, e.ts);
         break;
-      case Kind::Steal:
-        tick_.event(i, e, x);
-        break;
+      case Kind::Steal: tick_.event(i, e, x); break;
       case Kind::Read: record_procstat(e.ts); break;
       default: break;  // idle enter/exit: no tick-based idle accounting on a vtime CPU
     }
@@ -213,8 +212,9 @@ class GenBackend {
     // Before 5.5 the idle task's vtime is written outside any section (vtime_account_idle at a
     // switch or irq entry); readers skip idle tasks then, so only the counter records it.
     const bool reader_visible = g_.states55 || !s.is_idle;
-    if ((reader_visible && !spec::gen::gen_seq_brackets(d, before.v, v)) || (cur == k_.ctx[cpu].cur && adv != 2 * (out_.cost.seq_sections - before.sections) &&
-                                                    k_.p.events[i].kind != Kind::Switch))
+    if ((reader_visible && !spec::gen::gen_seq_brackets(d, before.v, v)) ||
+        (cur == k_.ctx[cpu].cur && adv != 2 * (out_.cost.seq_sections - before.sections) &&
+         k_.p.events[i].kind != Kind::Switch))
       k_.violate(i, "gen_vtime.seq_brackets", "vtime changed without a write section, or seq != 2 x sections");
     if (!spec::gen::gen_vtime_monotonic(d, before.v, v))
       k_.violate(i, "gen_vtime.ghost_monotonic", "a vtime ghost went backwards");
@@ -260,8 +260,12 @@ class GenBackend {
       if (out_.first_backwards.empty())
         out_.first_backwards = fmt::format("line {}: {} dropped by {} ns", k_.p.lines[i], what, drop);
     };
-    if (vw.utime < lv[0]) note(out_.task_view_backwards, out_.max_task_view_drop, lv[0] - vw.utime, fmt::format("task_cputime utime of task {}", cur));
-    if (vw.stime < lv[1]) note(out_.task_view_backwards, out_.max_task_view_drop, lv[1] - vw.stime, fmt::format("task_cputime stime of task {}", cur));
+    if (vw.utime < lv[0])
+      note(out_.task_view_backwards, out_.max_task_view_drop, lv[0] - vw.utime,
+           fmt::format("task_cputime utime of task {}", cur));
+    if (vw.stime < lv[1])
+      note(out_.task_view_backwards, out_.max_task_view_drop, lv[1] - vw.stime,
+           fmt::format("task_cputime stime of task {}", cur));
     lv = {vw.utime, vw.stime};
     std::array<std::uint64_t, model::NR_STATS> a{};
     if (!fetch(cpu, ts, a)) return;

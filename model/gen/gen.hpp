@@ -31,8 +31,8 @@ struct GenCfg {
   bool other_time = true;        // 4.8+: get_vtime_delta() takes account_other_time() out
   bool states55 = true;          // 5.5+: IDLE/GUEST states, vtime->cpu, one prev section at switch, kcpustat readers
   bool switch_guest_fix = true;  // 68e7a4d66b0c (5.4): the switch flush tests prev's PF_VCPU, not current's
-  std::uint64_t jiffy_ns = 4'000'000;  // jiffies_to_cputime(1) / jiffies_to_nsecs(1)
-  std::uint64_t switch_gap = 0;  // ns between prev's flush and next's starttime read (model parameter)
+  std::uint64_t jiffy_ns = 4'000'000;           // jiffies_to_cputime(1) / jiffies_to_nsecs(1)
+  std::uint64_t switch_gap = 0;                 // ns between prev's flush and next's starttime read (model parameter)
   std::uint64_t nohz_full = ~std::uint64_t{0};  // bit c: CPU c is nohz_full (vtime on); others tick
   // copy_process() leaves the residues dup_task_struct() copied from the parent (every release
   // with residues, 4.13..6.12 at least); false models a kernel that zeroes them.
@@ -43,21 +43,23 @@ struct GenCfg {
 // struct vtime (4.13+; before: vtime_snap/vtime_seqcount in task_struct) plus ghost counters
 // that only the spec reads (consumed: clock ns taken by get_vtime_delta; flushed: handed to an
 // account_*() sink; other: steal/irq taken out of deltas).
-template <class D> struct VtimeTask {
+template <class D>
+struct VtimeTask {
   BOOST_HANA_DEFINE_STRUCT(VtimeTask, (u32<D>, seq), (u64<D>, starttime), (u64<D>, utime), (u64<D>, stime),
                            (u64<D>, gtime), (u64<D>, consumed), (u64<D>, flushed), (u64<D>, other));
 };
 // Per-CPU ghost: clock ns consumed by vtime on this CPU and ns lost in switch gaps.
-template <class D> struct VtimeCpu {
+template <class D>
+struct VtimeCpu {
   BOOST_HANA_DEFINE_STRUCT(VtimeCpu, (u64<D>, consumed), (u64<D>, lost));
 };
 struct VtimeCtl {  // the concrete part of the vtime state
   VState state = VT_INACTIVE;
-  bool pf_vcpu = false;  // tsk->flags & PF_VCPU
-  bool is_idle = false;  // is_idle_task()
-  bool nice_pos = false; // task_nice() > 0
-  std::int32_t cpu = -1; // vtime->cpu (5.5+)
-  int in_section = 0;    // write_seqcount_begin depth (ghost)
+  bool pf_vcpu = false;   // tsk->flags & PF_VCPU
+  bool is_idle = false;   // is_idle_task()
+  bool nice_pos = false;  // task_nice() > 0
+  std::int32_t cpu = -1;  // vtime->cpu (5.5+)
+  int in_section = 0;     // write_seqcount_begin depth (ghost)
 };
 // What the CPU looks like at the hook (preempt count, iowait, PF_VCPU of `current`).
 struct GenCtx {
@@ -67,26 +69,30 @@ struct GenCtx {
 };
 // Work counters of the model's execution (concrete only; the seed benchmark's cost).
 struct GenCost {
-  std::uint64_t clock_reads = 0, jiffies_loads = 0, seq_sections = 0, account_calls = 0,
-                acct_integrals = 0, other_time_calls = 0, unbracketed_writes = 0;
+  std::uint64_t clock_reads = 0, jiffies_loads = 0, seq_sections = 0, account_calls = 0, acct_integrals = 0,
+                other_time_calls = 0, unbracketed_writes = 0;
 };
 
-template <class D> VtimeTask<D> zero_vtime(D& d) {
+template <class D>
+VtimeTask<D> zero_vtime(D& d) {
   auto z = d.template lit<64>(0);
   return {d.template lit<32>(0), z, z, z, z, z, z, z};
 }
-template <class D> VtimeCpu<D> zero_vtime_cpu(D& d) {
+template <class D>
+VtimeCpu<D> zero_vtime_cpu(D& d) {
   auto z = d.template lit<64>(0);
   return {z, z};
 }
 
 // The per-step arguments: the clock the CPU reads now and the jiffies value it sees now.
-template <class D> struct GenNow {
+template <class D>
+struct GenNow {
   u64<D> now;      // sched_clock()
   u64<D> jiffies;  // READ_ONCE(jiffies)
 };
 
-template <class D> struct GenStep {
+template <class D>
+struct GenStep {
   D& d;
   const TickCfg& tc;
   const GenCfg& g;
@@ -132,8 +138,10 @@ template <class D> struct GenStep {
       ++cost.other_time_calls;
       other = account_other_time(d, tc, c, delta);
     }
-    if (g.variant == GenVariant::Jiffy) v.starttime = d.select(d.ult(n.jiffies, v.starttime), v.starttime, n.jiffies);
-    else v.starttime = d.add(v.starttime, delta);
+    if (g.variant == GenVariant::Jiffy)
+      v.starttime = d.select(d.ult(n.jiffies, v.starttime), v.starttime, n.jiffies);
+    else
+      v.starttime = d.add(v.starttime, delta);
     if (s.in_section == 0) ++cost.unbracketed_writes;
     v.consumed = d.add(v.consumed, delta);
     vc.consumed = d.add(vc.consumed, delta);
@@ -169,13 +177,17 @@ template <class D> struct GenStep {
     account_idle_time(d, c, k, a);
   }
   // The residue step of the Accum variant: res += delta; flush it once it reaches TICK_NSEC.
-  template <class Sink> void accumulate(VtimeTask<D>& v, u64<D> VtimeTask<D>::*res, TaskAcct<D>& t, u64<D> delta, Sink&& sink) {
+  template <class Sink>
+  void accumulate(VtimeTask<D>& v, u64<D> VtimeTask<D>::*res, TaskAcct<D>& t, u64<D> delta, Sink&& sink) {
     v.*res = d.add(v.*res, delta);
-    when_each(d, d.ule(d.template lit<64>(tc.tick_nsec), v.*res), [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) {
-      auto amount = sv.*res;
-      sink(sv, sc, st, amount);
-      sv.*res = d.template lit<64>(0);
-    }, v, c, t);
+    when_each(
+        d, d.ule(d.template lit<64>(tc.tick_nsec), v.*res),
+        [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) {
+          auto amount = sv.*res;
+          sink(sv, sc, st, amount);
+          sv.*res = d.template lit<64>(0);
+        },
+        v, c, t);
   }
   // vtime_account_user (<= 4.12) / the user part of vtime_user_exit (4.13+).
   void flush_user(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
@@ -210,11 +222,14 @@ template <class D> struct GenStep {
   void flush_kernel(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     if (g.variant != GenVariant::Accum) return flush_system(v, t, s, x, n);
     const bool guest = g.states55 ? s.state == VT_GUEST : (g.switch_guest_fix ? s.pf_vcpu : x.current_pf_vcpu);
-    if (guest) flush_guest(v, t, s, x, n);
-    else flush_system(v, t, s, x, n);
+    if (guest)
+      flush_guest(v, t, s, x, n);
+    else
+      flush_system(v, t, s, x, n);
   }
   // Jiffy variant: the expensive part runs only if jiffies moved (vtime_delta() != 0).
-  template <class Fn> void if_moved(VtimeTask<D>& v, TaskAcct<D>& t, const GenNow<D>& n, Fn&& fn) {
+  template <class Fn>
+  void if_moved(VtimeTask<D>& v, TaskAcct<D>& t, const GenNow<D>& n, Fn&& fn) {
     if (g.variant != GenVariant::Jiffy) return fn(v, c, t);
     when_each(d, d.bnot(d.eq(vtime_delta(v, n), d.template lit<64>(0))), fn, v, c, t);
   }
@@ -227,7 +242,8 @@ template <class D> struct GenStep {
       flush_user(v, t, s, x, n);
     } else {
       s.state = VT_SYS;  // whence := SYS before the flush (4.5/4.6 order)
-      if_moved(v, t, n, [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_user(sv, st, s, x, n); });
+      if_moved(v, t, n,
+               [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_user(sv, st, s, x, n); });
     }
     s.state = VT_SYS;
     end(v, s);
@@ -235,14 +251,16 @@ template <class D> struct GenStep {
   // vtime_user_enter(): return to user.
   void user_enter(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     begin(v, s);
-    if_moved(v, t, n, [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_system(sv, st, s, x, n); });
+    if_moved(v, t, n,
+             [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_system(sv, st, s, x, n); });
     s.state = VT_USER;
     end(v, s);
   }
   // vtime_guest_enter().
   void guest_enter(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     begin(v, s);
-    if_moved(v, t, n, [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_system(sv, st, s, x, n); });
+    if_moved(v, t, n,
+             [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_system(sv, st, s, x, n); });
     s.pf_vcpu = true;
     if (g.states55) s.state = VT_GUEST;
     end(v, s);
@@ -250,8 +268,10 @@ template <class D> struct GenStep {
   // vtime_guest_exit() (the flush is unconditional in every variant).
   void guest_exit(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     begin(v, s);
-    if (g.variant == GenVariant::Accum) flush_guest(v, t, s, x, n);
-    else flush_system(v, t, s, x, n);  // PF_VCPU still set: guest
+    if (g.variant == GenVariant::Accum)
+      flush_guest(v, t, s, x, n);
+    else
+      flush_system(v, t, s, x, n);  // PF_VCPU still set: guest
     s.pf_vcpu = false;
     if (g.states55) s.state = VT_SYS;
     end(v, s);
@@ -271,12 +291,15 @@ template <class D> struct GenStep {
     }
     // The skip test reads the clock once more (vtime_delta), the flush reads it again.
     auto dl = vtime_delta(v, n);
-    when_each(d, d.bnot(d.eq(dl, d.template lit<64>(0))), [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st, VtimeCpu<D>& svc) {
-      GenStep<D> inner{d, tc, g, sc, svc, cost};
-      inner.begin(sv, s);
-      inner.flush_kernel(sv, st, s, x, n);
-      inner.end(sv, s);
-    }, v, c, t, vc);
+    when_each(
+        d, d.bnot(d.eq(dl, d.template lit<64>(0))),
+        [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st, VtimeCpu<D>& svc) {
+          GenStep<D> inner{d, tc, g, sc, svc, cost};
+          inner.begin(sv, s);
+          inner.flush_kernel(sv, st, s, x, n);
+          inner.end(sv, s);
+        },
+        v, c, t, vc);
   }
   // The prev half of vtime_task_switch(): 5.5+ vtime_task_switch_generic (one section); before,
   // vtime_common_task_switch (idle flush outside any section, or vtime_account_system) then
@@ -285,11 +308,15 @@ template <class D> struct GenStep {
     const bool idle = g.states55 ? s.state == VT_IDLE : s.is_idle;
     if (g.states55) {
       begin(v, s);
-      if (idle) account_idle(v, s, x, n);
-      else flush_kernel(v, t, s, x, n);
+      if (idle)
+        account_idle(v, s, x, n);
+      else
+        flush_kernel(v, t, s, x, n);
     } else {
-      if (idle) account_idle(v, s, x, n);
-      else account_kernel(v, t, s, x, n);
+      if (idle)
+        account_idle(v, s, x, n);
+      else
+        account_kernel(v, t, s, x, n);
       begin(v, s);
     }
     s.state = VT_INACTIVE;
@@ -299,8 +326,10 @@ template <class D> struct GenStep {
   // The next half: state by task kind, a fresh snapshot (a second clock read, `n2`).
   void switch_next(VtimeTask<D>& v, VtimeCtl& s, const GenNow<D>& n2, std::int32_t cpu) {
     begin(v, s);
-    if (g.states55) s.state = s.is_idle ? VT_IDLE : s.pf_vcpu ? VT_GUEST : VT_SYS;
-    else s.state = VT_SYS;
+    if (g.states55)
+      s.state = s.is_idle ? VT_IDLE : s.pf_vcpu ? VT_GUEST : VT_SYS;
+    else
+      s.state = VT_SYS;
     if (g.variant == GenVariant::Jiffy) {
       ++cost.jiffies_loads;
       v.starttime = n2.jiffies;
@@ -325,13 +354,17 @@ template <class D> struct GenStep {
     return g.variant == GenVariant::Jiffy ? d.mul(jif, d.template lit<64>(g.jiffy_ns)) : ns;
   }
   // vtime_account_irq_enter (<= 4.7): outermost entry from idle flushes idle time, else system.
-  void irq_enter_hook(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n, bool in_interrupt) {
+  void irq_enter_hook(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n,
+                      bool in_interrupt) {
     if (!in_interrupt && s.is_idle) {
       if (g.variant == GenVariant::Jiffy) {  // 4.6: only if jiffies moved
-        when_each(d, d.bnot(d.eq(vtime_delta(v, n), d.template lit<64>(0))), [&](VtimeTask<D>& sv, CpuAcct<D>& sc, VtimeCpu<D>& svc) {
-          GenStep<D> inner{d, tc, g, sc, svc, cost};
-          inner.account_idle(sv, s, x, n);
-        }, v, c, vc);
+        when_each(
+            d, d.bnot(d.eq(vtime_delta(v, n), d.template lit<64>(0))),
+            [&](VtimeTask<D>& sv, CpuAcct<D>& sc, VtimeCpu<D>& svc) {
+              GenStep<D> inner{d, tc, g, sc, svc, cost};
+              inner.account_idle(sv, s, x, n);
+            },
+            v, c, vc);
         return;
       }
       return account_idle(v, s, x, n);
@@ -341,7 +374,8 @@ template <class D> struct GenStep {
   // vtime_gen_account_irq_exit (<= 4.7): system flush (index from the irq count), in one section.
   void irq_exit_hook(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     begin(v, s);
-    if_moved(v, t, n, [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_system(sv, st, s, x, n); });
+    if_moved(v, t, n,
+             [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_system(sv, st, s, x, n); });
     end(v, s);
   }
 };
@@ -357,20 +391,25 @@ struct TaskTimes {
 inline TaskTimes task_cputime(const GenCfg& g, const VtimeTask<Concrete>& v, const VtimeCtl& s,
                               const TaskAcct<Concrete>& t, std::uint64_t now, std::uint64_t jiffies) {
   TaskTimes out{t.utime, t.stime, false};
-  const std::uint64_t delta = g.variant == GenVariant::Jiffy ? (jiffies < v.starttime ? 0 : (jiffies - v.starttime) * g.jiffy_ns)
-                                                             : (now < v.starttime ? 0 : now - v.starttime);
+  const std::uint64_t delta = g.variant == GenVariant::Jiffy
+                                  ? (jiffies < v.starttime ? 0 : (jiffies - v.starttime) * g.jiffy_ns)
+                                  : (now < v.starttime ? 0 : now - v.starttime);
   const bool acc = g.variant == GenVariant::Accum;
   if (g.states55) {
     if (s.state < VT_SYS) return out;
     out.pending = true;
-    if (s.state == VT_SYS) out.stime += (acc ? v.stime : 0) + delta;
-    else out.utime += (acc ? v.utime : 0) + delta;
+    if (s.state == VT_SYS)
+      out.stime += (acc ? v.stime : 0) + delta;
+    else
+      out.utime += (acc ? v.utime : 0) + delta;
     return out;
   }
   if (s.state == VT_INACTIVE || s.is_idle) return out;
   out.pending = true;
-  if (s.state == VT_USER || s.pf_vcpu) out.utime += (acc ? v.utime : 0) + delta;
-  else if (s.state == VT_SYS) out.stime += (acc ? v.stime : 0) + delta;
+  if (s.state == VT_USER || s.pf_vcpu)
+    out.utime += (acc ? v.utime : 0) + delta;
+  else if (s.state == VT_SYS)
+    out.stime += (acc ? v.stime : 0) + delta;
   return out;
 }
 // kcpustat_cpu_fetch(cpu) (5.5+) for a nohz_full CPU whose rq->curr has vtime (v, s): the raw
@@ -385,8 +424,10 @@ inline bool kcpustat_cpu_fetch(const GenCfg& g, const CpuAcct<Concrete>& c, cons
   if (s.state == VT_INACTIVE) return false;
   if (s.state < VT_SYS) return true;
   const std::uint64_t delta = now < v.starttime ? 0 : now - v.starttime;
-  if (s.state == VT_SYS) out[SYSTEM] += v.stime + delta;
-  else if (s.state == VT_USER) out[s.nice_pos ? NICE : USER] += v.utime + delta;
+  if (s.state == VT_SYS)
+    out[SYSTEM] += v.stime + delta;
+  else if (s.state == VT_USER)
+    out[s.nice_pos ? NICE : USER] += v.utime + delta;
   else {
     out[s.nice_pos ? GUEST_NICE : GUEST] += v.gtime + delta;
     out[s.nice_pos ? NICE : USER] += v.gtime + delta;

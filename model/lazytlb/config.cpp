@@ -30,10 +30,14 @@ Cfg config_for(Arch a, arch::KVersion ver) {
 std::string mode_name(const Cfg& c) { return c.shootdown ? "shootdown" : "refcount"; }
 
 bool apply_mutant(Cfg& c, std::string_view n) {
-  if (n == "no-lazy-grab") c.mut_no_lazy_grab = true;
-  else if (n == "shoot-skip-cpu") c.mut_shoot_skip_cpu = true;
-  else if (n == "clear-wrong-cpu") c.mut_clear_wrong_cpu = true;
-  else return false;
+  if (n == "no-lazy-grab")
+    c.mut_no_lazy_grab = true;
+  else if (n == "shoot-skip-cpu")
+    c.mut_shoot_skip_cpu = true;
+  else if (n == "clear-wrong-cpu")
+    c.mut_clear_wrong_cpu = true;
+  else
+    return false;
   return true;
 }
 Cfg Script::cfg() const {

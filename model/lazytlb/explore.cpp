@@ -10,7 +10,10 @@ std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg) {
   const int nc = int(w.cpus.size()), nm = int(w.mms.size());
   int free_task = -1;
   for (int t = 0; t < w.ntasks; ++t)
-    if (w.tasks[t].st == TaskState::Unborn) { free_task = t; break; }
+    if (w.tasks[t].st == TaskState::Unborn) {
+      free_task = t;
+      break;
+    }
   for (int c = 0; c < nc; ++c) {
     auto add = [&](Op op, int arg = 0) { out.push_back({op, std::int16_t(c), std::int16_t(arg)}); };
     add(Op::Finish);
@@ -18,7 +21,10 @@ std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg) {
     for (int t = 0; t < w.ntasks; ++t) add(Op::Switch, t);
     add(Op::Exit);
     add(Op::Exec);
-    if (free_task >= 0) { add(Op::Fork, free_task); add(Op::ForkVm, free_task); }
+    if (free_task >= 0) {
+      add(Op::Fork, free_task);
+      add(Op::ForkVm, free_task);
+    }
     add(Op::Unuse);
     for (int m = 0; m < nm; ++m) {
       add(Op::Use, m);
@@ -36,8 +42,15 @@ namespace {
 std::string key_of(const World<Concrete>& w) {
   std::string k;
   k.reserve(w.cpus.size() * 5 + w.tasks.size() * 6 + w.mms.size() * 20);
-  auto put16 = [&](std::int16_t v) { k.push_back(char(v & 0xff)); k.push_back(char(v >> 8)); };
-  for (const auto& c : w.cpus) { put16(c.curr); put16(c.prev_mm); k.push_back(char(c.irqs_off)); }
+  auto put16 = [&](std::int16_t v) {
+    k.push_back(char(v & 0xff));
+    k.push_back(char(v >> 8));
+  };
+  for (const auto& c : w.cpus) {
+    put16(c.curr);
+    put16(c.prev_mm);
+    k.push_back(char(c.irqs_off));
+  }
   for (const auto& t : w.tasks) {
     k.push_back(char(int(t.st) | (t.kthread << 2) | (t.idle << 3) | (t.exiting << 4)));
     put16(t.mm);

@@ -10,15 +10,15 @@
 namespace kacct::model::lazytlb {
 
 struct ExploreOptions {
-  Script header;  // sizes, arch, version, flags, mutants (its events are ignored)
+  Script header;                       // sizes, arch, version, flags, mutants (its events are ignored)
   std::size_t max_states = 2'000'000;  // stop (truncated = true) beyond this many states
 };
 struct ExploreResult {
   std::size_t states = 0, transitions = 0, depth = 0;  // depth: longest shortest path (BFS levels)
   bool truncated = false;
-  std::size_t zombie_states = 0;     // states with an mm kept alive only by lazy references
-  std::size_t frees = 0;             // transitions that freed an mm
-  std::uint64_t max_ipis_step = 0;   // most IPIs one event sent
+  std::size_t zombie_states = 0;    // states with an mm kept alive only by lazy references
+  std::size_t frees = 0;            // transitions that freed an mm
+  std::uint64_t max_ipis_step = 0;  // most IPIs one event sent
   std::optional<spec::lazytlb::Violation> violation;
   std::optional<Script> counterexample;  // shortest event script to the violation (replays)
   std::vector<World<Concrete>> sample;   // with keep_states: every visited state, in BFS order

@@ -26,9 +26,9 @@
 namespace kacct::model::lazytlb {
 
 inline constexpr int kMaxCpus = 256;
-using Ref = std::int16_t;               // an mm or task index
-inline constexpr Ref kNull = -1;        // NULL
-inline constexpr Ref kInitMm = -2;      // &init_mm (never freed; its count is not tracked)
+using Ref = std::int16_t;           // an mm or task index
+inline constexpr Ref kNull = -1;    // NULL
+inline constexpr Ref kInitMm = -2;  // &init_mm (never freed; its count is not tracked)
 
 // mm_cpumask as a fixed 256-bit set.
 struct Mask {
@@ -36,7 +36,10 @@ struct Mask {
   bool test(int c) const { return (w[c >> 6] >> (c & 63)) & 1; }
   void set(int c) { w[c >> 6] |= std::uint64_t{1} << (c & 63); }
   void clear(int c) { w[c >> 6] &= ~(std::uint64_t{1} << (c & 63)); }
-  int count() const { return __builtin_popcountll(w[0]) + __builtin_popcountll(w[1]) + __builtin_popcountll(w[2]) + __builtin_popcountll(w[3]); }
+  int count() const {
+    return __builtin_popcountll(w[0]) + __builtin_popcountll(w[1]) + __builtin_popcountll(w[2]) +
+           __builtin_popcountll(w[3]);
+  }
   bool operator==(const Mask&) const = default;
 };
 
@@ -47,14 +50,14 @@ std::optional<Arch> parse_arch(std::string_view);
 // What the kernel code looks like for one arch and release; mutants are flags of the same code.
 struct Cfg {
   Arch arch = Arch::Generic;
-  bool shootdown = false;          // CONFIG_MMU_LAZY_TLB_SHOOTDOWN (2655421ae69f, 77f68ebeee20; 6.4)
-  bool use_mm_always_grabs = true; // kthread_use_mm always mmgrab()s, unuse grabs lazily (6cad87b0d216; 6.4)
-  bool exit_flush_shoots = false;  // radix fullmm exit flush IPIs mm_cpumask (e43c0a0c3c28; 6.6)
-  bool debug_shoot_lazies = false; // CONFIG_DEBUG_VM_SHOOT_LAZIES: IPI every CPU after a shootdown
+  bool shootdown = false;           // CONFIG_MMU_LAZY_TLB_SHOOTDOWN (2655421ae69f, 77f68ebeee20; 6.4)
+  bool use_mm_always_grabs = true;  // kthread_use_mm always mmgrab()s, unuse grabs lazily (6cad87b0d216; 6.4)
+  bool exit_flush_shoots = false;   // radix fullmm exit flush IPIs mm_cpumask (e43c0a0c3c28; 6.6)
+  bool debug_shoot_lazies = false;  // CONFIG_DEBUG_VM_SHOOT_LAZIES: IPI every CPU after a shootdown
   // Deliberately broken variants (test/lazytlb/): the checks must catch each.
-  bool mut_no_lazy_grab = false;    // context_switch user->kthread without mmgrab_lazy_tlb
-  bool mut_shoot_skip_cpu = false;  // cleanup_lazy_tlbs misses the highest CPU of the mask
-  bool mut_clear_wrong_cpu = false; // the flushing CPU clears the targets' mask bits itself
+  bool mut_no_lazy_grab = false;     // context_switch user->kthread without mmgrab_lazy_tlb
+  bool mut_shoot_skip_cpu = false;   // cleanup_lazy_tlbs misses the highest CPU of the mask
+  bool mut_clear_wrong_cpu = false;  // the flushing CPU clears the targets' mask bits itself
   bool operator==(const Cfg&) const = default;
 };
 // The code of `arch` in release `ver`, from the patch table (arch::applied).
@@ -64,32 +67,34 @@ std::string mode_name(const Cfg&);  // "refcount" / "shootdown"
 enum class TaskState : std::uint8_t { Unborn, Runnable, Running, Dead };
 struct Task {
   TaskState st = TaskState::Unborn;
-  bool kthread = false;  // PF_KTHREAD (mm NULL unless inside kthread_use_mm)
-  bool idle = false;     // the per-CPU idle task (runs only on its CPU)
-  bool exiting = false;  // past exit_mm(): dies at its final switch-out
-  Ref mm = kNull;        // task->mm
-  Ref active_mm = kNull; // task->active_mm
+  bool kthread = false;   // PF_KTHREAD (mm NULL unless inside kthread_use_mm)
+  bool idle = false;      // the per-CPU idle task (runs only on its CPU)
+  bool exiting = false;   // past exit_mm(): dies at its final switch-out
+  Ref mm = kNull;         // task->mm
+  Ref active_mm = kNull;  // task->active_mm
   bool operator==(const Task&) const = default;
 };
 struct Cpu {
-  Ref curr = kNull;      // rq->curr
-  Ref prev_mm = kNull;   // rq->prev_mm, parked by context_switch for finish_task_switch
-  bool irqs_off = false; // between context_switch and finish_task_switch
+  Ref curr = kNull;       // rq->curr
+  Ref prev_mm = kNull;    // rq->prev_mm, parked by context_switch for finish_task_switch
+  bool irqs_off = false;  // between context_switch and finish_task_switch
   bool operator==(const Cpu&) const = default;
 };
 enum class MmState : std::uint8_t { Unborn, Live, Freed };
 struct Mm {
   MmState st = MmState::Unborn;
-  Mask mask;                  // mm_cpumask
-  std::uint8_t ext_users = 0; // mmget_not_zero() holders outside the modelled tasks
-  std::uint8_t ext_grabs = 0; // mmgrab() holders outside the modelled tasks
+  Mask mask;                   // mm_cpumask
+  std::uint8_t ext_users = 0;  // mmget_not_zero() holders outside the modelled tasks
+  std::uint8_t ext_grabs = 0;  // mmgrab() holders outside the modelled tasks
   bool operator==(const Mm&) const = default;
 };
-template <class D> struct Counters {  // the two atomic_t of struct mm_struct
+template <class D>
+struct Counters {  // the two atomic_t of struct mm_struct
   BOOST_HANA_DEFINE_STRUCT(Counters, (u32<D>, mm_users), (u32<D>, mm_count));
 };
 
-template <class D> struct World {
+template <class D>
+struct World {
   std::vector<Cpu> cpus;
   std::vector<Task> tasks;  // [0, ntasks) ordinary tasks, then one idle task per CPU
   std::vector<Mm> mms;
@@ -108,20 +113,20 @@ struct Sizes {
 World<Concrete> initial(const Sizes&);
 
 enum class Op : std::uint8_t {
-  Switch,   // switch CPU TASK: context_switch to TASK (any of the four kinds)
-  Finish,   // finish CPU: finish_task_switch (drops rq->prev_mm lazily)
-  Idle,     // idle CPU: context_switch to the CPU's idle task
-  Exit,     // exit CPU: exit_mm() of the current task (with its mmput)
-  Exec,     // exec CPU: exec_mmap() of a fresh mm by the current task
-  Fork,     // fork CPU TASK: copy_mm without CLONE_VM (new mm) into slot TASK
-  ForkVm,   // forkvm CPU TASK: CLONE_VM (shares the mm, mmget)
-  Use,      // use CPU MM: mmget_not_zero + kthread_use_mm by the current kthread
-  Unuse,    // unuse CPU: kthread_unuse_mm + mmput
-  MmGet,    // mmget CPU MM: mmget_not_zero by an outside holder (e.g. /proc, io_uring)
-  MmPut,    // mmput CPU MM: that holder's mmput, run on CPU
-  MmGrab,   // mmgrab CPU MM: mmgrab by an outside holder
-  MmDrop,   // mmdrop CPU MM: that holder's mmdrop, run on CPU (may be the final one)
-  Flush,    // flush CPU MM: radix TLB flush of MM from CPU with the trim clock firing
+  Switch,  // switch CPU TASK: context_switch to TASK (any of the four kinds)
+  Finish,  // finish CPU: finish_task_switch (drops rq->prev_mm lazily)
+  Idle,    // idle CPU: context_switch to the CPU's idle task
+  Exit,    // exit CPU: exit_mm() of the current task (with its mmput)
+  Exec,    // exec CPU: exec_mmap() of a fresh mm by the current task
+  Fork,    // fork CPU TASK: copy_mm without CLONE_VM (new mm) into slot TASK
+  ForkVm,  // forkvm CPU TASK: CLONE_VM (shares the mm, mmget)
+  Use,     // use CPU MM: mmget_not_zero + kthread_use_mm by the current kthread
+  Unuse,   // unuse CPU: kthread_unuse_mm + mmput
+  MmGet,   // mmget CPU MM: mmget_not_zero by an outside holder (e.g. /proc, io_uring)
+  MmPut,   // mmput CPU MM: that holder's mmput, run on CPU
+  MmGrab,  // mmgrab CPU MM: mmgrab by an outside holder
+  MmDrop,  // mmdrop CPU MM: that holder's mmdrop, run on CPU (may be the final one)
+  Flush,   // flush CPU MM: radix TLB flush of MM from CPU with the trim clock firing
 };
 inline constexpr int kNumOps = 14;
 std::string_view op_name(Op);
@@ -145,22 +150,30 @@ struct Costs {
 
 // What one step did that the spec needs to judge (own-bit rule, shootdown coverage, frees).
 struct StepLog {
-  struct Clear { std::int16_t by, bit; Ref mm; };
+  struct Clear {
+    std::int16_t by, bit;
+    Ref mm;
+  };
   std::vector<Clear> clears;
   std::vector<std::string_view> warns;  // kernel WARN/BUG conditions hit
-  void reset() { clears.clear(); warns.clear(); }
+  void reset() {
+    clears.clear();
+    warns.clear();
+  }
 };
 
 // Why `e` cannot happen in `w` (empty: it can). Only the structure is consulted.
-template <class D> std::string not_enabled(const World<D>& w, const Cfg& cfg, const Event& e);
+template <class D>
+std::string not_enabled(const World<D>& w, const Cfg& cfg, const Event& e);
 
 // ---- decisions on counter values -------------------------------------------------------------
 // Concretely a decision is the value. In a symbolic domain its outcome comes from an oracle
 // (the prover enumerates them) and `path` records each condition as taken.
-template <class D> struct Decider {
-  std::vector<bool> oracle;        // outcome of each decision, in order (missing: false)
+template <class D>
+struct Decider {
+  std::vector<bool> oracle;  // outcome of each decision, in order (missing: false)
   std::size_t next = 0;
-  std::vector<boolean<D>> path;    // the decisions taken, as conditions
+  std::vector<boolean<D>> path;  // the decisions taken, as conditions
   bool operator()(D& d, const boolean<D>& c) {
     bool v = next < oracle.size() ? oracle[next] : false;
     ++next;
@@ -168,12 +181,14 @@ template <class D> struct Decider {
     return v;
   }
 };
-template <> struct Decider<Concrete> {
+template <>
+struct Decider<Concrete> {
   bool operator()(Concrete&, bool c) { return c; }
 };
 
 // ---- the step ---------------------------------------------------------------------------------
-template <class D> class Stepper {
+template <class D>
+class Stepper {
  public:
   Stepper(D& d, const Cfg& cfg, World<D>& w, Costs& cost, StepLog& log, Decider<D>& decide)
       : d_(d), cfg_(cfg), w_(w), cost_(cost), log_(log), decide_(decide) {}
@@ -202,9 +217,18 @@ template <class D> class Stepper {
       case Op::MmGet:
         if (mmget_not_zero(Ref(e.arg))) ++w_.mms[e.arg].ext_users;
         break;
-      case Op::MmPut: --w_.mms[e.arg].ext_users; mmput(c, Ref(e.arg)); break;
-      case Op::MmGrab: ++w_.mms[e.arg].ext_grabs; mmgrab(Ref(e.arg)); break;
-      case Op::MmDrop: --w_.mms[e.arg].ext_grabs; mmdrop(c, Ref(e.arg)); break;
+      case Op::MmPut:
+        --w_.mms[e.arg].ext_users;
+        mmput(c, Ref(e.arg));
+        break;
+      case Op::MmGrab:
+        ++w_.mms[e.arg].ext_grabs;
+        mmgrab(Ref(e.arg));
+        break;
+      case Op::MmDrop:
+        --w_.mms[e.arg].ext_grabs;
+        mmdrop(c, Ref(e.arg));
+        break;
       case Op::Flush: radix_trim_flush(c, Ref(e.arg)); break;
     }
   }
@@ -363,14 +387,19 @@ template <class D> class Stepper {
     Task& t = task(c);
     Ref nm = kNull;
     for (int i = 0; i < int(w_.mms.size()); ++i)
-      if (w_.mms[i].st == MmState::Unborn) { nm = Ref(i); break; }
+      if (w_.mms[i].st == MmState::Unborn) {
+        nm = Ref(i);
+        break;
+      }
     mm_init(nm);
     Ref old = t.mm, active = t.active_mm;
     t.mm = t.active_mm = nm;
     t.kthread = false;
     switch_mm(c, nm);
-    if (old != kNull) mmput(c, old);
-    else lazy_drop(c, active);
+    if (old != kNull)
+      mmput(c, old);
+    else
+      lazy_drop(c, active);
   }
   // mm_init(): both counters start at 1, empty mask.
   void mm_init(Ref m) {
@@ -396,7 +425,10 @@ template <class D> class Stepper {
     } else {
       Ref nm = kNull;
       for (int i = 0; i < int(w_.mms.size()); ++i)
-        if (w_.mms[i].st == MmState::Unborn) { nm = Ref(i); break; }
+        if (w_.mms[i].st == MmState::Unborn) {
+          nm = Ref(i);
+          break;
+        }
       mm_init(nm);
       ch.mm = ch.active_mm = nm;
     }
@@ -485,13 +517,17 @@ template <class D> class Stepper {
   Decider<D>& decide_;
 };
 
-template <class D> std::string not_enabled(const World<D>& w, const Cfg& cfg, const Event& e) {
+template <class D>
+std::string not_enabled(const World<D>& w, const Cfg& cfg, const Event& e) {
   const int nc = int(w.cpus.size());
   if (e.cpu < 0 || e.cpu >= nc) return "no CPU " + std::to_string(e.cpu);
   const Cpu& cpu = w.cpus[e.cpu];
   const Task& cur = w.tasks[cpu.curr];
   auto mm_ok = [&](std::string& why) {
-    if (e.arg < 0 || e.arg >= int(w.mms.size())) { why = "no mm " + std::to_string(e.arg); return false; }
+    if (e.arg < 0 || e.arg >= int(w.mms.size())) {
+      why = "no mm " + std::to_string(e.arg);
+      return false;
+    }
     return true;
   };
   std::string why;
@@ -515,7 +551,8 @@ template <class D> std::string not_enabled(const World<D>& w, const Cfg& cfg, co
       return "";
     case Op::Exec: {
       if (cur.exiting || cur.idle || (cur.kthread && cur.mm != kNull)) return "current task cannot exec";
-      for (const auto& m : w.mms) if (m.st == MmState::Unborn) return "";
+      for (const auto& m : w.mms)
+        if (m.st == MmState::Unborn) return "";
       return "no free mm slot";
     }
     case Op::Fork:
@@ -523,7 +560,8 @@ template <class D> std::string not_enabled(const World<D>& w, const Cfg& cfg, co
       if (cur.exiting || cur.idle || (cur.kthread && cur.mm != kNull)) return "current task cannot fork";
       if (e.arg < 0 || e.arg >= w.ntasks || w.tasks[e.arg].st != TaskState::Unborn) return "task slot is not free";
       if (e.op == Op::Fork && cur.mm != kNull) {
-        for (const auto& m : w.mms) if (m.st == MmState::Unborn) return "";
+        for (const auto& m : w.mms)
+          if (m.st == MmState::Unborn) return "";
         return "no free mm slot";
       }
       return "";

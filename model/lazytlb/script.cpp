@@ -11,8 +11,15 @@ constexpr std::array<std::string_view, kNumOps> kOpNames = {"switch", "finish", 
 enum class ArgKind { None, Task, Mm };
 ArgKind arg_kind(Op op) {
   switch (op) {
-    case Op::Switch: case Op::Fork: case Op::ForkVm: return ArgKind::Task;
-    case Op::Use: case Op::MmGet: case Op::MmPut: case Op::MmGrab: case Op::MmDrop: case Op::Flush: return ArgKind::Mm;
+    case Op::Switch:
+    case Op::Fork:
+    case Op::ForkVm: return ArgKind::Task;
+    case Op::Use:
+    case Op::MmGet:
+    case Op::MmPut:
+    case Op::MmGrab:
+    case Op::MmDrop:
+    case Op::Flush: return ArgKind::Mm;
     default: return ArgKind::None;
   }
 }
@@ -26,7 +33,9 @@ Grammar::Decl declare() {
   g.events_marker = "events";
   g.required = {"version"};
   auto size = [](int Sizes::*field, long hi, std::string_view name) {
-    return [=](Script& s, std::span<const Arg> a) { s.sizes.*field = int(script::number(a[0], 1, std::uint64_t(hi), name)); };
+    return [=](Script& s, std::span<const Arg> a) {
+      s.sizes.*field = int(script::number(a[0], 1, std::uint64_t(hi), name));
+    };
   };
   g.header = {
       {"cpus", "N", size(&Sizes::cpus, kMaxCpus, "cpus")},
@@ -34,18 +43,22 @@ Grammar::Decl declare() {
       {"mms", "N", size(&Sizes::mms, 16, "mms")},
       {"arch", "NAME",
        [](Script& s, std::span<const Arg> a) {
-         const std::string_view names[] = {arch_name(Arch::Generic), arch_name(Arch::PpcRadix), arch_name(Arch::PpcHash)};
+         const std::string_view names[] = {arch_name(Arch::Generic), arch_name(Arch::PpcRadix),
+                                           arch_name(Arch::PpcHash)};
          s.arch = Arch(script::choice(a[0], names, "arch"));
        }},
       {"version", "MAJOR.MINOR", [](Script& s, std::span<const Arg> a) { s.version = script::version(a[0]); }},
       {"debug-shoot-lazies", "", [](Script& s, std::span<const Arg>) { s.debug_shoot_lazies = true; }},
       {"mutant", "NAME",
-       [](Script& s, std::span<const Arg> a) { s.mutants.emplace_back(kMutants[script::choice(a[0], kMutants, "mutant")]); }},
+       [](Script& s, std::span<const Arg> a) {
+         s.mutants.emplace_back(kMutants[script::choice(a[0], kMutants, "mutant")]);
+       }},
   };
   auto below = [](int Sizes::*field, std::string_view what) {
     return [=](const Script& s, const Arg& a) { return script::number(a, 0, std::uint64_t(s.sizes.*field - 1), what); };
   };
-  g.operands = {{"CPU", below(&Sizes::cpus, "CPU")}, {"TASK", below(&Sizes::tasks, "TASK")}, {"MM", below(&Sizes::mms, "MM")}};
+  g.operands = {
+      {"CPU", below(&Sizes::cpus, "CPU")}, {"TASK", below(&Sizes::tasks, "TASK")}, {"MM", below(&Sizes::mms, "MM")}};
   for (int i = 0; i < kNumOps; ++i) {
     const auto k = arg_kind(Op(i));
     g.events.push_back({kOpNames[i], i, k == ArgKind::None ? "CPU" : k == ArgKind::Task ? "CPU TASK" : "CPU MM"});

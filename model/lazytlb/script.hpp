@@ -20,8 +20,8 @@ struct Script {
   bool debug_shoot_lazies = false;
   std::vector<std::string> mutants;  // "no-lazy-grab", "shoot-skip-cpu", "clear-wrong-cpu"
   std::vector<Event> events;
-  std::vector<std::uint32_t> lines;  // source line of each event (empty when generated)
-  Cfg cfg() const;                   // config_for(arch, version) + flags
+  std::vector<std::uint32_t> lines;         // source line of each event (empty when generated)
+  Cfg cfg() const;                          // config_for(arch, version) + flags
   bool operator==(const Script& o) const {  // the program, not where it came from
     return sizes == o.sizes && arch == o.arch && version == o.version && debug_shoot_lazies == o.debug_shoot_lazies &&
            mutants == o.mutants && events == o.events;
@@ -39,10 +39,10 @@ std::string write_script(const Script&);
 
 struct RunResult : script::RunStatus {  // steps, failed_at, its line, error (event not enabled)
   Costs costs;
-  std::vector<spec::lazytlb::Violation> violations;      // at failed_at: invariants and obligations
-  World<Concrete> world;                        // the final (or failing) state
-  int max_zombies = 0;                          // most mms kept alive only by lazy refs at once
-  std::size_t zombie_steps = 0;                 // events after which some zombie mm existed
+  std::vector<spec::lazytlb::Violation> violations;  // at failed_at: invariants and obligations
+  World<Concrete> world;                             // the final (or failing) state
+  int max_zombies = 0;                               // most mms kept alive only by lazy refs at once
+  std::size_t zombie_steps = 0;                      // events after which some zombie mm existed
 };
 // Runs the script from initial(sizes), checking every invariant after every event.
 RunResult run_script(const Script&);

@@ -15,7 +15,10 @@ Seed seed_scenario(int n, int rounds, Arch a, arch::KVersion ver) {
   ev(Op::Switch, 0, 0);
   ev(Op::Finish, 0);
   for (int t = 1; t < n; ++t) ev(Op::ForkVm, 0, t);
-  for (int c = 1; c < n; ++c) { ev(Op::Switch, c, c); ev(Op::Finish, c); }
+  for (int c = 1; c < n; ++c) {
+    ev(Op::Switch, c, c);
+    ev(Op::Finish, c);
+  }
   s.loop_begin = sc.events.size();
   for (int r = 0; r < rounds; ++r)
     for (int c = 0; c < n; ++c) {
@@ -25,7 +28,11 @@ Seed seed_scenario(int n, int rounds, Arch a, arch::KVersion ver) {
       ev(Op::Finish, c);
     }
   s.loop_end = sc.events.size();
-  for (int c = n - 1; c >= 0; --c) { ev(Op::Exit, c); ev(Op::Idle, c); ev(Op::Finish, c); }
+  for (int c = n - 1; c >= 0; --c) {
+    ev(Op::Exit, c);
+    ev(Op::Idle, c);
+    ev(Op::Finish, c);
+  }
   return s;
 }
 

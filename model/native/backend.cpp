@@ -22,7 +22,7 @@ model::native::NativeCfg native_cfg(const arch::CpuFacts& cpu, const arch::Confi
   n.source_folded = cpu.platform != arch::Platform::PPC_BOOK3S_64;
   n.flush_epoch = cfg.version >= arch::v(4, 11);
   n.copy_startspurr = n.per_task && n.scaled && n.flush_epoch;  // 4.11..4.19 on PPC32
-  n.zero_on_switch = n.per_task && !n.flush_epoch;               // 4.7..4.10
+  n.zero_on_switch = n.per_task && !n.flush_epoch;              // 4.7..4.10
   n.splpar = cfg.steal && arch::native_splpar(cpu);
   n.starttime_init = false;  // the 2026 fix is in no modelled release
   n.tb_hz = cpu.tb_hz;
@@ -32,7 +32,8 @@ model::native::NativeCfg native_cfg(const arch::CpuFacts& cpu, const arch::Confi
   return n;
 }
 
-template <unsigned W> class NativeBackend {
+template <unsigned W>
+class NativeBackend {
  public:
   using UL = typename C::template U<W>;
   using A = Acct<C, W>;
@@ -148,8 +149,7 @@ template <unsigned W> class NativeBackend {
       }
       case Kind::Steal:
         if (cfg_.splpar) {  // the hypervisor logs a dispatch entry: its TB and the ticks waited
-          const std::uint64_t ticks =
-              std::uint64_t((unsigned __int128)k_.p.wide[e.arg] * cfg_.tb_hz / 1'000'000'000u);
+          const std::uint64_t ticks = std::uint64_t((unsigned __int128)k_.p.wide[e.arg] * cfg_.tb_hz / 1'000'000'000u);
           dtl_[cpu].push_back({now, UL(ticks)});
         }
         break;
@@ -328,7 +328,8 @@ template <unsigned W> class NativeBackend {
   void immediate(std::uint32_t cpu, std::uint32_t cur, bool user_too) {
     auto& a = acct(cpu, cur);
     const UL before = spec::native::pending_tb(k_.d, a);
-    flush_immediate(k_.d, cfg_, a, tb_sinks_cpu_[cpu], tb_sinks_task_[cur], tb_scaled_[cur], fctx(cpu, cur), user_too, cost_);
+    flush_immediate(k_.d, cfg_, a, tb_sinks_cpu_[cpu], tb_sinks_task_[cur], tb_scaled_[cur], fctx(cpu, cur), user_too,
+                    cost_);
     const UL moved = UL(before - spec::native::pending_tb(k_.d, a));
     flushed_[cpu] = UL(flushed_[cpu] + moved);
     out_.tb_flushed[cpu] += moved;
@@ -374,7 +375,7 @@ template <unsigned W> class NativeBackend {
   NativeResult out_;
   Cost cost_;
   std::vector<std::array<std::uint64_t, 5>> splits_;
-  std::vector<UL> flushed_;            // W-bit: TB ticks handed to the sinks, per CPU
+  std::vector<UL> flushed_;  // W-bit: TB ticks handed to the sinks, per CPU
   std::vector<std::uint64_t> conversions_;
   std::vector<std::vector<DtlEntry>> dtl_;
   std::vector<HwLast> hw_;

@@ -18,19 +18,19 @@ namespace kacct::model::native {
 enum class ScaledSource : std::uint8_t { Timebase, Purr, Spurr };
 
 struct NativeCfg {
-  unsigned word_bits = 64;      // sizeof(unsigned long) * 8
-  bool per_task = false;        // PPC32: accounting in thread_info, handed over at switch
-  bool scaled = true;           // ARCH_HAS_SCALED_CPUTIME compiled in (before 4.10: always)
+  unsigned word_bits = 64;  // sizeof(unsigned long) * 8
+  bool per_task = false;    // PPC32: accounting in thread_info, handed over at switch
+  bool scaled = true;       // ARCH_HAS_SCALED_CPUTIME compiled in (before 4.10: always)
   ScaledSource source = ScaledSource::Timebase;
-  bool source_folded = true;    // cpu_has_feature() is compile-time false (not in CPU_FTRS_POSSIBLE)
-  bool flush_epoch = true;      // 4.11+ (a19ff1a2cc92): accumulate in TB, convert at flush
-  bool copy_startspurr = false; // PPC32 4.11..4.19: the switch also hands over startspurr
-  bool zero_on_switch = false;  // PPC32 4.7..4.10: arch_vtime_task_switch zeroes the incoming user/system time
-  bool splpar = false;          // shared-processor LPAR: steal from the dispatch trace log
-  bool starttime_init = false;  // starttime set from the TB at boot (the 2026 fix), else 0
+  bool source_folded = true;     // cpu_has_feature() is compile-time false (not in CPU_FTRS_POSSIBLE)
+  bool flush_epoch = true;       // 4.11+ (a19ff1a2cc92): accumulate in TB, convert at flush
+  bool copy_startspurr = false;  // PPC32 4.11..4.19: the switch also hands over startspurr
+  bool zero_on_switch = false;   // PPC32 4.7..4.10: arch_vtime_task_switch zeroes the incoming user/system time
+  bool splpar = false;           // shared-processor LPAR: steal from the dispatch trace log
+  bool starttime_init = false;   // starttime set from the TB at boot (the 2026 fix), else 0
   std::uint64_t tb_hz = 512'000'000;
-  std::uint64_t tb_scale = 0;   // tb_to_ns_scale (time_init)
-  unsigned tb_shift = 0;        // tb_to_ns_shift
+  std::uint64_t tb_scale = 0;                  // tb_to_ns_scale (time_init)
+  unsigned tb_shift = 0;                       // tb_to_ns_shift
   std::uint32_t spurr_num = 1, spurr_den = 1;  // synthetic SPURR/PURR rate vs TB when the trace has none
 };
 
@@ -58,17 +58,24 @@ constexpr TbScale tb_scale_of(std::uint64_t tb_hz) {
 struct Cost {
   std::uint64_t tb_reads = 0, spurr_reads = 0, purr_reads = 0;
   std::uint64_t muls = 0, divs = 0, conversions = 0;  // conversions: tb_to_ns (mulhdu + shift)
-  std::uint64_t loads = 0, stores = 0;                 // of accounting fields (cpu_accounting_data, task)
-  std::uint64_t branches = 0;                          // data-dependent tests on the path
-  std::uint64_t sink_calls = 0;                        // account_*_time() calls into generic code
-  std::uint64_t hooks = 0;                             // accounting entry points run
+  std::uint64_t loads = 0, stores = 0;                // of accounting fields (cpu_accounting_data, task)
+  std::uint64_t branches = 0;                         // data-dependent tests on the path
+  std::uint64_t sink_calls = 0;                       // account_*_time() calls into generic code
+  std::uint64_t hooks = 0;                            // accounting entry points run
   // Check mode: every scaled split's (dS, s, u, s_sc, u_sc), for the spec (not an operation count).
   std::vector<std::array<std::uint64_t, 5>>* split_log = nullptr;
   Cost& operator+=(const Cost& o) {
-    tb_reads += o.tb_reads; spurr_reads += o.spurr_reads; purr_reads += o.purr_reads;
-    muls += o.muls; divs += o.divs; conversions += o.conversions;
-    loads += o.loads; stores += o.stores; branches += o.branches;
-    sink_calls += o.sink_calls; hooks += o.hooks;
+    tb_reads += o.tb_reads;
+    spurr_reads += o.spurr_reads;
+    purr_reads += o.purr_reads;
+    muls += o.muls;
+    divs += o.divs;
+    conversions += o.conversions;
+    loads += o.loads;
+    stores += o.stores;
+    branches += o.branches;
+    sink_calls += o.sink_calls;
+    hooks += o.hooks;
     return *this;
   }
 };
@@ -76,19 +83,22 @@ struct Cost {
 // struct cpu_accounting_data (arch/powerpc/include/asm/accounting.h). 4.11+ names; before
 // 4.11 utime/stime/utime_scaled are user_time/system_time/user_time_scaled and steal_time is
 // paca->stolen_time. All fields are `unsigned long` (W bits), in TB ticks (scaled: SPURR ticks).
-template <class D, unsigned W> struct Acct {
+template <class D, unsigned W>
+struct Acct {
   using UL = ulong_t<D, W>;
   BOOST_HANA_DEFINE_STRUCT(Acct, (UL, utime), (UL, stime), (UL, utime_scaled), (UL, stime_scaled), (UL, gtime),
-                           (UL, hardirq_time), (UL, softirq_time), (UL, steal_time), (UL, idle_time),
-                           (UL, starttime), (UL, starttime_user), (UL, startspurr), (UL, utime_sspurr));
+                           (UL, hardirq_time), (UL, softirq_time), (UL, steal_time), (UL, idle_time), (UL, starttime),
+                           (UL, starttime_user), (UL, startspurr), (UL, utime_sspurr));
 };
-template <class D, unsigned W> Acct<D, W> zero_acct(D& d) {
+template <class D, unsigned W>
+Acct<D, W> zero_acct(D& d) {
   auto z = d.template lit<W>(0);
   return {z, z, z, z, z, z, z, z, z, z, z, z, z};
 }
 
 // Task-side scaled times (task_struct utimescaled/stimescaled, u64 ns; TB ticks before 4.11).
-template <class D> struct Scaled {
+template <class D>
+struct Scaled {
   BOOST_HANA_DEFINE_STRUCT(Scaled, (u64<D>, utimescaled), (u64<D>, stimescaled));
 };
 
@@ -97,7 +107,8 @@ template <class D> struct Scaled {
 enum class Kctx : std::uint8_t { Kernel, Guest, Hardirq, Softirq, Idle };
 
 // tb_to_ns() (cputime_to_nsecs, 4.11+): mulhdu(ticks, scale) << shift.
-template <class D> u64<D> tb_to_ns(D& d, const NativeCfg& cfg, const u64<D>& ticks, Cost& k) {
+template <class D>
+u64<D> tb_to_ns(D& d, const NativeCfg& cfg, const u64<D>& ticks, Cost& k) {
   ++k.conversions;
   ++k.muls;
   auto wide = d.mul(d.template zext<128>(ticks), d.template zext<128>(d.template lit<64>(cfg.tb_scale)));
@@ -139,16 +150,17 @@ ulong_t<D, W> delta_scaled(D& d, const NativeCfg& cfg, Acct<D, W>& a, const ulon
   ++k.branches;
   when(d, d.bnot(d.eq(ds, d.add(s, u))), sp, [&](Split& x) {
     ++k.branches;
-    branch(d, d.bnot(d.eq(u, d.template lit<W>(0))), x,
-           [&](Split& y) {
-             ++k.muls;
-             ++k.divs;
-             y.s_sc = d.udiv(d.mul(ds, s), d.add(s, u), "vtime_delta_scaled.div");
-             y.u_sc = d.sub(ds, y.s_sc);
-           },
-           [&](Split& y) {
-             y.s_sc = ds;  // u == 0: everything to system; the user share stays u (== 0)
-           });
+    branch(
+        d, d.bnot(d.eq(u, d.template lit<W>(0))), x,
+        [&](Split& y) {
+          ++k.muls;
+          ++k.divs;
+          y.s_sc = d.udiv(d.mul(ds, s), d.add(s, u), "vtime_delta_scaled.div");
+          y.u_sc = d.sub(ds, y.s_sc);
+        },
+        [&](Split& y) {
+          y.s_sc = ds;  // u == 0: everything to system; the user share stays u (== 0)
+        });
   });
   if constexpr (!D::is_symbolic)
     if (k.split_log) k.split_log->push_back({ds, s, u, sp.s_sc, sp.u_sc});
@@ -159,7 +171,8 @@ ulong_t<D, W> delta_scaled(D& d, const NativeCfg& cfg, Acct<D, W>& a, const ulon
 }
 
 // What one vtime_delta() measured.
-template <class D, unsigned W> struct Delta {
+template <class D, unsigned W>
+struct Delta {
   ulong_t<D, W> s, s_sc, steal;
 };
 
@@ -269,7 +282,8 @@ void user_entry(D& d, const NativeCfg& cfg, Acct<D, W>& a, const ulong_t<D, W>& 
   }
 }
 // account_cpu_user_exit(): the kernel interval since starttime joins stime.
-template <class D, unsigned W> void user_exit(D& d, Acct<D, W>& a, const ulong_t<D, W>& now, Cost& k) {
+template <class D, unsigned W>
+void user_exit(D& d, Acct<D, W>& a, const ulong_t<D, W>& now, Cost& k) {
   ++k.hooks;
   ++k.tb_reads;
   k.loads += 2;
@@ -330,13 +344,14 @@ void vtime_flush(D& d, const NativeCfg& cfg, Acct<D, W>& a, CpuAcct<D>& c, TaskA
 // account_steal_time() get TB ticks (cputime_t) right after each kernel-side delta, and
 // vtime_account_user() hands over user_time at tick and switch. The sinks here keep TB ticks;
 // the caller converts totals to ns at read time (4.9 converted cputime at read time too).
-template <class D, unsigned W> struct TbSinks {
+template <class D, unsigned W>
+struct TbSinks {
   BOOST_HANA_DEFINE_STRUCT(TbSinks, (std::array<u64<D>, NR_STATS>, cpustat), (u64<D>, utime), (u64<D>, stime),
                            (u64<D>, gtime));
 };
 template <class D, unsigned W>
-void flush_immediate(D& d, const NativeCfg& cfg, Acct<D, W>& a, TbSinks<D, W>& cpu, TbSinks<D, W>& task,
-                     Scaled<D>& sp, const FlushCtx& fx, bool user_too, Cost& k) {
+void flush_immediate(D& d, const NativeCfg& cfg, Acct<D, W>& a, TbSinks<D, W>& cpu, TbSinks<D, W>& task, Scaled<D>& sp,
+                     const FlushCtx& fx, bool user_too, Cost& k) {
   auto z = d.template lit<W>(0);
   auto take = [&](ulong_t<D, W>& f) {
     ++k.loads;
@@ -346,7 +361,8 @@ void flush_immediate(D& d, const NativeCfg& cfg, Acct<D, W>& a, TbSinks<D, W>& c
     return v;
   };
   auto put = [&](unsigned idx, const u64<D>& v, u64<D>* t) {
-    if constexpr (!D::is_symbolic) if (v != 0) ++k.sink_calls;
+    if constexpr (!D::is_symbolic)
+      if (v != 0) ++k.sink_calls;
     cpu.cpustat[idx] = d.add(cpu.cpustat[idx], v);
     if (t) *t = d.add(*t, v);
   };
@@ -359,9 +375,7 @@ void flush_immediate(D& d, const NativeCfg& cfg, Acct<D, W>& a, TbSinks<D, W>& c
   put(SOFTIRQ, take(a.softirq_time), &task.stime);
   put(fx.nr_iowait ? IOWAIT : IDLE, take(a.idle_time), nullptr);
   put(STEAL, take(a.steal_time), nullptr);
-  if (cfg.scaled) {
-    sp.stimescaled = d.add(sp.stimescaled, take(a.stime_scaled));
-  }
+  if (cfg.scaled) { sp.stimescaled = d.add(sp.stimescaled, take(a.stime_scaled)); }
   if (user_too) {  // vtime_account_user(): user_time, user_time_scaled, utime_sspurr zeroed
     put(ui, take(a.utime), &task.utime);
     if (cfg.scaled) {

@@ -44,11 +44,17 @@ nlohmann::ordered_json seed_cost_report(std::uint32_t iterations, const char* cp
     arch::Config cfg;
     double measured_ms;
   };
-  const Run runs[] = {{"TICK_CPU_ACCOUNTING", {arch::v(4, 19), arch::Accounting::Tick, false, false, 250}, 6633.062518},
-                      {"NATIVE + scaled (4.19)", {arch::v(4, 19), arch::Accounting::Native, false, false, 250}, 8228.476465},
-                      {"NATIVE, scaled dropped (4.20, abcff86df2d2)", {arch::v(4, 20), arch::Accounting::Native, false, false, 250}, 7649.070444}};
+  const Run runs[] = {
+      {"TICK_CPU_ACCOUNTING", {arch::v(4, 19), arch::Accounting::Tick, false, false, 250}, 6633.062518},
+      {"NATIVE + scaled (4.19)", {arch::v(4, 19), arch::Accounting::Native, false, false, 250}, 8228.476465},
+      {"NATIVE, scaled dropped (4.20, abcff86df2d2)",
+       {arch::v(4, 20), arch::Accounting::Native, false, false, 250},
+       7649.070444}};
   nlohmann::ordered_json out;
-  out["scenario"] = {{"cpu", cpu_name}, {"iterations", iterations}, {"switches", iterations}, {"hz", 250},
+  out["scenario"] = {{"cpu", cpu_name},
+                     {"iterations", iterations},
+                     {"switches", iterations},
+                     {"hz", 250},
                      {"events", t.events.size()},
                      {"measured", "perf stat task-clock, 2 x 100000 pthread_yield, chrt -f 98 (linuxppc/issues#171)"}};
   std::uint64_t ops[3] = {0, 0, 0};

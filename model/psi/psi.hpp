@@ -51,31 +51,37 @@ struct PsiCfg {
 
 // struct psi_group_cpu, the part on this path: times[PSI_IRQ_FULL] (u32, wraps), state_start,
 // and the per-group-per-CPU seqcount (until 6.17).
-template <class D> struct GroupCpu {
+template <class D>
+struct GroupCpu {
   BOOST_HANA_DEFINE_STRUCT(GroupCpu, (u32<D>, irq_full), (u64<D>, state_start), (u32<D>, seq));
 };
 // Per CPU: the tick model's accounting state (irq time clock, rq clock), rq->psi_irq_time
 // (6.10+) and the per-CPU psi_seq (6.17+).
-template <class D> struct PsiCpu {
+template <class D>
+struct PsiCpu {
   BOOST_HANA_DEFINE_STRUCT(PsiCpu, (CpuAcct<D>, acct), (u64<D>, psi_irq_time), (u32<D>, psi_seq));
 };
 // Every D-valued field of the world (what a symbolic branch merges).
-template <class D> struct Vals {
-  u64<D> now;                              // sched_clock_cpu / cpu_clock, one clock for all CPUs
+template <class D>
+struct Vals {
+  u64<D> now;  // sched_clock_cpu / cpu_clock, one clock for all CPUs
   std::vector<PsiCpu<D>> cpu;
   std::vector<std::vector<GroupCpu<D>>> gc;  // [group][cpu]
 };
 
 // Cost counters, per call site (concrete meaning only).
 struct Costs {
-  std::uint64_t clock_reads = 0;     // sched_clock_cpu() in update_rq_clock + cpu_clock() in PSI
-  std::uint64_t irq_reads = 0;       // irq_time_read()
-  std::uint64_t levels = 0;          // cgroup hierarchy levels walked by psi_account_irqtime
-  std::uint64_t seq_sections = 0;    // write_seqcount_begin/end pairs
-  std::uint64_t psi_calls = 0;       // psi_account_irqtime entries
+  std::uint64_t clock_reads = 0;   // sched_clock_cpu() in update_rq_clock + cpu_clock() in PSI
+  std::uint64_t irq_reads = 0;     // irq_time_read()
+  std::uint64_t levels = 0;        // cgroup hierarchy levels walked by psi_account_irqtime
+  std::uint64_t seq_sections = 0;  // write_seqcount_begin/end pairs
+  std::uint64_t psi_calls = 0;     // psi_account_irqtime entries
   Costs& operator+=(const Costs& o) {
-    clock_reads += o.clock_reads; irq_reads += o.irq_reads; levels += o.levels;
-    seq_sections += o.seq_sections; psi_calls += o.psi_calls;
+    clock_reads += o.clock_reads;
+    irq_reads += o.irq_reads;
+    levels += o.levels;
+    seq_sections += o.seq_sections;
+    psi_calls += o.psi_calls;
     return *this;
   }
 };
@@ -100,14 +106,14 @@ struct Task {
 
 // Concrete control state. Task 0 is each CPU's idle task (pid 0, root group).
 struct Ctl {
-  std::vector<int> parent;       // parent[g]; parent[0] = -1 (root, psi_system)
-  std::vector<char> enabled;     // cgroup.pressure (group->enabled)
-  std::vector<Task> tasks;       // tasks[0] unused placeholder for idle
-  std::vector<int> curr;         // per CPU; 0 = idle
-  std::vector<int> lock_owner;   // per CPU rq lock: -1 free, else the holding CPU
-  std::vector<char> in_irq;      // per CPU: 0 none, 1 hardirq, 2 softirq
+  std::vector<int> parent;      // parent[g]; parent[0] = -1 (root, psi_system)
+  std::vector<char> enabled;    // cgroup.pressure (group->enabled)
+  std::vector<Task> tasks;      // tasks[0] unused placeholder for idle
+  std::vector<int> curr;        // per CPU; 0 = idle
+  std::vector<int> lock_owner;  // per CPU rq lock: -1 free, else the holding CPU
+  std::vector<char> in_irq;     // per CPU: 0 none, 1 hardirq, 2 softirq
   Costs costs;
-  std::vector<Charge> charges;   // concrete runs only
+  std::vector<Charge> charges;  // concrete runs only
   std::vector<LockFault> faults;
   int group_of(int task) const { return task == 0 ? 0 : tasks[task].group; }
   std::vector<int> chain(int g) const {
@@ -117,7 +123,8 @@ struct Ctl {
   }
 };
 
-template <class D> struct World {
+template <class D>
+struct World {
   Vals<D> v;
   Ctl c;
 };
@@ -125,7 +132,8 @@ template <class D> struct World {
 // ---- helpers
 
 // Run fn on the values only when c holds (symbolically: on a copy under c, merged back).
-template <class D, class Fn> void guarded(D& d, const boolean<D>& c, World<D>& w, Fn&& fn) {
+template <class D, class Fn>
+void guarded(D& d, const boolean<D>& c, World<D>& w, Fn&& fn) {
   if constexpr (!D::is_symbolic) {
     if (c) fn(w);
   } else {
@@ -143,13 +151,17 @@ inline void note_write(Ctl& c, int cpu, int actor, const char* what) {
   if (c.lock_owner[cpu] != actor) c.faults.push_back({cpu, actor, what});
 }
 // write_seqcount_begin/end as one section (sequential: +2, as two increments).
-template <class D> void seq_section(D& d, u32<D>& seq) {
+template <class D>
+void seq_section(D& d, u32<D>& seq) {
   seq = d.add(seq, d.template lit<32>(1));
   seq = d.add(seq, d.template lit<32>(1));
 }
 // record_times(groupc, now) (4.20+): closes the running state interval. The other states'
 // times[] are not modelled; only state_start moves.
-template <class D> void record_times(D&, GroupCpu<D>& gc, const u64<D>& now) { gc.state_start = now; }
+template <class D>
+void record_times(D&, GroupCpu<D>& gc, const u64<D>& now) {
+  gc.state_start = now;
+}
 
 // ---- the PSI consumer
 
@@ -238,7 +250,8 @@ void psi_account_irqtime_new(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
 
 // update_rq_clock(rq) + update_rq_clock_task() (model/tick), with 6.1-6.9's
 // psi_account_irqtime(rq->curr, irq_delta) on the clamped irq delta. `actor` holds the lock.
-template <class D> void psi_update_rq_clock(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int actor) {
+template <class D>
+void psi_update_rq_clock(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int actor) {
   auto& pc = w.v.cpu[cpu];
   note_write(w.c, cpu, actor, "rq->clock");
   w.c.costs.clock_reads++;
@@ -246,14 +259,14 @@ template <class D> void psi_update_rq_clock(D& d, const PsiCfg& cfg, World<D>& w
   const auto before = pc.acct.rq.prev_irq_time;
   update_rq_clock(d, cfg.tick(), pc.acct, w.v.now);
   const auto irq_delta = d.sub(w.v.cpu[cpu].acct.rq.prev_irq_time, before);
-  if (cfg.irqtime && cfg.charge_in_clock())
-    psi_account_irqtime_old(d, cfg, w, cpu, actor, irq_delta);
+  if (cfg.irqtime && cfg.charge_in_clock()) psi_account_irqtime_old(d, cfg, w, cpu, actor, irq_delta);
 }
 
 // ---- the events (one CPU's step each; the caller sets the time)
 
 // irqtime_account_irq at a hardirq/softirq boundary on `cpu` (model/tick).
-template <class D> void irq_boundary(D& d, const PsiCfg& cfg, World<D>& w, int cpu, IrqClass leaving) {
+template <class D>
+void irq_boundary(D& d, const PsiCfg& cfg, World<D>& w, int cpu, IrqClass leaving) {
   irqtime_account_irq(d, cfg.tick(), w.v.cpu[cpu].acct, w.v.now, leaving);
 }
 
@@ -263,18 +276,22 @@ inline void unlock(Ctl& c, int cpu) { c.lock_owner[cpu] = -1; }
 
 // sched_tick() (6.10+ form; scheduler_tick before 6.10): under the local rq lock,
 // psi_account_irqtime(rq, curr, NULL) then update_rq_clock. NoLock: the draft's order.
-template <class D> void sched_tick(D& d, const PsiCfg& cfg, World<D>& w, int cpu) {
+template <class D>
+void sched_tick(D& d, const PsiCfg& cfg, World<D>& w, int cpu) {
   const bool post = cfg.charge_at_tick() && cfg.irqtime;
-  if (post && cfg.variant == Variant::NoLock) psi_account_irqtime_new(d, cfg, w, cpu, cpu, w.c.curr[cpu], -1, Site::Tick);
+  if (post && cfg.variant == Variant::NoLock)
+    psi_account_irqtime_new(d, cfg, w, cpu, cpu, w.c.curr[cpu], -1, Site::Tick);
   lock(w.c, cpu, cpu);
-  if (post && cfg.variant != Variant::NoLock) psi_account_irqtime_new(d, cfg, w, cpu, cpu, w.c.curr[cpu], -1, Site::Tick);
+  if (post && cfg.variant != Variant::NoLock)
+    psi_account_irqtime_new(d, cfg, w, cpu, cpu, w.c.curr[cpu], -1, Site::Tick);
   psi_update_rq_clock(d, cfg, w, cpu, cpu);
   unlock(w.c, cpu);
 }
 
 // __schedule(): local rq lock, update_rq_clock, pick `next`; when it differs from prev,
 // rq->curr = next and (6.10+) psi_account_irqtime(rq, prev, next) before the switch.
-template <class D> void schedule(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int next) {
+template <class D>
+void schedule(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int next) {
   lock(w.c, cpu, cpu);
   psi_update_rq_clock(d, cfg, w, cpu, cpu);
   const int prev = w.c.curr[cpu];
@@ -288,14 +305,16 @@ template <class D> void schedule(D& d, const PsiCfg& cfg, World<D>& w, int cpu, 
 
 // task_sched_runtime(current) behind clock_gettime(CLOCK_THREAD_CPUTIME_ID): task_rq_lock,
 // update_rq_clock, update_curr, unlock (the running task never takes the lockless path).
-template <class D> void clock_gettime_thread(D& d, const PsiCfg& cfg, World<D>& w, int cpu) {
+template <class D>
+void clock_gettime_thread(D& d, const PsiCfg& cfg, World<D>& w, int cpu) {
   lock(w.c, cpu, cpu);
   psi_update_rq_clock(d, cfg, w, cpu, cpu);
   unlock(w.c, cpu);
 }
 
 // A wakeup (ttwu -> enqueue) onto rq `cpu` performed by CPU `by`: rq lock, update_rq_clock.
-template <class D> void wakeup(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int by) {
+template <class D>
+void wakeup(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int by) {
   lock(w.c, cpu, by);
   psi_update_rq_clock(d, cfg, w, cpu, by);
   unlock(w.c, cpu);
@@ -304,7 +323,8 @@ template <class D> void wakeup(D& d, const PsiCfg& cfg, World<D>& w, int cpu, in
 // The PSI writes of cgroup_move_task(task, to) (psi_task_change on the old groups, then on the
 // new ones) on the task's CPU, under task_rq_lock. `locked` false: the lock is already held
 // by the caller of the composite race step.
-template <class D> void move_sections(D& d, World<D>& w, int task, int to, int cpu, int actor) {
+template <class D>
+void move_sections(D& d, World<D>& w, int task, int to, int cpu, int actor) {
   auto& c = w.c;
   for (int g : c.chain(c.group_of(task))) {
     if (!c.enabled[g]) continue;
@@ -321,7 +341,8 @@ template <class D> void move_sections(D& d, World<D>& w, int task, int to, int c
   }
 }
 // cgroup_move_task(task, to) from CPU `by`.
-template <class D> void cgroup_move(D& d, World<D>& w, int task, int to, int by) {
+template <class D>
+void cgroup_move(D& d, World<D>& w, int task, int to, int by) {
   const int cpu = w.c.tasks[task].cpu;
   if (cpu < 0) {
     w.c.tasks[task].group = to;
@@ -334,7 +355,8 @@ template <class D> void cgroup_move(D& d, World<D>& w, int task, int to, int by)
 
 // cgroup.pressure write (psi_cgroup_restart, 6.1+): the flag flips; per CPU, under that rq's
 // lock, a psi_group_change section restarts the state clock.
-template <class D> void set_pressure(D& d, World<D>& w, int g, bool on, int by) {
+template <class D>
+void set_pressure(D& d, World<D>& w, int g, bool on, int by) {
   w.c.enabled[g] = on;
   if (!on) return;
   for (int cpu = 0; cpu < int(w.c.curr.size()); ++cpu) {
@@ -375,8 +397,10 @@ inline void race_tick_move(Concrete& d, const PsiCfg& cfg, World<Concrete>& w, i
   const auto s2 = seqs();
   for (std::size_t i = 0; i < s0.size(); ++i)
     if (s1[i] != s0[i] && s2[i] != s1[i]) {  // both wrote it: one increment lost
-      if (i + 1 < s0.size()) w.v.gc[i][cpu].seq -= 1;
-      else w.v.cpu[cpu].psi_seq -= 1;
+      if (i + 1 < s0.size())
+        w.v.gc[i][cpu].seq -= 1;
+      else
+        w.v.cpu[cpu].psi_seq -= 1;
     }
   lock(w.c, cpu, cpu);
   psi_update_rq_clock(d, cfg, w, cpu, cpu);
@@ -384,7 +408,8 @@ inline void race_tick_move(Concrete& d, const PsiCfg& cfg, World<Concrete>& w, i
 }
 
 // Boot state: clocks and counters 0, every group enabled (psi_cgroup_alloc/group_init), idle running.
-template <class D> World<D> make_world(D& d, int cpus, const std::vector<int>& parent, int ntasks) {
+template <class D>
+World<D> make_world(D& d, int cpus, const std::vector<int>& parent, int ntasks) {
   World<D> w;
   auto zero64 = d.template lit<64>(0);
   auto zero32 = d.template lit<32>(0);

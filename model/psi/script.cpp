@@ -112,25 +112,55 @@ Grammar::Decl declare() {
     Event e;
     e.kind = Ev(kind);
     switch (e.kind) {
-      case Ev::Wait: case Ev::IrqExit: case Ev::Tick: case Ev::ClockGettime: e.a = v[0]; break;
-      case Ev::IrqEnter: e.a = v[0]; e.soft = v[1]; break;
-      case Ev::Irq: e.a = v[0]; e.b = v[1]; e.soft = v[2]; break;
-      case Ev::Schedule: e.a = v[0]; e.b = v.size() > 1 ? v[1] : 0; break;
-      case Ev::Wakeup: e.a = v[0]; e.by = v[1]; break;
-      case Ev::Move: case Ev::Pressure: e.a = v[0]; e.b = v[1]; e.by = v[2]; break;
-      case Ev::RaceTickMove: e.a = v[0]; e.b = v[1]; e.c = v[2]; e.by = v[3]; break;
+      case Ev::Wait:
+      case Ev::IrqExit:
+      case Ev::Tick:
+      case Ev::ClockGettime: e.a = v[0]; break;
+      case Ev::IrqEnter:
+        e.a = v[0];
+        e.soft = v[1];
+        break;
+      case Ev::Irq:
+        e.a = v[0];
+        e.b = v[1];
+        e.soft = v[2];
+        break;
+      case Ev::Schedule:
+        e.a = v[0];
+        e.b = v.size() > 1 ? v[1] : 0;
+        break;
+      case Ev::Wakeup:
+        e.a = v[0];
+        e.by = v[1];
+        break;
+      case Ev::Move:
+      case Ev::Pressure:
+        e.a = v[0];
+        e.b = v[1];
+        e.by = v[2];
+        break;
+      case Ev::RaceTickMove:
+        e.a = v[0];
+        e.b = v[1];
+        e.c = v[2];
+        e.by = v[3];
+        break;
     }
     return e;
   };
   g.kind_of = [](const Event& e) { return int(e.kind); };
   g.values = [](const Event& e) -> std::vector<std::uint64_t> {
     switch (e.kind) {
-      case Ev::Wait: case Ev::IrqExit: case Ev::Tick: case Ev::ClockGettime: return {e.a};
+      case Ev::Wait:
+      case Ev::IrqExit:
+      case Ev::Tick:
+      case Ev::ClockGettime: return {e.a};
       case Ev::IrqEnter: return {e.a, e.soft};
       case Ev::Irq: return {e.a, e.b, e.soft};
       case Ev::Schedule: return {e.a, e.b};
       case Ev::Wakeup: return {e.a, e.by};
-      case Ev::Move: case Ev::Pressure: return {e.a, e.b, e.by};
+      case Ev::Move:
+      case Ev::Pressure: return {e.a, e.b, e.by};
       case Ev::RaceTickMove: return {e.a, e.b, e.c, e.by};
     }
     return {};
@@ -141,7 +171,8 @@ Grammar::Decl declare() {
     if (s.variant) o += fmt::format("variant {}\n", variant_name(*s.variant));
     o += fmt::format("cpus {}\n", s.cpus);
     for (std::size_t g = 1; g < s.parent.size(); ++g) o += fmt::format("group {} parent {}\n", g, s.parent[g]);
-    for (std::size_t t = 0; t < s.task_group.size(); ++t) o += fmt::format("task {} group {}\n", t + 1, s.task_group[t]);
+    for (std::size_t t = 0; t < s.task_group.size(); ++t)
+      o += fmt::format("task {} group {}\n", t + 1, s.task_group[t]);
   };
   return g;
 }
@@ -177,9 +208,12 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
   // One event: why it cannot happen (checked before it changes anything), or empty.
   auto step = [&](const Event& e, spec::psi::Checker::EventInfo& info) -> std::string {
     const int cpu = int(e.a);
-    const bool in_irq = (e.kind == Ev::IrqEnter || e.kind == Ev::Irq || e.kind == Ev::Schedule ||
-                         e.kind == Ev::ClockGettime) && w.c.in_irq[cpu];
-    if (in_irq) return fmt::format("cpu {} is inside an irq{}", cpu, e.kind == Ev::IrqEnter ? " (irqs do not nest in this model)" : "");
+    const bool in_irq =
+        (e.kind == Ev::IrqEnter || e.kind == Ev::Irq || e.kind == Ev::Schedule || e.kind == Ev::ClockGettime) &&
+        w.c.in_irq[cpu];
+    if (in_irq)
+      return fmt::format("cpu {} is inside an irq{}", cpu,
+                         e.kind == Ev::IrqEnter ? " (irqs do not nest in this model)" : "");
     switch (e.kind) {
       case Ev::Wait: w.v.now += e.a; break;
       case Ev::IrqEnter:
@@ -221,7 +255,8 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
       case Ev::Move: cgroup_move(d, w, int(e.a), int(e.b), int(e.by)); break;
       case Ev::Pressure: set_pressure(d, w, int(e.a), e.b != 0, int(e.by)); break;
       case Ev::RaceTickMove:
-        if (w.c.tasks[e.b].cpu != cpu) return fmt::format("task {} last ran on cpu {}, not {}", e.b, w.c.tasks[e.b].cpu, cpu);
+        if (w.c.tasks[e.b].cpu != cpu)
+          return fmt::format("task {} last ran on cpu {}, not {}", e.b, w.c.tasks[e.b].cpu, cpu);
         if (int(e.by) == cpu) return "the move must come from another cpu";
         info.kind = spec::psi::Checker::EventInfo::Tick;
         race_tick_move(d, cfg, w, cpu, int(e.b), int(e.c), int(e.by));
@@ -272,7 +307,10 @@ nlohmann::ordered_json RunResult::json(const PsiCfg& cfg) const {
   j["irqtime"] = cfg.irqtime;
   j["variant"] = std::string(variant_name(cfg.variant));
   if (violation) {
-    j["violation"] = {{"invariant", violation->invariant}, {"message", violation->message}, {"event", failed_at.value_or(0)}, {"line", line}};
+    j["violation"] = {{"invariant", violation->invariant},
+                      {"message", violation->message},
+                      {"event", failed_at.value_or(0)},
+                      {"line", line}};
   } else {
     j["violation"] = nullptr;
   }
@@ -315,8 +353,9 @@ std::string seed_script_text(unsigned calls_per_tick, unsigned ticks) {
       "task 1 group 2\n"
       "schedule 0 1\n";
   const std::uint64_t rest = 4'000'000 - std::min<std::uint64_t>(4'000'000 - 2000, 243ull * calls_per_tick) - 2000;
-  o += fmt::format("repeat {}\n  tick 0\n  irq 0 2000\n  repeat {}\n    wait 243\n    clock_gettime 0\n  end\n  wait {}\nend\n",
-                   ticks, calls_per_tick, rest);
+  o += fmt::format(
+      "repeat {}\n  tick 0\n  irq 0 2000\n  repeat {}\n    wait 243\n    clock_gettime 0\n  end\n  wait {}\nend\n",
+      ticks, calls_per_tick, rest);
   return o;
 }
 

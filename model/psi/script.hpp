@@ -20,7 +20,17 @@
 namespace kacct::model::psi {
 
 enum class Ev : std::uint8_t {
-  Wait, IrqEnter, IrqExit, Irq, Tick, Schedule, ClockGettime, Wakeup, Move, Pressure, RaceTickMove
+  Wait,
+  IrqEnter,
+  IrqExit,
+  Irq,
+  Tick,
+  Schedule,
+  ClockGettime,
+  Wakeup,
+  Move,
+  Pressure,
+  RaceTickMove
 };
 struct Event {
   Ev kind = Ev::Wait;
@@ -33,10 +43,10 @@ struct Script {
   std::optional<bool> irqtime;
   std::optional<Variant> variant;
   int cpus = 1;
-  std::vector<int> parent{-1};  // group 0 = root
-  std::vector<int> task_group;  // task i+1's initial group
-  std::vector<Event> events;    // repeat blocks expanded
-  std::vector<std::uint32_t> lines;  // source line of each event (empty when built in code)
+  std::vector<int> parent{-1};              // group 0 = root
+  std::vector<int> task_group;              // task i+1's initial group
+  std::vector<Event> events;                // repeat blocks expanded
+  std::vector<std::uint32_t> lines;         // source line of each event (empty when built in code)
   bool operator==(const Script& o) const {  // the program, not where it came from
     return version == o.version && irqtime == o.irqtime && variant == o.variant && cpus == o.cpus &&
            parent == o.parent && task_group == o.task_group && events == o.events;

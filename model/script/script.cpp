@@ -12,8 +12,7 @@ std::uint64_t number(const Arg& a, std::uint64_t lo, std::uint64_t hi, std::stri
   auto r = std::from_chars(a.s.data(), a.s.data() + a.s.size(), v);
   if (a.s.empty() || r.ec != std::errc() || r.ptr != a.s.data() + a.s.size())
     a.fail("expected an unsigned number, got '" + std::string(a.s) + "'");
-  if (v < lo || v > hi)
-    a.fail(std::string(what) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi));
+  if (v < lo || v > hi) a.fail(std::string(what) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi));
   return v;
 }
 
@@ -53,9 +52,12 @@ void fail(std::uint32_t line, std::uint32_t col, std::string message) {
 std::vector<Slot> compile(std::string_view sig) {
   std::vector<Slot> out;
   for (const auto& t : text::split(sig, false)) {
-    if (t.s.size() > 2 && t.s.front() == '[' && t.s.back() == ']') out.push_back({Slot::Flag, t.s.substr(1, t.s.size() - 2)});
-    else if (t.s.front() >= 'A' && t.s.front() <= 'Z') out.push_back({Slot::Operand, t.s});
-    else out.push_back({Slot::Word, t.s});
+    if (t.s.size() > 2 && t.s.front() == '[' && t.s.back() == ']')
+      out.push_back({Slot::Flag, t.s.substr(1, t.s.size() - 2)});
+    else if (t.s.front() >= 'A' && t.s.front() <= 'Z')
+      out.push_back({Slot::Operand, t.s});
+    else
+      out.push_back({Slot::Word, t.s});
   }
   return out;
 }
@@ -105,7 +107,8 @@ std::vector<Arg> operands(const Line& l, std::string_view sig, const std::vector
     if (s.kind == Slot::Word) {
       if (a.s != s.text) a.fail("expected '" + std::string(s.text) + "'");
     } else if (s.kind == Slot::Flag) {
-      if (a.s != s.text) a.fail(name + ": unexpected '" + std::string(a.s) + "' (expected '" + std::string(s.text) + "' or nothing)");
+      if (a.s != s.text)
+        a.fail(name + ": unexpected '" + std::string(a.s) + "' (expected '" + std::string(s.text) + "' or nothing)");
       out.push_back(a);
     } else {
       out.push_back(a);

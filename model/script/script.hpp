@@ -30,7 +30,8 @@ struct ParseError {
 };
 
 // The program, or the first error.
-template <class T> class Result {
+template <class T>
+class Result {
  public:
   Result(T v) : v_(std::move(v)) {}
   Result(ParseError e) : v_(std::move(e)) {}
@@ -65,7 +66,8 @@ bool on_off(const Arg&);
 arch::KVersion version(const Arg&);  // MAJOR.MINOR, 2..9 . 0..99
 
 // The source line of event i (0 when the program was built in code).
-template <class Program> std::uint32_t line_of(const Program& p, std::size_t i) {
+template <class Program>
+std::uint32_t line_of(const Program& p, std::size_t i) {
   return i < p.lines.size() ? p.lines[i] : 0;
 }
 
@@ -110,7 +112,8 @@ struct Failure {
 }  // namespace detail
 
 // A script format: what a mechanism declares. Program needs `events` and `lines` vectors.
-template <class Program, class Event> class Grammar {
+template <class Program, class Event>
+class Grammar {
  public:
   struct Directive {  // a header line: NAME SIGNATURE
     std::string_view name, signature;
@@ -128,8 +131,8 @@ template <class Program, class Event> class Grammar {
     std::string_view signature;
   };
   struct Decl {
-    std::string_view magic;          // the first line, e.g. "psi v1"
-    std::string_view events_marker;  // a line that ends the header ("" : the first event does)
+    std::string_view magic;                  // the first line, e.g. "psi v1"
+    std::string_view events_marker;          // a line that ends the header ("" : the first event does)
     std::vector<std::string_view> required;  // directives the header must have
     std::vector<Directive> header;
     std::vector<Operand> operands;
@@ -158,9 +161,7 @@ template <class Program, class Event> class Grammar {
     try {
       parse_into(text, max_events, p);
       return p;
-    } catch (const detail::Failure& f) {
-      return f.error;
-    }
+    } catch (const detail::Failure& f) { return f.error; }
   }
 
   // Canonical text: parse(write(p)) == p (source lines aside; repeat blocks come out expanded).
@@ -180,9 +181,12 @@ template <class Program, class Event> class Grammar {
       std::string o(d_.events[i].name);
       std::size_t v = 0;
       for (const auto& s : slots_[i]) {
-        if (s.kind == detail::Slot::Word) o += " " + std::string(s.text);
-        else if (s.kind == detail::Slot::Operand) o += " " + d_.operands[std::size_t(s.operand)].show(vals.at(v++));
-        else if (vals.at(v++)) o += " " + std::string(s.text);
+        if (s.kind == detail::Slot::Word)
+          o += " " + std::string(s.text);
+        else if (s.kind == detail::Slot::Operand)
+          o += " " + d_.operands[std::size_t(s.operand)].show(vals.at(v++));
+        else if (vals.at(v++))
+          o += " " + std::string(s.text);
       }
       return o;
     }
@@ -196,7 +200,8 @@ template <class Program, class Event> class Grammar {
 
   // The checking run loop: step(i, event) runs one event and judges it. Stops at the first
   // violation or at an event that cannot happen (then `error` says why, at its line).
-  template <class Fn> RunStatus run(const Program& p, Fn&& step) const {
+  template <class Fn>
+  RunStatus run(const Program& p, Fn&& step) const {
     RunStatus st;
     for (std::size_t i = 0; i < p.events.size(); ++i) {
       Step r = step(i, p.events[i]);
@@ -336,8 +341,10 @@ template <class Program, class Event> class Grammar {
       std::vector<std::uint64_t> vals;
       std::size_t a = 0;
       for (const auto& s : slots) {
-        if (s.kind == detail::Slot::Operand) vals.push_back(d_.operands[std::size_t(s.operand)].read(p, args[a++]));
-        else if (s.kind == detail::Slot::Flag) vals.push_back(!args[a++].s.empty());
+        if (s.kind == detail::Slot::Operand)
+          vals.push_back(d_.operands[std::size_t(s.operand)].read(p, args[a++]));
+        else if (s.kind == detail::Slot::Flag)
+          vals.push_back(!args[a++].s.empty());
       }
       if (p.events.size() >= max) fail(l.n, kcol, "more than " + std::to_string(max) + " events");
       p.events.push_back(d_.make(decl.kind, vals));

@@ -26,25 +26,29 @@ struct ModelCfg {
   model::TickCfg tick;
   model::AdjustCfg adjust;
   model::native::NativeCfg native;  // VIRT_CPU_ACCOUNTING_NATIVE (model/native/)
-  model::GenCfg gen;  // gen vtime (acct == Gen): variant, nohz_full CPUs, switch gap
+  model::GenCfg gen;                // gen vtime (acct == Gen): variant, nohz_full CPUs, switch gap
 };
 
-template <arch::Accounting> struct Backend;
+template <arch::Accounting>
+struct Backend;
 
 // Tick accounting (model/tick/backend.hpp): nothing beyond the common outputs.
-template <> struct Backend<arch::Accounting::Tick> {
+template <>
+struct Backend<arch::Accounting::Tick> {
   using Result = std::monostate;
   static void configure(ModelCfg&, const arch::CpuFacts&, const arch::Config&) {}
   static RunResult run(const Program&, const ModelCfg&, const RunOptions&);  // model/tick/backend.cpp
 };
 // powerpc native vtime (model/native/backend.cpp).
-template <> struct Backend<arch::Accounting::Native> {
+template <>
+struct Backend<arch::Accounting::Native> {
   using Result = model::native::NativeResult;
   static void configure(ModelCfg&, const arch::CpuFacts&, const arch::Config&);
   static RunResult run(const Program&, const ModelCfg&, const RunOptions&);
 };
 // Gen vtime (model/gen/backend.cpp).
-template <> struct Backend<arch::Accounting::Gen> {
+template <>
+struct Backend<arch::Accounting::Gen> {
   using Result = model::GenResult;
   static void configure(ModelCfg& m, const arch::CpuFacts&, const arch::Config& cfg) {
     m.gen = model::gen_cfg(cfg.version, cfg.hz);
@@ -53,15 +57,19 @@ template <> struct Backend<arch::Accounting::Gen> {
 };
 
 // Calls f(Backend<mode>{}) for the backend of `a`; false if none is registered.
-template <class F> bool with_backend(arch::Accounting a, F&& f) {
+template <class F>
+bool with_backend(arch::Accounting a, F&& f) {
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     return ((a == arch::Accounting(I) ? (f(Backend<arch::Accounting(I)>{}), true) : false) || ...);
-  }(std::make_index_sequence<arch::accounting_modes>{});
+  }
+  (std::make_index_sequence<arch::accounting_modes>{});
 }
 
 // The backends' results, alternative i for arch::Accounting(i).
-template <class> struct ResultsOf;
-template <std::size_t... I> struct ResultsOf<std::index_sequence<I...>> {
+template <class>
+struct ResultsOf;
+template <std::size_t... I>
+struct ResultsOf<std::index_sequence<I...>> {
   using type = std::variant<typename Backend<arch::Accounting(I)>::Result...>;
 };
 using BackendResult = ResultsOf<std::make_index_sequence<arch::accounting_modes>>::type;

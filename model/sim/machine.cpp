@@ -26,7 +26,7 @@ trace::Result<Program> compile(const trace::Trace& t) {
   p.header = t.header;
   const std::uint32_t ncpus = t.header.ncpus;
   if (ncpus > 0xffff) return trace::Error{0, 0, "ncpus above 65535 is not supported by the simulator", "ncpus"};
-  std::map<std::uint64_t, std::uint32_t> index;  // tid -> dense index
+  std::map<std::uint64_t, std::uint32_t> index;   // tid -> dense index
   std::map<std::uint64_t, std::uint32_t> groups;  // tgid -> dense group
   auto add_task = [&](std::uint64_t tid, std::uint64_t pid, bool kthread, const std::string& comm, int nice) {
     TaskInfo ti{tid, pid, comm, kthread, kthread && comm.rfind("ksoftirqd/", 0) == 0, nice, 0};

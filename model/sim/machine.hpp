@@ -23,7 +23,7 @@ using model::TaskAcct;
 
 struct CEvent {  // compiled event
   std::uint64_t ts;
-  std::uint32_t arg;   // dense task index, steal ns index, read index... by kind
+  std::uint32_t arg;  // dense task index, steal ns index, read index... by kind
   std::uint16_t cpu;
   trace::Kind kind;
   std::uint8_t flags;  // Switch: bit0 prev dead, bit1 iowait, bit2 gap= given (Program::gap)
@@ -47,9 +47,9 @@ struct ReadInfo {
 struct Program {
   trace::Header header;
   std::vector<CEvent> events;
-  std::vector<std::uint32_t> lines;   // source line per event
-  std::vector<std::uint64_t> wide;    // Steal ns and Syscall numbers that need 64 bits
-  std::vector<TaskInfo> tasks;        // index 0..ncpus-1: the idle tasks
+  std::vector<std::uint32_t> lines;  // source line per event
+  std::vector<std::uint64_t> wide;   // Steal ns and Syscall numbers that need 64 bits
+  std::vector<TaskInfo> tasks;       // index 0..ncpus-1: the idle tasks
   std::vector<ReadInfo> reads;
   std::uint32_t ngroups = 0;
   // Hardware counters the trace gave at an event (tb=, purr=, spurr=), by event index; empty
@@ -89,14 +89,20 @@ struct RunResult {
   std::vector<TaskAcct<Concrete>> tasks;  // same indices as Program::tasks
   std::vector<GroupAcct> groups;
   std::vector<ReadResult> reads;
-  std::optional<Violation> violation;  // first one, when checking
-  std::vector<Violation> known_bugs;   // with RunOptions::tolerate_known_bugs: first one per invariant
+  std::optional<Violation> violation;           // first one, when checking
+  std::vector<Violation> known_bugs;            // with RunOptions::tolerate_known_bugs: first one per invariant
   std::vector<std::string> obligations_failed;  // domain obligations (division by zero...)
   std::uint64_t events = 0;
   BackendResult backend;  // what the backend of the run's accounting mode adds (model/sim/backends.hpp)
   // That result if the run's backend leaves a T (e.g. model::GenResult), else nullptr.
-  template <class T> const T* backend_result() const { return std::get_if<T>(&backend); }
-  template <class T> T* backend_result() { return std::get_if<T>(&backend); }
+  template <class T>
+  const T* backend_result() const {
+    return std::get_if<T>(&backend);
+  }
+  template <class T>
+  T* backend_result() {
+    return std::get_if<T>(&backend);
+  }
 };
 
 struct RunOptions {
@@ -115,13 +121,13 @@ RunResult run(const Program&, const ModelCfg&, const RunOptions& = {});
 
 // Per-CPU context the machine tracks from the trace (shared by every accounting backend).
 struct CpuCtx {
-  std::uint32_t cur;                  // dense index of the current task
+  std::uint32_t cur;  // dense index of the current task
   trace::Mode mode = trace::Mode::Kernel;
   std::uint32_t irq_depth = 0;
   bool softirq = false;
   bool nohz = false;
   std::uint32_t nr_iowait = 0;
-  std::uint64_t idle_jiffies = 0;     // jiffies at idle_enter (TICK_NSEC steps from ts 0)
+  std::uint64_t idle_jiffies = 0;  // jiffies at idle_enter (TICK_NSEC steps from ts 0)
 };
 
 }  // namespace kacct::sim

@@ -98,20 +98,20 @@ struct ReadRules {
 //                                                // them (gen vtime adds the pending delta); used
 //                                                // by readers and by __exit_signal()
 template <class B>
-concept MachineBackend =
-    std::constructible_from<B, Core&> &&
+concept MachineBackend = std::constructible_from<B, Core&> &&
     requires(B b, const B cb, std::size_t i, std::uint32_t u, std::uint64_t t, const CEvent& e, const CpuCtx& x,
              const typename B::Snapshot& before) {
-      typename B::Result;
-      { B::reads } -> std::convertible_to<ReadRules>;
-      { cb.snapshot(u, u) } -> std::same_as<typename B::Snapshot>;
-      b.event(i, e, x);
-      b.sync(u, t);
-      b.check(i, u, u, before);
-      { b.finish() } -> std::same_as<typename B::Result>;
-    };
+  typename B::Result;
+  { B::reads } -> std::convertible_to<ReadRules>;
+  { cb.snapshot(u, u) } -> std::same_as<typename B::Snapshot>;
+  b.event(i, e, x);
+  b.sync(u, t);
+  b.check(i, u, u, before);
+  { b.finish() } -> std::same_as<typename B::Result>;
+};
 
-template <MachineBackend B> class Machine {
+template <MachineBackend B>
+class Machine {
  public:
   Machine(const Program& p, const ModelCfg& cfg, const RunOptions& o) : k_(p, cfg, o), acct_(k_) {}
 
@@ -136,7 +136,8 @@ template <MachineBackend B> class Machine {
   }
 
  private:
-  template <bool Check> void step(std::size_t i, const CEvent& e) {
+  template <bool Check>
+  void step(std::size_t i, const CEvent& e) {
     auto& x = k_.ctx[e.cpu];
     const std::uint32_t cur = x.cur;
     typename B::Snapshot before{};
@@ -205,7 +206,8 @@ template <MachineBackend B> class Machine {
 
   // task_cputime(): the backend's view if it has one, else the task's counters.
   model::TaskCputime<C> view(std::uint32_t task, std::uint64_t now) {
-    if constexpr (requires { acct_.task_view(task, now); }) return acct_.task_view(task, now);
+    if constexpr (requires { acct_.task_view(task, now); })
+      return acct_.task_view(task, now);
     else {
       const auto& t = k_.r.tasks[task];
       return {t.utime, t.stime, t.sum_exec_runtime};
@@ -274,9 +276,12 @@ template <MachineBackend B> class Machine {
         const auto fail = [&](const char* inv, const char* detail) {
           k_.violate(i, inv, detail, spec::tick::adjust_fixed_by(k_.cfg.adjust, inv));
         };
-        if (!spec::tick::adjust_monotonic(d, before, res)) fail("cputime_adjust.monotonic", "utime or stime went backwards");
-        if (!spec::tick::adjust_sum_is_rtime(d, before, cur, res)) fail("cputime_adjust.sum_is_rtime", "utime + stime != rtime");
-        if (!spec::tick::adjust_stime_le_rtime(d, before, cur, res)) fail("cputime_adjust.stime_le_rtime", "stime > rtime");
+        if (!spec::tick::adjust_monotonic(d, before, res))
+          fail("cputime_adjust.monotonic", "utime or stime went backwards");
+        if (!spec::tick::adjust_sum_is_rtime(d, before, cur, res))
+          fail("cputime_adjust.sum_is_rtime", "utime + stime != rtime");
+        if (!spec::tick::adjust_stime_le_rtime(d, before, cur, res))
+          fail("cputime_adjust.stime_le_rtime", "stime > rtime");
       }
     }
     r.reads.push_back(out);
@@ -286,7 +291,8 @@ template <MachineBackend B> class Machine {
   B acct_;
 };
 
-template <MachineBackend B> RunResult run_with(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
+template <MachineBackend B>
+RunResult run_with(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
   Machine<B> m(p, cfg, o);
   m.run();
   return std::move(m).finish();

@@ -37,7 +37,9 @@ trace::Result<Prediction> predict(std::string_view text, const trace::perf::Opti
   out.conversion = std::move(conv).value();
   const auto& c = out.conversion;
   auto prog = compile(c.trace);
-  if (!prog) return trace::Error{0, 0, "internal error: the converted trace does not compile: " + prog.error().to_string(), "perf"};
+  if (!prog)
+    return trace::Error{0, 0, "internal error: the converted trace does not compile: " + prog.error().to_string(),
+                        "perf"};
   auto mcfg = model_cfg(cpu, cfg);
   if (c.stats.vtime.active) {
     mcfg.gen.nohz_full = 0;
@@ -121,12 +123,14 @@ std::vector<ReadComparison> compare(const Prediction& p, const std::vector<Kerne
       if (rc.marker == k.marker && rc.kind == k.kind) clock = &rc;
     if (clock) c.how = clock->how;
     if (!lo || lo->lost_events_before > 0) {
-      c.detail = lo ? "perf lost events before this read" : "no prediction (the marker or the read is not in the trace)";
+      c.detail =
+          lo ? "perf lost events before this read" : "no prediction (the marker or the read is not in the trace)";
       out.push_back(c);
       continue;
     }
     std::vector<std::string> bad;
-    auto check = [&](const char* what, std::optional<std::uint64_t> kv, std::uint64_t m, std::optional<std::uint64_t> m_hi) {
+    auto check = [&](const char* what, std::optional<std::uint64_t> kv, std::uint64_t m,
+                     std::optional<std::uint64_t> m_hi) {
       if (!kv) return;
       const std::uint64_t a = std::min(m, m_hi.value_or(m)), b = std::max(m, m_hi.value_or(m));
       if (*kv == m && (!m_hi || *m_hi == m)) return;
@@ -146,7 +150,8 @@ std::vector<ReadComparison> compare(const Prediction& p, const std::vector<Kerne
       check("stime", k.stime, lo->stime, hi ? std::optional(hi->stime) : std::nullopt);
     }
     if (clock && clock->raw) {  // the kernel's own inputs to cputime_adjust()
-      if (clock->cr != lo->rtime_ns) bad.push_back(fmt::format("rtime in: kernel {} kacct {}", clock->cr, lo->rtime_ns));
+      if (clock->cr != lo->rtime_ns)
+        bad.push_back(fmt::format("rtime in: kernel {} kacct {}", clock->cr, lo->rtime_ns));
       if (clock->how == "inferred" && clock->cu != clock->model_utime_in)
         bad.push_back(fmt::format("utime in: kernel {} probes {}", clock->cu, clock->model_utime_in));
     }

@@ -21,8 +21,8 @@ namespace kacct::sim {
 struct PredictedRead {
   std::uint64_t marker = 0;
   trace::ReadKind kind{};
-  std::uint64_t tid = 0, ts_ns = 0;  // ts_ns: perf's clock
-  const char* unit = "ns";           // clock_ticks (USER_HZ=100), us, ns
+  std::uint64_t tid = 0, ts_ns = 0;          // ts_ns: perf's clock
+  const char* unit = "ns";                   // clock_ticks (USER_HZ=100), us, ns
   std::uint64_t utime = 0, stime = 0;        // in `unit` (stat, rusage)
   std::uint64_t utime_ns = 0, stime_ns = 0;  // after cputime_adjust (taskstats: raw task_cputime)
   std::uint64_t value = 0;                   // clock reads, ns

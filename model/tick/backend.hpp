@@ -81,8 +81,9 @@ class TickBackend {
     if (was_tick_ && !spec::tick::tick_conserves(d, before.cpu, c, credit_))
       k_.violate(i, "tick_conserves", "tick time not split exactly between buckets and other time");
     if (was_tick_ && !spec::tick::tick_attributed(d, before.cpu, c, tick_x_, irq_time))
-      k_.violate(i, "tick_attributed", std::string("tick charged to a bucket other than ") +
-                                           model::usage_names[spec::tick::expected_bucket(tick_x_, irq_time)]);
+      k_.violate(i, "tick_attributed",
+                 std::string("tick charged to a bucket other than ") +
+                     model::usage_names[spec::tick::expected_bucket(tick_x_, irq_time)]);
     if (was_boundary_ && !spec::tick::irq_boundary_conserves(d, before.cpu, c))
       k_.violate(i, "irq_boundary_conserves", "irq time not in exactly one bucket and pending");
   }

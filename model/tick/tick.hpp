@@ -16,31 +16,33 @@ inline constexpr std::uint32_t SOFTIRQ_MASK = 0xffu << 8;
 inline constexpr std::uint32_t HARDIRQ_MASK = 0xfu << 16;
 
 struct TickCfg {
-  bool irq_time = false;       // CONFIG_IRQ_TIME_ACCOUNTING with sched_clock_irqtime on
-  bool steal = false;          // paravirt steal accounting enabled
+  bool irq_time = false;                // CONFIG_IRQ_TIME_ACCOUNTING with sched_clock_irqtime on
+  bool steal = false;                   // paravirt steal accounting enabled
   std::uint64_t tick_nsec = 4'000'000;  // TICK_NSEC for the config's HZ
 };
 
 // The CPU context at an accounting call, as the kernel sees it (concrete: it comes from the
 // trace; proofs enumerate every case).
 struct TickCtx {
-  bool user_tick = false;        // user_mode(get_irq_regs())
+  bool user_tick = false;           // user_mode(get_irq_regs())
   std::uint32_t preempt_count = 0;  // including the timer interrupt's own HARDIRQ_OFFSET
-  bool is_idle = false;          // p == this_rq()->idle
-  bool is_ksoftirqd = false;     // p == this_cpu_ksoftirqd()
-  bool pf_vcpu = false;          // p->flags & PF_VCPU
-  bool nice_pos = false;         // task_nice(p) > 0
-  bool nr_iowait = false;        // atomic_read(&rq->nr_iowait) > 0
+  bool is_idle = false;             // p == this_rq()->idle
+  bool is_ksoftirqd = false;        // p == this_cpu_ksoftirqd()
+  bool pf_vcpu = false;             // p->flags & PF_VCPU
+  bool nice_pos = false;            // task_nice(p) > 0
+  bool nr_iowait = false;           // atomic_read(&rq->nr_iowait) > 0
 };
 
 // account_user_time(), account_guest_time(), account_system_index_time(), account_idle_time(),
 // account_steal_time(): the sinks (6.1; unchanged in substance since 4.11).
-template <class D> void account_user_time(D& d, CpuAcct<D>& c, TaskAcct<D>& p, const TickCtx& x, u64<D> t) {
+template <class D>
+void account_user_time(D& d, CpuAcct<D>& c, TaskAcct<D>& p, const TickCtx& x, u64<D> t) {
   p.utime = d.add(p.utime, t);
   auto& b = c.cpustat[x.nice_pos ? NICE : USER];
   b = d.add(b, t);
 }
-template <class D> void account_guest_time(D& d, CpuAcct<D>& c, TaskAcct<D>& p, const TickCtx& x, u64<D> t) {
+template <class D>
+void account_guest_time(D& d, CpuAcct<D>& c, TaskAcct<D>& p, const TickCtx& x, u64<D> t) {
   p.utime = d.add(p.utime, t);
   p.gtime = d.add(p.gtime, t);
   auto& u = c.cpustat[x.nice_pos ? NICE : USER];
@@ -48,30 +50,35 @@ template <class D> void account_guest_time(D& d, CpuAcct<D>& c, TaskAcct<D>& p, 
   u = d.add(u, t);
   g = d.add(g, t);
 }
-template <class D> void account_system_index_time(D& d, CpuAcct<D>& c, TaskAcct<D>& p, u64<D> t, Usage idx) {
+template <class D>
+void account_system_index_time(D& d, CpuAcct<D>& c, TaskAcct<D>& p, u64<D> t, Usage idx) {
   p.stime = d.add(p.stime, t);
   c.cpustat[idx] = d.add(c.cpustat[idx], t);
 }
-template <class D> void account_idle_time(D& d, CpuAcct<D>& c, const TickCtx& x, u64<D> t) {
+template <class D>
+void account_idle_time(D& d, CpuAcct<D>& c, const TickCtx& x, u64<D> t) {
   auto& b = c.cpustat[x.nr_iowait ? IOWAIT : IDLE];
   b = d.add(b, t);
 }
 // account_system_time(p, hardirq_offset, cputime): guest if PF_VCPU outside any irq, else IRQ /
 // SOFTIRQ / SYSTEM from the preempt count minus the caller's own hardirq offset.
 template <class D>
-void account_system_time(D& d, CpuAcct<D>& c, TaskAcct<D>& p, const TickCtx& x,
-                         std::uint32_t hardirq_offset, u64<D> t) {
+void account_system_time(D& d, CpuAcct<D>& c, TaskAcct<D>& p, const TickCtx& x, std::uint32_t hardirq_offset,
+                         u64<D> t) {
   const std::uint32_t irq_count = x.preempt_count & (HARDIRQ_MASK | SOFTIRQ_MASK);
   if (x.pf_vcpu && irq_count - hardirq_offset == 0) return account_guest_time(d, c, p, x, t);
   Usage idx = SYSTEM;
-  if ((x.preempt_count & HARDIRQ_MASK) - hardirq_offset) idx = IRQ;
-  else if (x.preempt_count & SOFTIRQ_OFFSET) idx = SOFTIRQ;
+  if ((x.preempt_count & HARDIRQ_MASK) - hardirq_offset)
+    idx = IRQ;
+  else if (x.preempt_count & SOFTIRQ_OFFSET)
+    idx = SOFTIRQ;
   account_system_index_time(d, c, p, t, idx);
 }
 
 // steal_account_process_time(maxtime) (4.8+): all pending steal up to maxtime; the rest stays
 // pending in paravirt_steal_clock - prev_steal_time.
-template <class D> u64<D> steal_account_process_time(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> maxtime) {
+template <class D>
+u64<D> steal_account_process_time(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> maxtime) {
   if (!cfg.steal) return d.template lit<64>(0);
   auto steal = d.min(d.sub(c.steal_clock, c.prev_steal_time), maxtime);
   c.cpustat[STEAL] = d.add(c.cpustat[STEAL], steal);
@@ -79,7 +86,8 @@ template <class D> u64<D> steal_account_process_time(D& d, const TickCfg& cfg, C
   return steal;
 }
 // irqtime_tick_accounted(maxtime) (4.11+): irq time already in cpustat, taken out of tick time.
-template <class D> u64<D> irqtime_tick_accounted(D& d, CpuAcct<D>& c, u64<D> maxtime) {
+template <class D>
+u64<D> irqtime_tick_accounted(D& d, CpuAcct<D>& c, u64<D> maxtime) {
   auto delta = d.min(c.irqtime.tick_delta, maxtime);
   c.irqtime.tick_delta = d.sub(c.irqtime.tick_delta, delta);
   return delta;
@@ -87,7 +95,8 @@ template <class D> u64<D> irqtime_tick_accounted(D& d, CpuAcct<D>& c, u64<D> max
 // account_other_time(max) (4.11+): steal first, then pending irq time, at most max in all.
 // (The kernel skips the irq part when steal already reached max; then max - steal == 0 and the
 // call below takes nothing, so the guard needs no branch here.)
-template <class D> u64<D> account_other_time(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> max) {
+template <class D>
+u64<D> account_other_time(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> max) {
   auto acc = steal_account_process_time(d, cfg, c, max);
   if (!cfg.irq_time) return acc;
   return d.add(acc, irqtime_tick_accounted(d, c, d.sub(max, acc)));
@@ -96,18 +105,26 @@ template <class D> u64<D> account_other_time(D& d, const TickCfg& cfg, CpuAcct<D
 // irqtime_account_process_tick(p, user_tick, ticks) (4.11+): the tick minus other time goes to
 // the task's base context; the preempt count is not consulted (irq time is measured exactly).
 template <class D>
-void irqtime_account_process_tick(D& d, const TickCfg& cfg, CpuAcct<D>& c, TaskAcct<D>& p,
-                                  const TickCtx& x, u64<D> ticks) {
+void irqtime_account_process_tick(D& d, const TickCfg& cfg, CpuAcct<D>& c, TaskAcct<D>& p, const TickCtx& x,
+                                  u64<D> ticks) {
   auto cputime = d.mul(d.template lit<64>(cfg.tick_nsec), ticks);
   auto other = account_other_time(d, cfg, c, d.template lit<64>(~std::uint64_t{0}));
-  when_each(d, d.ult(other, cputime), [&](CpuAcct<D>& sc, TaskAcct<D>& sp) {
-    auto t = d.sub(cputime, other);
-    if (x.is_ksoftirqd) account_system_index_time(d, sc, sp, t, SOFTIRQ);
-    else if (x.user_tick) account_user_time(d, sc, sp, x, t);
-    else if (x.is_idle) account_idle_time(d, sc, x, t);
-    else if (x.pf_vcpu) account_guest_time(d, sc, sp, x, t);
-    else account_system_index_time(d, sc, sp, t, SYSTEM);
-  }, c, p);
+  when_each(
+      d, d.ult(other, cputime),
+      [&](CpuAcct<D>& sc, TaskAcct<D>& sp) {
+        auto t = d.sub(cputime, other);
+        if (x.is_ksoftirqd)
+          account_system_index_time(d, sc, sp, t, SOFTIRQ);
+        else if (x.user_tick)
+          account_user_time(d, sc, sp, x, t);
+        else if (x.is_idle)
+          account_idle_time(d, sc, x, t);
+        else if (x.pf_vcpu)
+          account_guest_time(d, sc, sp, x, t);
+        else
+          account_system_index_time(d, sc, sp, t, SYSTEM);
+      },
+      c, p);
 }
 
 // account_process_tick(p, user_tick) (4.11+): one TICK_NSEC, minus pending steal.
@@ -116,13 +133,19 @@ void account_process_tick(D& d, const TickCfg& cfg, CpuAcct<D>& c, TaskAcct<D>& 
   if (cfg.irq_time) return irqtime_account_process_tick(d, cfg, c, p, x, d.template lit<64>(1));
   auto cputime = d.template lit<64>(cfg.tick_nsec);
   auto steal = steal_account_process_time(d, cfg, c, d.template lit<64>(~std::uint64_t{0}));
-  when_each(d, d.ult(steal, cputime), [&](CpuAcct<D>& sc, TaskAcct<D>& sp) {
-    auto t = d.sub(cputime, steal);
-    const std::uint32_t irq_count = x.preempt_count & (HARDIRQ_MASK | SOFTIRQ_MASK);
-    if (x.user_tick) account_user_time(d, sc, sp, x, t);
-    else if (!x.is_idle || irq_count != HARDIRQ_OFFSET) account_system_time(d, sc, sp, x, HARDIRQ_OFFSET, t);
-    else account_idle_time(d, sc, x, t);
-  }, c, p);
+  when_each(
+      d, d.ult(steal, cputime),
+      [&](CpuAcct<D>& sc, TaskAcct<D>& sp) {
+        auto t = d.sub(cputime, steal);
+        const std::uint32_t irq_count = x.preempt_count & (HARDIRQ_MASK | SOFTIRQ_MASK);
+        if (x.user_tick)
+          account_user_time(d, sc, sp, x, t);
+        else if (!x.is_idle || irq_count != HARDIRQ_OFFSET)
+          account_system_time(d, sc, sp, x, HARDIRQ_OFFSET, t);
+        else
+          account_idle_time(d, sc, x, t);
+      },
+      c, p);
 }
 
 // account_idle_ticks(ticks) (4.11+): idle ticks credited on exit from nohz idle.
@@ -131,7 +154,8 @@ void account_idle_ticks(D& d, const TickCfg& cfg, CpuAcct<D>& c, TaskAcct<D>& id
   if (cfg.irq_time) return irqtime_account_process_tick(d, cfg, c, idle, x, ticks);
   auto cputime = d.mul(d.template lit<64>(cfg.tick_nsec), ticks);
   auto steal = steal_account_process_time(d, cfg, c, d.template lit<64>(~std::uint64_t{0}));
-  when_each(d, d.ult(steal, cputime), [&](CpuAcct<D>& st) { account_idle_time(d, st, x, d.sub(cputime, steal)); }, c);
+  when_each(
+      d, d.ult(steal, cputime), [&](CpuAcct<D>& st) { account_idle_time(d, st, x, d.sub(cputime, steal)); }, c);
 }
 
 // Which side of an irq boundary the elapsed time belongs to (irqtime_account_irq's pc test).
@@ -139,7 +163,8 @@ enum class IrqClass : std::uint8_t { None, Hardirq, Softirq };
 // irqtime_account_irq(curr, offset) (5.11+ form; same result before): the time since the last
 // boundary is irq time if the context being left was a hardirq, softirq time if it was a softirq
 // outside ksoftirqd, else task time (nothing to do here).
-template <class D> void irqtime_account_irq(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> now, IrqClass cls) {
+template <class D>
+void irqtime_account_irq(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> now, IrqClass cls) {
   if (!cfg.irq_time) return;
   auto delta = d.sub(now, c.irqtime.irq_start_time);
   c.irqtime.irq_start_time = d.add(c.irqtime.irq_start_time, delta);
@@ -152,33 +177,40 @@ template <class D> void irqtime_account_irq(D& d, const TickCfg& cfg, CpuAcct<D>
 
 // update_rq_clock(rq) + update_rq_clock_task(rq, delta) (6.1): clock_task advances by the
 // elapsed time minus irq time and steal, each clamped to what is left.
-template <class D> void update_rq_clock(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> now) {
+template <class D>
+void update_rq_clock(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> now) {
   auto delta = d.sub(now, c.rq.clock);
   // "(s64)delta < 0: return" -- the clock never goes backwards.
-  when_each(d, d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63)), [&](CpuAcct<D>& s) {
-    s.rq.clock = d.add(s.rq.clock, delta);
-    auto left = delta;
-    if (cfg.irq_time) {
-      auto irq = d.min(d.sub(s.irqtime.total, s.rq.prev_irq_time), left);
-      s.rq.prev_irq_time = d.add(s.rq.prev_irq_time, irq);
-      left = d.sub(left, irq);
-    }
-    if (cfg.steal) {
-      auto st = d.min(d.sub(s.steal_clock, s.rq.prev_steal_time_rq), left);
-      s.rq.prev_steal_time_rq = d.add(s.rq.prev_steal_time_rq, st);
-      left = d.sub(left, st);
-    }
-    s.rq.clock_task = d.add(s.rq.clock_task, left);
-  }, c);
+  when_each(
+      d, d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63)),
+      [&](CpuAcct<D>& s) {
+        s.rq.clock = d.add(s.rq.clock, delta);
+        auto left = delta;
+        if (cfg.irq_time) {
+          auto irq = d.min(d.sub(s.irqtime.total, s.rq.prev_irq_time), left);
+          s.rq.prev_irq_time = d.add(s.rq.prev_irq_time, irq);
+          left = d.sub(left, irq);
+        }
+        if (cfg.steal) {
+          auto st = d.min(d.sub(s.steal_clock, s.rq.prev_steal_time_rq), left);
+          s.rq.prev_steal_time_rq = d.add(s.rq.prev_steal_time_rq, st);
+          left = d.sub(left, st);
+        }
+        s.rq.clock_task = d.add(s.rq.clock_task, left);
+      },
+      c);
 }
 // update_curr() (fair.c): the running task's rtime advances by clock_task - exec_start.
-template <class D> void update_curr(D& d, const CpuAcct<D>& c, TaskAcct<D>& p) {
+template <class D>
+void update_curr(D& d, const CpuAcct<D>& c, TaskAcct<D>& p) {
   auto delta = d.sub(c.rq.clock_task, p.exec_start);
-  when_each(d, d.band(d.ult(d.template lit<64>(0), delta), d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63))),
-            [&](TaskAcct<D>& t) {
-              t.exec_start = c.rq.clock_task;
-              t.sum_exec_runtime = d.add(t.sum_exec_runtime, delta);
-            }, p);
+  when_each(
+      d, d.band(d.ult(d.template lit<64>(0), delta), d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63))),
+      [&](TaskAcct<D>& t) {
+        t.exec_start = c.rq.clock_task;
+        t.sum_exec_runtime = d.add(t.sum_exec_runtime, delta);
+      },
+      p);
 }
 
 }  // namespace kacct::model

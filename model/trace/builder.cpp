@@ -15,10 +15,10 @@ enum class Op : uint8_t { Tick, UserKernel, Irq, Softirq, Guest, Switch, Wakeup,
 
 // op % 32 -> what to do. 8 of 32 are ticks.
 constexpr Op kOps[32] = {
-    Op::Tick,   Op::Tick,   Op::Tick,    Op::Tick,   Op::Tick,   Op::Tick,       Op::Tick,   Op::Tick,
-    Op::UserKernel, Op::UserKernel, Op::UserKernel, Op::Irq, Op::Irq, Op::Softirq, Op::Guest, Op::Guest,
-    Op::Switch, Op::Switch, Op::Switch,  Op::Switch, Op::Wakeup, Op::Wakeup,     Op::Idle,   Op::Steal,
-    Op::Steal,  Op::Fork,   Op::Exit,    Op::Read,   Op::Read,   Op::Read,       Op::Irq,    Op::UserKernel,
+    Op::Tick,       Op::Tick,       Op::Tick,       Op::Tick,   Op::Tick,   Op::Tick,    Op::Tick,  Op::Tick,
+    Op::UserKernel, Op::UserKernel, Op::UserKernel, Op::Irq,    Op::Irq,    Op::Softirq, Op::Guest, Op::Guest,
+    Op::Switch,     Op::Switch,     Op::Switch,     Op::Switch, Op::Wakeup, Op::Wakeup,  Op::Idle,  Op::Steal,
+    Op::Steal,      Op::Fork,       Op::Exit,       Op::Read,   Op::Read,   Op::Read,    Op::Irq,   Op::UserKernel,
 };
 
 constexpr uint64_t kKthread = 2, kKsoftirqd = 10, kVcpu = 900, kFirstFork = 1000;
@@ -72,8 +72,10 @@ class Builder {
         }
         break;
       case Op::Softirq:
-        if (c.irq_depth > 0) e.kind = Kind::IrqExit;
-        else if (c.in_softirq) e.kind = Kind::SoftirqExit;
+        if (c.irq_depth > 0)
+          e.kind = Kind::IrqExit;
+        else if (c.in_softirq)
+          e.kind = Kind::SoftirqExit;
         else {
           e.kind = Kind::SoftirqEnter;
           e.a = arg % 10;
@@ -82,8 +84,10 @@ class Builder {
       case Op::Guest:
         if (c.current == kVcpu) {
           if (!process || cur.exiting) return;
-          if (c.mode == Mode::Guest) e.kind = Kind::GuestExit;
-          else if (c.mode == Mode::Kernel) e.kind = Kind::GuestEnter;
+          if (c.mode == Mode::Guest)
+            e.kind = Kind::GuestExit;
+          else if (c.mode == Mode::Kernel)
+            e.kind = Kind::GuestEnter;
           else {
             e.kind = Kind::SyscallEnter;  // ioctl(KVM_RUN)
             e.a = 16;
@@ -199,10 +203,14 @@ class Builder {
   }
   // A switch to `next`, or the event that has to come first on this CPU.
   bool switch_to(Event& e, const CpuContext& c, const TaskState& cur, uint64_t next, uint16_t arg) {
-    if (c.irq_depth > 0) e.kind = Kind::IrqExit;
-    else if (c.in_softirq) e.kind = Kind::SoftirqExit;
-    else if (c.mode == Mode::Guest) e.kind = Kind::GuestExit;
-    else if (c.current == 0 && c.nohz_idle) e.kind = Kind::IdleExit;
+    if (c.irq_depth > 0)
+      e.kind = Kind::IrqExit;
+    else if (c.in_softirq)
+      e.kind = Kind::SoftirqExit;
+    else if (c.mode == Mode::Guest)
+      e.kind = Kind::GuestExit;
+    else if (c.current == 0 && c.nohz_idle)
+      e.kind = Kind::IdleExit;
     else {
       if (next == c.current) return false;
       if (next != 0) {

@@ -11,7 +11,17 @@ namespace kacct::trace {
 
 // Same order as the kernel's enum cpu_usage_stat.
 enum class Bucket : uint8_t {
-  User, Nice, System, Softirq, Irq, Idle, Iowait, Steal, Guest, GuestNice, Count,
+  User,
+  Nice,
+  System,
+  Softirq,
+  Irq,
+  Idle,
+  Iowait,
+  Steal,
+  Guest,
+  GuestNice,
+  Count,
 };
 inline constexpr size_t kBuckets = size_t(Bucket::Count);
 std::string_view name(Bucket);  // "user", "nice", ..., "guest_nice"
@@ -24,9 +34,9 @@ struct TaskTruth {
 };
 
 struct Ledger {
-  uint64_t end_ts = 0;  // every CPU is charged up to here
+  uint64_t end_ts = 0;                              // every CPU is charged up to here
   std::vector<std::array<uint64_t, kBuckets>> cpu;  // [cpu][bucket]
-  std::map<uint64_t, TaskTruth> task;  // declared/forked tasks; idle tasks excluded
+  std::map<uint64_t, TaskTruth> task;               // declared/forked tasks; idle tasks excluded
   uint64_t at(uint32_t c, Bucket b) const { return cpu.at(c)[size_t(b)]; }
   bool operator==(const Ledger&) const = default;
 };

@@ -24,8 +24,7 @@ struct Tok {
 };
 
 uint32_t sat32(size_t v) {
-  return v > std::numeric_limits<uint32_t>::max() ? std::numeric_limits<uint32_t>::max()
-                                                  : uint32_t(v);
+  return v > std::numeric_limits<uint32_t>::max() ? std::numeric_limits<uint32_t>::max() : uint32_t(v);
 }
 
 // Quotes untrusted input safely for an error message.
@@ -58,7 +57,8 @@ std::vector<Tok> tokenize(std::string_view line, uint32_t lineno, uint32_t& eol)
       c = static_cast<unsigned char>(line[i]);
       if (c == ' ' || c == '\t' || c == '#') break;
       if (c < 0x20 || c >= 0x7f)
-        throw Fail{{lineno, sat32(i + 1),
+        throw Fail{{lineno,
+                    sat32(i + 1),
                     fmt::format("unexpected byte 0x{:02x}; expected printable ASCII, space, tab "
                                 "or '#' comment",
                                 c),
@@ -90,8 +90,7 @@ constexpr std::array kAllKinds = [] {
   for (size_t i = 0; i < kKindCount; ++i) a[i] = Kind(i);
   return a;
 }();
-constexpr std::array kAllPrev = {PrevState::Runnable, PrevState::Sleeping, PrevState::DiskSleep,
-                                 PrevState::Dead};
+constexpr std::array kAllPrev = {PrevState::Runnable, PrevState::Sleeping, PrevState::DiskSleep, PrevState::Dead};
 constexpr std::array kAllExc = {ExcKind::PageFault, ExcKind::Other};
 constexpr std::array kAllRead = [] {
   std::array<ReadKind, kReadKindCount> a{};
@@ -106,22 +105,17 @@ struct Arg {
 
 class LineParser {
  public:
-  LineParser(std::string_view line, uint32_t lineno) : line_(lineno) {
-    toks_ = tokenize(line, lineno, eol_);
-  }
+  LineParser(std::string_view line, uint32_t lineno) : line_(lineno) { toks_ = tokenize(line, lineno, eol_); }
   bool blank() const { return toks_.empty(); }
   const std::vector<Tok>& toks() const { return toks_; }
 
-  [[noreturn]] void fail(uint32_t col, std::string msg) const {
-    throw Fail{{line_, col, std::move(msg), {}}};
-  }
+  [[noreturn]] void fail(uint32_t col, std::string msg) const { throw Fail{{line_, col, std::move(msg), {}}}; }
   const Tok& tok(size_t i, std::string_view expected) const {
     if (i >= toks_.size()) fail(eol_, fmt::format("unexpected end of line; expected {}", expected));
     return toks_[i];
   }
   void expect_end(size_t n) const {
-    if (toks_.size() > n)
-      fail(toks_[n].col, fmt::format("unexpected '{}'; expected end of line", show(toks_[n].s)));
+    if (toks_.size() > n) fail(toks_[n].col, fmt::format("unexpected '{}'; expected end of line", show(toks_[n].s)));
   }
   void expect_word(std::string_view word, std::string_view what) const {
     const Tok& t = tok(0, what);
@@ -135,8 +129,7 @@ class LineParser {
     for (char c : s) {
       auto d = uint64_t(c - '0');
       if (v > (std::numeric_limits<uint64_t>::max() - d) / 10)
-        fail(col, fmt::format("value exceeds 2^64-1; expected {} in 0..18446744073709551615",
-                              what));
+        fail(col, fmt::format("value exceeds 2^64-1; expected {} in 0..18446744073709551615", what));
       v = v * 10 + d;
     }
     return v;
@@ -145,8 +138,8 @@ class LineParser {
 
   // Collects key=value args from token `first` on.  `keys` are allowed keys,
   // `flags` allowed bare words; the hardware counter keys are added if hw.
-  void args(size_t first, std::vector<std::string_view> keys,
-            std::vector<std::string_view> flags, std::string_view ctx, bool hw) {
+  void args(size_t first, std::vector<std::string_view> keys, std::vector<std::string_view> flags, std::string_view ctx,
+            bool hw) {
     if (hw) keys.insert(keys.end(), {"tb", "purr", "spurr"});
     args_.clear();
     flags_.clear();
@@ -156,8 +149,7 @@ class LineParser {
       auto eq = t.s.find('=');
       if (eq == std::string_view::npos) {
         if (std::find(flags.begin(), flags.end(), t.s) == flags.end())
-          fail(t.col, fmt::format("expected key=value{}, got '{}'",
-                                  flags.empty() ? "" : " or 'kthread'", show(t.s)));
+          fail(t.col, fmt::format("expected key=value{}, got '{}'", flags.empty() ? "" : " or 'kthread'", show(t.s)));
         if (flags_.count(t.s)) fail(t.col, fmt::format("duplicate flag '{}'", t.s));
         flags_.insert(t.s);
         continue;
@@ -178,9 +170,7 @@ class LineParser {
   }
   const Arg& req(std::string_view key, std::string_view what) const {
     const Arg* a = find(key);
-    if (!a)
-      fail(eol_,
-           fmt::format("missing required key '{}' for {}; expected {}=<{}>", key, ctx_, key, what));
+    if (!a) fail(eol_, fmt::format("missing required key '{}' for {}; expected {}=<{}>", key, ctx_, key, what));
     return *a;
   }
   std::optional<uint64_t> opt_u64(std::string_view key, std::string_view what) const {
@@ -255,8 +245,7 @@ Event parse_event(LineParser& p, uint32_t lineno, uint32_t ncpus) {
   const Tok& kt = p.tok(2, "event kind");
   auto kind = lookup(kt.s, kAllKinds);
   if (!kind)
-    p.fail(kt.col, fmt::format("unknown event kind '{}'; expected one of {}", show(kt.s),
-                               spellings(kAllKinds)));
+    p.fail(kt.col, fmt::format("unknown event kind '{}'; expected one of {}", show(kt.s), spellings(kAllKinds)));
   e.kind = *kind;
   std::string_view ctx = name(e.kind);
   auto keys = [&](std::vector<std::string_view> k, std::vector<std::string_view> f = {}) {
@@ -326,9 +315,7 @@ Event parse_event(LineParser& p, uint32_t lineno, uint32_t ncpus) {
       e.read_id = p.opt_u64("id", "read id").value_or(0);
       break;
     }
-    default:
-      keys({});
-      break;
+    default: keys({}); break;
   }
   e.hw.tb = p.opt_u64("tb", "timebase value");
   e.hw.purr = p.opt_u64("purr", "PURR value");
@@ -338,8 +325,8 @@ Event parse_event(LineParser& p, uint32_t lineno, uint32_t ncpus) {
 
 bool valid_model(std::string_view s) {
   return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '.' || c == '-';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == '-';
   });
 }
 
@@ -385,8 +372,7 @@ Trace parse_or_throw(std::string_view text) {
         p.expect_word("cpu", "'cpu <model>' line");
         const Tok& m = p.tok(1, "cpu model name");
         if (!valid_model(m.s))
-          p.fail(m.col, fmt::format("expected cpu model name [A-Za-z0-9_.-]{{1,64}}, got '{}'",
-                                    show(m.s)));
+          p.fail(m.col, fmt::format("expected cpu model name [A-Za-z0-9_.-]{{1,64}}, got '{}'", show(m.s)));
         t.header.cpu_model = std::string(m.s);
         p.expect_end(2);
         stage = kNcpus;
@@ -428,15 +414,13 @@ Trace parse_or_throw(std::string_view text) {
           p.fail(toks[0].col, fmt::format("expected 'task' or 'events' line, got '{}'", show(toks[0].s)));
         }
         break;
-      case kEvents:
-        t.events.push_back(parse_event(p, lineno, t.header.ncpus));
-        break;
+      case kEvents: t.events.push_back(parse_event(p, lineno, t.header.ncpus)); break;
     }
     return true;
   });
   if (stage != kEvents) {
-    static constexpr std::string_view what[] = {"'kacct-trace 1'", "'cpu <model>'", "'ncpus <n>'",
-                                                "'clock ns'", "'events'"};
+    static constexpr std::string_view what[] = {"'kacct-trace 1'", "'cpu <model>'", "'ncpus <n>'", "'clock ns'",
+                                                "'events'"};
     throw Fail{{last + 1, 1, fmt::format("unexpected end of input; expected {} line", what[stage]), {}}};
   }
   return t;
@@ -461,17 +445,14 @@ uint32_t field_column(std::string_view text, uint32_t line, std::string_view fie
       if (size_t(pos) < toks.size()) col = toks[size_t(pos)].col;
       return false;
     });
-  } catch (const Fail&) {
-  }
+  } catch (const Fail&) {}
   return col;
 }
 
 Result<Trace> parse(std::string_view text) {
   try {
     return parse_or_throw(text);
-  } catch (Fail& f) {
-    return std::move(f.e);
-  }
+  } catch (Fail& f) { return std::move(f.e); }
 }
 
 Result<Trace> load(std::string_view text) {

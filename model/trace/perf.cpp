@@ -43,7 +43,8 @@ Record parse_header(std::string_view s, std::uint32_t line) {
       break;
     }
   }
-  if (lb == std::string_view::npos) fail(line, 1, "expected a perf script sample: 'comm tid [cpu] time: event: fields'");
+  if (lb == std::string_view::npos)
+    fail(line, 1, "expected a perf script sample: 'comm tid [cpu] time: event: fields'");
   const std::string_view left = trim(s.substr(0, lb));
   const std::size_t sp = left.find_last_of(" \t");
   if (sp == std::string_view::npos) fail(line, 1, "expected 'comm tid' or 'comm pid/tid' before the [cpu] field");
@@ -126,7 +127,8 @@ void check_values(const Record& r, std::unordered_map<std::uint32_t, std::uint64
   if (auto [it, fresh] = last_ts.try_emplace(r.cpu, r.ts); !fresh) {
     if (r.ts < it->second)
       fail(r.line, r.ts_col,
-           fmt::format("timestamp goes backwards on cpu {}: {} ns before the previous sample", r.cpu, it->second - r.ts));
+           fmt::format("timestamp goes backwards on cpu {}: {} ns before the previous sample", r.cpu,
+                       it->second - r.ts));
     it->second = r.ts;
   }
   auto col = [&](std::string_view v) { return r.fields_col + std::size_t(v.data() - r.fields.data()); };
@@ -178,8 +180,8 @@ std::optional<ReadSpec> parse_read_spec(std::string_view s, std::string* error) 
     kind = kind.substr(0, c);
   }
   static constexpr std::pair<std::string_view, ReadKind> kinds[] = {
-      {"proc_stat", ReadKind::ProcStat},       {"task_stat", ReadKind::TaskStat},
-      {"rusage_self", ReadKind::RusageSelf},   {"rusage_thread", ReadKind::RusageThread},
+      {"proc_stat", ReadKind::ProcStat},           {"task_stat", ReadKind::TaskStat},
+      {"rusage_self", ReadKind::RusageSelf},       {"rusage_thread", ReadKind::RusageThread},
       {"thread_cputime", ReadKind::ThreadCputime}, {"process_cputime", ReadKind::ProcessCputime},
       {"taskstats", ReadKind::Taskstats}};
   for (auto [n, k] : kinds)
@@ -189,8 +191,10 @@ std::optional<ReadSpec> parse_read_spec(std::string_view s, std::string* error) 
         return bad(fmt::format("{} reads the marking thread's own process or thread; no :TID", n));
       return r;
     }
-  return bad(fmt::format("unknown read kind '{}' (proc_stat, task_stat[:TID], rusage_self, rusage_thread, "
-                         "thread_cputime[:TID], process_cputime, taskstats[:TID])", kind));
+  return bad(
+      fmt::format("unknown read kind '{}' (proc_stat, task_stat[:TID], rusage_self, rusage_thread, "
+                  "thread_cputime[:TID], process_cputime, taskstats[:TID])",
+                  kind));
 }
 
 Result<std::vector<Record>> parse_script(std::string_view text) {
@@ -226,9 +230,7 @@ Result<std::vector<Record>> parse_script(std::string_view text) {
       out.push_back(parse_header(s, line));
       check_values(out.back(), last_ts);
     }
-  } catch (const Fail& f) {
-    return f.e;
-  }
+  } catch (const Fail& f) { return f.e; }
   return out;
 }
 
@@ -281,7 +283,8 @@ void Converter::declare() {
     if (r.event == "raw_syscalls:sys_enter" && r.tid) info_[r.tid].user_evidence = true;
     if (r.tid && (r.event == "kprobes:vtime_user_exit" || r.event == "kprobes:vtime_user_enter"))
       info_[r.tid].user_evidence = true;
-    if (r.event == "irq_vectors:local_timer_entry" && r.tid && chain_says_user(r) == 1) info_[r.tid].user_evidence = true;
+    if (r.event == "irq_vectors:local_timer_entry" && r.tid && chain_says_user(r) == 1)
+      info_[r.tid].user_evidence = true;
   }
   for (auto& [tid, i] : info_)
     if (i.user_evidence) user_groups.insert(i.tgid);
@@ -551,9 +554,9 @@ void Converter::on_switch(const Record& r) {
   e.b = *next;
   const char s0 = ps->empty() ? 'R' : (*ps)[0];
   e.prev_state = s0 == 'S' || s0 == 'T' || s0 == 't' || s0 == 'I' ? PrevState::Sleeping
-                 : s0 == 'D'                                     ? PrevState::DiskSleep
-                 : s0 == 'X' || s0 == 'Z'                        ? PrevState::Dead
-                                                                 : PrevState::Runnable;
+                 : s0 == 'D'                                      ? PrevState::DiskSleep
+                 : s0 == 'X' || s0 == 'Z'                         ? PrevState::Dead
+                                                                  : PrevState::Runnable;
   if (*prev == 0) e.prev_state = PrevState::Runnable;
   if (e.prev_state == PrevState::Dead && !tr_->current(c).exiting) {
     if (!exiting_.count(*prev)) repair("exit inferred (prev_state X without sched_process_exit)", r);

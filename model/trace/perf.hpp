@@ -40,10 +40,10 @@ struct Record {
   std::uint64_t tid = 0;
   bool tid_known = true;  // perf prints -1 for threads it lost track of
   std::uint32_t cpu = 0;
-  std::uint64_t ts = 0;  // ns (perf's clock)
-  std::string event;     // "sched:sched_switch"
-  std::string fields;    // the tracepoint's text
-  std::vector<std::string> chain;  // kernel callchain symbols, innermost first
+  std::uint64_t ts = 0;                                   // ns (perf's clock)
+  std::string event;                                      // "sched:sched_switch"
+  std::string fields;                                     // the tracepoint's text
+  std::vector<std::string> chain;                         // kernel callchain symbols, innermost first
   std::uint32_t cpu_col = 0, ts_col = 0, fields_col = 0;  // 1-based columns, for errors about their values
 };
 // Parses every sample; a line that is not a sample header or a callchain frame is an error
@@ -53,28 +53,28 @@ struct Record {
 Result<std::vector<Record>> parse_script(std::string_view text);
 
 struct Stats {
-  std::uint64_t lines = 0, records = 0, duplicates = 0;  // duplicates: repeated samples dropped
-  std::map<std::string, std::uint64_t> used;     // events turned into trace events
-  std::map<std::string, std::uint64_t> ignored;  // known events the models do not need
-  std::map<std::string, std::uint64_t> unknown;  // skipped, by name
+  std::uint64_t lines = 0, records = 0, duplicates = 0;                    // duplicates: repeated samples dropped
+  std::map<std::string, std::uint64_t> used;                               // events turned into trace events
+  std::map<std::string, std::uint64_t> ignored;                            // known events the models do not need
+  std::map<std::string, std::uint64_t> unknown;                            // skipped, by name
   std::uint64_t ticks_user = 0, ticks_kernel = 0, ticks_mode_unknown = 0;  // by callchain
   // Repairs: what the trace needed that perf did not record (lost or unrecorded events).
   std::map<std::string, std::uint64_t> repairs;
   std::uint64_t markers = 0, reads = 0, base_ns = 0;
   std::map<std::uint64_t, std::uint64_t> marker_ids;  // marker K (syscall marker_base+K) -> times seen
-  std::uint64_t lost_events = 0, lost_records = 0;      // PERF_RECORD_LOST (perf script --show-lost-events)
-  std::vector<std::uint64_t> lost_before_read;          // per emitted read, in order: lost_events so far
+  std::uint64_t lost_events = 0, lost_records = 0;    // PERF_RECORD_LOST (perf script --show-lost-events)
+  std::vector<std::uint64_t> lost_before_read;        // per emitted read, in order: lost_events so far
   std::map<std::uint64_t, std::array<std::uint64_t, 2>> task_ticks;  // tid -> {user, kernel} ticks emitted
-  std::vector<std::string> notes;  // first few anomalies, with perf line numbers
+  std::vector<std::string> notes;                                    // first few anomalies, with perf line numbers
 
   // Gen vtime from kprobes (tools/record-qemu/probes.sh, model/trace/perf_vtime.hpp).
   struct Vtime {
-    bool active = false;               // the trace has vtime probes: transitions come from them
-    std::vector<std::uint32_t> cpus;   // where they fired (nohz_full)
-    std::uint64_t offset = 0;          // perf clock - sched_clock
+    bool active = false;                                   // the trace has vtime probes: transitions come from them
+    std::vector<std::uint32_t> cpus;                       // where they fired (nohz_full)
+    std::uint64_t offset = 0;                              // perf clock - sched_clock
     std::uint64_t transitions = 0, transitions_exact = 0;  // user exit/enter, with the kernel's clock
     std::uint64_t switches = 0, switches_exact = 0;        // with both clocks (prev's flush, next's start)
-    std::uint64_t clamped = 0, max_clamp_ns = 0;  // events moved later to keep time monotonic
+    std::uint64_t clamped = 0, max_clamp_ns = 0;           // events moved later to keep time monotonic
     // se.sum_exec_runtime in the probes vs the runtime events: restored when perf dropped some,
     // excess when the events add up to more than the kernel's counter.
     std::uint64_t runtime_restored = 0, runtime_restored_ns = 0, runtime_excess = 0;
@@ -83,16 +83,16 @@ struct Stats {
   // probe: the trace carries a `read kind=taskstats id=<id>` there (id >= kCheckpointBase).
   struct Checkpoint {
     std::uint64_t id = 0, tid = 0, utime = 0, stime = 0;  // ns
-    std::uint32_t line = 0;                                // perf line of the probe
+    std::uint32_t line = 0;                               // perf line of the probe
   };
   std::vector<Checkpoint> checkpoints;
   // How the kernel's clock at each marked read is known (vtime traces).
   struct ReadClock {
     std::uint64_t marker = 0, tid = 0;
     ReadKind kind{};
-    std::string how;                 // "inferred" (from cputime_adjust), "bounds" (lo/hi reads), "syscall_exit"
-    std::uint64_t lo = 0, hi = 0;    // perf clock; equal when inferred
-    bool raw = false;                // the cputime_adjust probe's inputs, when it fired
+    std::string how;               // "inferred" (from cputime_adjust), "bounds" (lo/hi reads), "syscall_exit"
+    std::uint64_t lo = 0, hi = 0;  // perf clock; equal when inferred
+    bool raw = false;              // the cputime_adjust probe's inputs, when it fired
     std::uint64_t cs = 0, cu = 0, cr = 0, pu = 0, ps = 0;
     std::uint64_t model_utime_in = 0;  // the utime the probes' fields predict for cu (a check)
   };

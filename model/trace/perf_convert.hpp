@@ -112,9 +112,12 @@ class Converter {
   // gen vtime probes
   vtime::Annotations ann_;
   bool probes_ = false;
-  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::size_t>> entry_;  // tid -> {clock, probe} of its last user exit
-  std::unordered_map<std::uint64_t, std::vector<std::pair<Event, std::uint64_t>>> deferred_;  // runtime events held in a read
-  std::unordered_map<std::uint64_t, std::pair<const ReadSpec*, std::size_t>> upper_;  // tid -> bounds read waiting for its exit
+  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::size_t>>
+      entry_;  // tid -> {clock, probe} of its last user exit
+  std::unordered_map<std::uint64_t, std::vector<std::pair<Event, std::uint64_t>>>
+      deferred_;  // runtime events held in a read
+  std::unordered_map<std::uint64_t, std::pair<const ReadSpec*, std::size_t>>
+      upper_;                                                            // tid -> bounds read waiting for its exit
   std::unordered_map<std::uint64_t, std::uint64_t> rt_seen_, rt_since_;  // tid -> probe's rt, runtime events since
 };
 

@@ -24,7 +24,8 @@ inline std::optional<std::uint64_t> to_u64(std::string_view s, int base = 10) {
   return v;
 }
 inline bool all_hex(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
 // key=value fields of a tracepoint's text ("prev_comm=a b" keeps only "a"; we need numbers).
 inline std::optional<std::string_view> field(std::string_view text, std::string_view key) {

@@ -40,7 +40,8 @@ std::optional<TaskFields> task_fields(std::string_view t) {
 
 std::optional<AdjustFields> adjust_fields(std::string_view t) {
   AdjustFields f;
-  const std::pair<const char*, std::uint64_t*> keys[] = {{"cs", &f.cs}, {"cu", &f.cu}, {"cr", &f.cr}, {"pu", &f.pu}, {"ps", &f.ps}};
+  const std::pair<const char*, std::uint64_t*> keys[] = {
+      {"cs", &f.cs}, {"cu", &f.cu}, {"cr", &f.cr}, {"pu", &f.pu}, {"ps", &f.ps}};
   for (auto [k, p] : keys) {
     auto v = num_field(t, k);
     if (!v) return std::nullopt;
@@ -237,7 +238,8 @@ void Converter::vtime_arrive(std::uint64_t tid, const Record& r) {
   const std::uint32_t c = r.cpu;
   auto in = info_.find(tid);
   auto s = ann_.seq.find(tid);
-  if (!vcpu(c) || in == info_.end() || !in->second.state_known || s == ann_.seq.end() || !arrived_.insert(tid).second) return;
+  if (!vcpu(c) || in == info_.end() || !in->second.state_known || s == ann_.seq.end() || !arrived_.insert(tid).second)
+    return;
   const auto& f = ann_.task.at(s->second.front());
   const std::uint64_t st = f.st + ann_.offset;
   if (st > r.ts) return;  // switched in during the trace
@@ -290,8 +292,8 @@ void Converter::runtime_check(const Record& r, std::size_t i) {
     } else if (rt < expect) {
       ++v.runtime_excess;
       if (conv_.stats.notes.size() < 20)
-        conv_.stats.notes.push_back(fmt::format("perf line {}: task {}: runtime events exceed sum_exec_runtime by {} ns",
-                                                r.line, pid, expect - rt));
+        conv_.stats.notes.push_back(fmt::format(
+            "perf line {}: task {}: runtime events exceed sum_exec_runtime by {} ns", r.line, pid, expect - rt));
     }
   }
   rt_seen_[pid] = rt;
@@ -307,7 +309,8 @@ void Converter::vtime_probe(const Record& r, vtime::Probe p) {
   if (p == Probe::CputimeAdjust || p == Probe::BacctAddTsk) return read_probe(r, p);
   if (!ann_.task.count(i)) return bad(r, "pid, st, vs, vu, vst, tu, ts and rt numbers");
   if (p == Probe::Switch) return;  // its clocks went to the sched_switch before it
-  if (tid == 0 || tr_->current(c).kthread || tr_->current(c).exiting) return repair("vtime transition of idle, a kthread or an exiting task skipped", r);
+  if (tid == 0 || tr_->current(c).kthread || tr_->current(c).exiting)
+    return repair("vtime transition of idle, a kthread or an exiting task skipped", r);
   auto& v = conv_.stats.vtime;
   ++v.transitions;
   std::uint64_t t = r.ts;  // the probe fires just before the kernel reads its clock
@@ -317,13 +320,17 @@ void Converter::vtime_probe(const Record& r, vtime::Probe p) {
   }
   to_process_context(c, r);
   if (p == Probe::UserExit) {
-    if (cpu(c).mode != Mode::User && !set_mode(c, Mode::User, r, "return to user inferred (vtime_user_exit in kernel mode)")) return;
+    if (cpu(c).mode != Mode::User &&
+        !set_mode(c, Mode::User, r, "return to user inferred (vtime_user_exit in kernel mode)"))
+      return;
     if (!emit_at(ev(Kind::ExcEnter, c), r, t)) return;
     entry_[tid] = {t, i};
     checkpoint(r, i, t);
     return;
   }
-  if (cpu(c).mode != Mode::Kernel && !set_mode(c, Mode::Kernel, r, "kernel entry inferred (vtime_user_enter in user mode)")) return;
+  if (cpu(c).mode != Mode::Kernel &&
+      !set_mode(c, Mode::Kernel, r, "kernel entry inferred (vtime_user_enter in user mode)"))
+    return;
   flush_deferred(tid, r, t);
   if (auto h = upper_.find(tid); h != upper_.end()) {  // a bounds read: its upper end is this exit
     if (emit_read(*h->second.first, h->second.first->marker | kUpperReadBit, r, t))

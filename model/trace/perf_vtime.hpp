@@ -44,8 +44,8 @@ std::optional<AdjustFields> adjust_fields(std::string_view text);
 struct Annotations {
   std::uint64_t offset = 0;  // perf clock - sched_clock (mod 2^64)
   bool offset_varies = false;
-  std::vector<std::uint32_t> cpus;  // CPUs with vtime probes (nohz_full)
-  std::unordered_map<std::size_t, TaskFields> task;  // probe index -> fields
+  std::vector<std::uint32_t> cpus;                                  // CPUs with vtime probes (nohz_full)
+  std::unordered_map<std::size_t, TaskFields> task;                 // probe index -> fields
   std::unordered_map<std::uint64_t, std::vector<std::size_t>> seq;  // pid -> its probe indices, in order
   // Probe index -> the clock of the transition it starts (user exit / user enter), when the
   // task probes again.
@@ -54,8 +54,8 @@ struct Annotations {
   // (for the switch probe: right after prev's flush), from its next probe.
   std::unordered_map<std::size_t, std::array<std::uint64_t, 2>> expect;
   struct Switch {
-    std::size_t probe = 0;                 // the vtime_task_switch probe that follows
-    std::optional<std::uint64_t> c1, c2;   // prev's flush clock, next's starttime
+    std::size_t probe = 0;                // the vtime_task_switch probe that follows
+    std::optional<std::uint64_t> c1, c2;  // prev's flush clock, next's starttime
   };
   std::unordered_map<std::size_t, Switch> switches;  // sched_switch index -> clocks
 

@@ -17,7 +17,8 @@ std::string user_loop(std::uint64_t tick, std::uint64_t phase, unsigned ticks, s
     s += fmt::format("{} 0 irq_enter vec=236\n{} 0 tick\n{} 0 irq_exit\n", at - half, at, at + half);
   }
   const std::uint64_t end = (ticks + 1) * tick + phase;
-  s += fmt::format("{} 0 syscall_enter nr=39\n{} 0 read kind=task_stat id=1\n{} 0 syscall_exit\n", end, end + 10, end + 20);
+  s += fmt::format("{} 0 syscall_enter nr=39\n{} 0 read kind=task_stat id=1\n{} 0 syscall_exit\n", end, end + 10,
+                   end + 20);
   return s;
 }
 
@@ -62,9 +63,9 @@ Trace tick_heavy_trace(std::uint32_t ncpus, std::size_t n_events, std::string cp
     ev(ts, c, Kind::SyscallExit);  // into user mode
   }
   // The cycle starts and ends in user mode, process context.
-  static constexpr Kind cycle[] = {Kind::Tick,         Kind::SyscallEnter, Kind::Tick,    Kind::SyscallExit,
-                                   Kind::IrqEnter,     Kind::Tick,         Kind::IrqExit, Kind::SoftirqEnter,
-                                   Kind::SoftirqExit,  Kind::Steal};
+  static constexpr Kind cycle[] = {Kind::Tick,        Kind::SyscallEnter, Kind::Tick,    Kind::SyscallExit,
+                                   Kind::IrqEnter,    Kind::Tick,         Kind::IrqExit, Kind::SoftirqEnter,
+                                   Kind::SoftirqExit, Kind::Steal};
   constexpr std::size_t L = sizeof(cycle) / sizeof(cycle[0]);
   std::size_t i = 0;
   while (t.events.size() < n_events) {

@@ -15,16 +15,39 @@
 namespace kacct::trace {
 
 enum class Kind : uint8_t {
-  SyscallEnter, SyscallExit, ExcEnter, ExcExit, IrqEnter, IrqExit,
-  SoftirqEnter, SoftirqExit, GuestEnter, GuestExit, Switch, Wakeup,
-  IdleEnter, IdleExit, Tick, Steal, Fork, Exit, MmExit, Read, Runtime,
+  SyscallEnter,
+  SyscallExit,
+  ExcEnter,
+  ExcExit,
+  IrqEnter,
+  IrqExit,
+  SoftirqEnter,
+  SoftirqExit,
+  GuestEnter,
+  GuestExit,
+  Switch,
+  Wakeup,
+  IdleEnter,
+  IdleExit,
+  Tick,
+  Steal,
+  Fork,
+  Exit,
+  MmExit,
+  Read,
+  Runtime,
 };
 inline constexpr size_t kKindCount = size_t(Kind::Runtime) + 1;
 
 enum class PrevState : uint8_t { Runnable, Sleeping, DiskSleep, Dead };  // R S D X
 enum class ExcKind : uint8_t { Other, PageFault };                       // other pf
 enum class ReadKind : uint8_t {
-  ProcStat, TaskStat, RusageSelf, RusageThread, ThreadCputime, ProcessCputime,
+  ProcStat,
+  TaskStat,
+  RusageSelf,
+  RusageThread,
+  ThreadCputime,
+  ProcessCputime,
   Taskstats,  // taskstats netlink reply for one thread (TASKSTATS_CMD_ATTR_PID): raw task_cputime()
 };
 inline constexpr size_t kReadKindCount = size_t(ReadKind::Taskstats) + 1;
@@ -65,9 +88,8 @@ struct Event {
 
   friend bool operator==(const Event& x, const Event& y) {
     auto key = [](const Event& e) {
-      return std::tie(e.ts, e.cpu, e.kind, e.a, e.b, e.prev_state, e.iowait, e.switch_gap, e.exc_kind,
-                      e.read_kind, e.read_id, e.fork_pid, e.fork_mm, e.fork_kthread,
-                      e.fork_comm, e.hw);
+      return std::tie(e.ts, e.cpu, e.kind, e.a, e.b, e.prev_state, e.iowait, e.switch_gap, e.exc_kind, e.read_kind,
+                      e.read_id, e.fork_pid, e.fork_mm, e.fork_kthread, e.fork_comm, e.hw);
     };
     return key(x) == key(y);
   }
@@ -120,7 +142,7 @@ struct Error {
   uint32_t line = 0;    // 1-based; 0 = not from text
   uint32_t column = 0;  // 1-based byte column; 0 = unknown
   std::string message;
-  std::string field;  // semantic errors: "ts", "cpu", "event" (the kind), a key, "header"
+  std::string field;              // semantic errors: "ts", "cpu", "event" (the kind), a key, "header"
   std::string to_string() const;  // "line 12, column 7: expected ..."
   bool operator==(const Error&) const = default;
 };

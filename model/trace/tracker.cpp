@@ -22,8 +22,7 @@ std::string_view mode_name(Mode m) {
 std::optional<Error> check_header(const Header& h) {
   auto bad = [](std::string msg) { return Error{0, 0, std::move(msg), "header"}; };
   if (h.version != 1) return bad(fmt::format("unsupported version {}; expected 1", h.version));
-  if (h.ncpus < 1 || h.ncpus > 4096)
-    return bad(fmt::format("ncpus {} out of range; expected 1..4096", h.ncpus));
+  if (h.ncpus < 1 || h.ncpus > 4096) return bad(fmt::format("ncpus {} out of range; expected 1..4096", h.ncpus));
   if (h.cpu_model.empty()) return bad("empty cpu model; expected a name");
   std::set<uint64_t> tids;
   for (const TaskDecl& d : h.tasks) {
@@ -33,8 +32,7 @@ std::optional<Error> check_header(const Header& h) {
       return bad(fmt::format("task {}: expected comm of 1..15 characters", d.tid));
     if (d.nice < -20 || d.nice > 19)
       return bad(fmt::format("task {}: nice {} out of range; expected -20..19", d.tid, d.nice));
-    if (d.kthread == d.mm.has_value())
-      return bad(fmt::format("task {}: expected mm= exactly for user tasks", d.tid));
+    if (d.kthread == d.mm.has_value()) return bad(fmt::format("task {}: expected mm= exactly for user tasks", d.tid));
   }
   return std::nullopt;
 }
@@ -88,22 +86,28 @@ std::optional<Error> Tracker::check(const Event& e) const {
   if (e.cpu >= cpus_.size())
     return fail(e, "cpu", fmt::format("cpu {} out of range; expected 0..{}", e.cpu, cpus_.size() - 1));
   if (e.ts < now_)
-    return fail(e, "ts", fmt::format("time goes backwards: ts {} is before the previous event's ts {};"
-                                     " expected non-decreasing timestamps",
-                                     e.ts, now_));
+    return fail(e, "ts",
+                fmt::format("time goes backwards: ts {} is before the previous event's ts {};"
+                            " expected non-decreasing timestamps",
+                            e.ts, now_));
   const CpuContext& c = cpus_[e.cpu];
   if (e.ts < c.gap_end)
-    return fail(e, "ts", fmt::format("ts {} is inside the gap of the switch at ts {}{} on cpu {} (gap ends at {});"
-                                     " expected ts >= {}",
-                                     e.ts, c.gap_switch_ts,
-                                     c.gap_switch_line ? fmt::format(" (line {})", c.gap_switch_line) : "",
-                                     e.cpu, c.gap_end, c.gap_end));
-  const struct { const char* key; const std::optional<uint64_t>& now; const std::optional<uint64_t>& prev; }
-      counters[] = {{"tb", e.hw.tb, c.hw.tb}, {"purr", e.hw.purr, c.hw.purr}, {"spurr", e.hw.spurr, c.hw.spurr}};
+    return fail(
+        e, "ts",
+        fmt::format("ts {} is inside the gap of the switch at ts {}{} on cpu {} (gap ends at {});"
+                    " expected ts >= {}",
+                    e.ts, c.gap_switch_ts, c.gap_switch_line ? fmt::format(" (line {})", c.gap_switch_line) : "", e.cpu,
+                    c.gap_end, c.gap_end));
+  const struct {
+    const char* key;
+    const std::optional<uint64_t>& now;
+    const std::optional<uint64_t>& prev;
+  } counters[] = {{"tb", e.hw.tb, c.hw.tb}, {"purr", e.hw.purr, c.hw.purr}, {"spurr", e.hw.spurr, c.hw.spurr}};
   for (const auto& k : counters)
     if (k.now && k.prev && *k.now < *k.prev)
-      return fail(e, k.key, fmt::format("{} decreased on cpu {}: {} < previous {}; expected non-decreasing",
-                                        k.key, e.cpu, *k.now, *k.prev));
+      return fail(e, k.key,
+                  fmt::format("{} decreased on cpu {}: {} < previous {}; expected non-decreasing", k.key, e.cpu, *k.now,
+                              *k.prev));
 
   const TaskState& cur = current(e.cpu);
   const std::string_view kind = name(e.kind);
@@ -125,12 +129,12 @@ std::optional<Error> Tracker::check(const Event& e) const {
 
   switch (e.kind) {
     case Kind::SyscallEnter:
-    case Kind::ExcEnter:
-      return need_task(Mode::User);
+    case Kind::ExcEnter: return need_task(Mode::User);
     case Kind::SyscallExit:
     case Kind::ExcExit:
       if (auto err = need_task(Mode::Kernel)) return err;
-      if (cur.kthread) return fail(e, "event", fmt::format("{} by kthread {}; kthreads never enter user mode", kind, cur.tid));
+      if (cur.kthread)
+        return fail(e, "event", fmt::format("{} by kthread {}; kthreads never enter user mode", kind, cur.tid));
       return std::nullopt;
     case Kind::IrqEnter:
       if (c.irq_depth >= kMaxIrqDepth)
@@ -149,34 +153,39 @@ std::optional<Error> Tracker::check(const Event& e) const {
       return std::nullopt;
     case Kind::GuestEnter:
       if (auto err = need_task(Mode::Kernel)) return err;
-      if (cur.kthread) return fail(e, "event", fmt::format("guest_enter by kthread {}; expected a vcpu user task", cur.tid));
+      if (cur.kthread)
+        return fail(e, "event", fmt::format("guest_enter by kthread {}; expected a vcpu user task", cur.tid));
       return std::nullopt;
-    case Kind::GuestExit:
-      return need_task(Mode::Guest);
+    case Kind::GuestExit: return need_task(Mode::Guest);
     case Kind::Switch: {
       if (auto err = need_process()) return err;
       if (c.mode == Mode::Guest) return fail(e, "event", "switch in guest mode; expected guest_exit first");
       if (e.a != c.current)
-        return fail(e, "prev", fmt::format("prev={} is not the current task on cpu {} (current is {})", e.a, e.cpu, c.current));
+        return fail(e, "prev",
+                    fmt::format("prev={} is not the current task on cpu {} (current is {})", e.a, e.cpu, c.current));
       bool dead = e.prev_state == PrevState::Dead;
       if (c.current == 0 && e.prev_state != PrevState::Runnable)
         return fail(e, "prev_state", "the idle task cannot sleep or exit; expected prev_state=R");
       if (c.current == 0 && c.nohz_idle) return fail(e, "event", "switch from nohz idle; expected idle_exit first");
-      if (cur.exiting && !dead) return fail(e, "prev_state", fmt::format("task {} has exited; expected prev_state=X", e.a));
+      if (cur.exiting && !dead)
+        return fail(e, "prev_state", fmt::format("task {} has exited; expected prev_state=X", e.a));
       if (dead && !cur.exiting)
-        return fail(e, "prev_state", fmt::format("prev_state=X but task {} did not exit; expected an exit event first", e.a));
+        return fail(e, "prev_state",
+                    fmt::format("prev_state=X but task {} did not exit; expected an exit event first", e.a));
       if (e.iowait && e.prev_state != PrevState::Sleeping && e.prev_state != PrevState::DiskSleep)
         return fail(e, "iowait", "iowait=1 needs a blocking prev_state; expected prev_state=S or D");
       if (e.switch_gap && *e.switch_gap > UINT64_MAX - e.ts)
-        return fail(e, "gap", fmt::format("gap={} puts next's clock read past 2^64-1 ns; expected gap <= {}",
-                                          *e.switch_gap, UINT64_MAX - e.ts));
+        return fail(e, "gap",
+                    fmt::format("gap={} puts next's clock read past 2^64-1 ns; expected gap <= {}", *e.switch_gap,
+                                UINT64_MAX - e.ts));
       if (e.b == e.a) return fail(e, "next", fmt::format("next={} is already current; expected another task", e.b));
       if (e.b == 0) return std::nullopt;  // this CPU's idle task, not current here
       const TaskState* n = task(e.b);
       if (!n) return fail(e, "next", fmt::format("next={} is an unknown task; expected a declared or forked tid", e.b));
       if (n->exited) return fail(e, "next", fmt::format("next={} has exited; expected a runnable task", e.b));
       if (n->running)
-        return fail(e, "next", fmt::format("next={} is already running on cpu {}; expected a runnable task", e.b, n->on_cpu));
+        return fail(e, "next",
+                    fmt::format("next={} is already running on cpu {}; expected a runnable task", e.b, n->on_cpu));
       if (n->sleeping) return fail(e, "next", fmt::format("next={} is sleeping; expected a wakeup first", e.b));
       return std::nullopt;
     }
@@ -193,29 +202,35 @@ std::optional<Error> Tracker::check(const Event& e) const {
       if (c.current != 0)
         return fail(e, "event", fmt::format("{} while task {} is current; expected the idle task", kind, c.current));
       if (c.nohz_idle == (e.kind == Kind::IdleEnter))
-        return fail(e, "event", c.nohz_idle ? "idle_enter while already in nohz idle; expected idle_exit"
-                                           : "idle_exit without idle_enter; expected nohz idle");
+        return fail(e, "event",
+                    c.nohz_idle ? "idle_enter while already in nohz idle; expected idle_exit"
+                                : "idle_exit without idle_enter; expected nohz idle");
       return std::nullopt;
     case Kind::Tick:
       if (c.nohz_idle) return fail(e, "event", "tick in nohz idle (ticks are stopped); expected idle_exit first");
       return std::nullopt;
     case Kind::Steal:
       if (e.a > e.ts - c.steal_base())
-        return fail(e, "ns", fmt::format("steal ns={} exceeds the interval {} since cpu {}'s previous event or "
-                                         "remote read of its task",
-                                         e.a, e.ts - c.steal_base(), e.cpu));
+        return fail(e, "ns",
+                    fmt::format("steal ns={} exceeds the interval {} since cpu {}'s previous event or "
+                                "remote read of its task",
+                                e.a, e.ts - c.steal_base(), e.cpu));
       return std::nullopt;
     case Kind::Fork: {
       if (auto err = need_process()) return err;
       if (e.a != c.current)
-        return fail(e, "parent", fmt::format("parent={} is not the current task on cpu {} (current is {})", e.a, e.cpu, c.current));
+        return fail(e, "parent",
+                    fmt::format("parent={} is not the current task on cpu {} (current is {})", e.a, e.cpu, c.current));
       if (cur.exiting) return fail(e, "event", fmt::format("fork by exiting task {}", cur.tid));
-      if (c.mode != Mode::Kernel) return fail(e, "event", fmt::format("fork in {}; expected kernel mode", mode_name(c.mode)));
-      if (e.b == 0 || task(e.b)) return fail(e, "child", fmt::format("child={} already exists; expected a new tid", e.b));
+      if (c.mode != Mode::Kernel)
+        return fail(e, "event", fmt::format("fork in {}; expected kernel mode", mode_name(c.mode)));
+      if (e.b == 0 || task(e.b))
+        return fail(e, "child", fmt::format("child={} already exists; expected a new tid", e.b));
       uint64_t pid = e.fork_pid.value_or(e.b);
       if (pid != e.b && (pid != cur.pid || c.current == 0 || e.fork_kthread))
-        return fail(e, "pid", fmt::format("pid={} must be the child's tid or, for a user thread, the parent's thread group {}",
-                                          pid, cur.pid));
+        return fail(e, "pid",
+                    fmt::format("pid={} must be the child's tid or, for a user thread, the parent's thread group {}",
+                                pid, cur.pid));
       if (e.fork_kthread && e.fork_mm) return fail(e, "mm", "kthreads have no mm; expected no mm=");
       if (e.fork_comm.size() > 15) return fail(e, "comm", "expected comm of at most 15 characters");
       if (!e.fork_kthread && pid != e.b) {  // a thread shares its parent's mm
@@ -227,23 +242,23 @@ std::optional<Error> Tracker::check(const Event& e) const {
         return fail(e, "mm", "missing mm= for a new user process; expected mm=<id> or kthread");
       return std::nullopt;
     }
-    case Kind::Exit:
-      return need_task(Mode::Kernel);
-    case Kind::MmExit:
-      return std::nullopt;
+    case Kind::Exit: return need_task(Mode::Kernel);
+    case Kind::MmExit: return std::nullopt;
     case Kind::Runtime:
-      if (!rtime_events_)
-        return fail(e, "event", "runtime event without the header line 'rtime events'");
+      if (!rtime_events_) return fail(e, "event", "runtime event without the header line 'rtime events'");
       if (e.a == 0 || !task(e.a))
-        return fail(e, "tid", fmt::format("tid={} is not a known task; expected a declared or forked non-idle tid", e.a));
+        return fail(e, "tid",
+                    fmt::format("tid={} is not a known task; expected a declared or forked non-idle tid", e.a));
       return std::nullopt;
     case Kind::Read: {
       if (auto err = need_task(Mode::Kernel)) return err;
       if (e.a == 0) return std::nullopt;
       if (e.read_kind == ReadKind::ProcStat) return fail(e, "tid", "proc_stat is system-wide; expected no tid=");
       if ((e.read_kind == ReadKind::RusageSelf || e.read_kind == ReadKind::RusageThread) && e.a != c.current)
-        return fail(e, "tid", fmt::format("{} reads the current task; expected no tid= or tid={}", name(e.read_kind), c.current));
-      if (!task(e.a)) return fail(e, "tid", fmt::format("tid={} is an unknown task; expected a declared or forked tid", e.a));
+        return fail(e, "tid",
+                    fmt::format("{} reads the current task; expected no tid= or tid={}", name(e.read_kind), c.current));
+      if (!task(e.a))
+        return fail(e, "tid", fmt::format("tid={} is an unknown task; expected a declared or forked tid", e.a));
       return std::nullopt;
     }
   }
@@ -318,8 +333,8 @@ void Tracker::update(const Event& e) {
     }
     case Kind::Read:
       if (e.a != 0 && e.a != c.current)
-        if (auto it = tasks_.find(e.a); it != tasks_.end() && it->second.running && it->second.on_cpu >= 0 &&
-                                        uint32_t(it->second.on_cpu) != e.cpu)
+        if (auto it = tasks_.find(e.a);
+            it != tasks_.end() && it->second.running && it->second.on_cpu >= 0 && uint32_t(it->second.on_cpu) != e.cpu)
           cpus_[uint32_t(it->second.on_cpu)].remote_sync_ts = e.ts;
       break;
     default: break;

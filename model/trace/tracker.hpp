@@ -38,10 +38,10 @@ struct TaskState {
   std::optional<uint64_t> mm;
   Mode saved_mode = Mode::Kernel;  // mode restored when switched in
   bool running = false;
-  int32_t on_cpu = -1;  // CPU it runs on or last ran on (-1: never ran)
-  bool exited = false;  // switched out with prev_state=X
-  bool exiting = false; // `exit` seen, not switched out yet
-  bool sleeping = false;  // switched out with S/D, needs a wakeup to run
+  int32_t on_cpu = -1;          // CPU it runs on or last ran on (-1: never ran)
+  bool exited = false;          // switched out with prev_state=X
+  bool exiting = false;         // `exit` seen, not switched out yet
+  bool sleeping = false;        // switched out with S/D, needs a wakeup to run
   bool iowait_blocked = false;  // counted in cpu(on_cpu).nr_iowait
   std::string comm;
 };

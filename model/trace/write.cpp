@@ -9,11 +9,9 @@ namespace kacct::trace {
 
 std::string_view name(Kind k) {
   static constexpr std::string_view names[] = {
-      "syscall_enter", "syscall_exit", "exc_enter", "exc_exit", "irq_enter",
-      "irq_exit",      "softirq_enter", "softirq_exit", "guest_enter", "guest_exit",
-      "switch",        "wakeup",     "idle_enter", "idle_exit", "tick",
-      "steal",         "fork",       "exit",      "mm_exit",  "read",
-      "runtime"};
+      "syscall_enter", "syscall_exit", "exc_enter",  "exc_exit", "irq_enter", "irq_exit",   "softirq_enter",
+      "softirq_exit",  "guest_enter",  "guest_exit", "switch",   "wakeup",    "idle_enter", "idle_exit",
+      "tick",          "steal",        "fork",       "exit",     "mm_exit",   "read",       "runtime"};
   static_assert(std::size(names) == kKindCount);
   return size_t(k) < kKindCount ? names[size_t(k)] : "?";
 }
@@ -26,10 +24,8 @@ std::string_view name(PrevState s) {
 std::string_view name(ExcKind k) { return k == ExcKind::PageFault ? "pf" : "other"; }
 
 std::string_view name(ReadKind k) {
-  static constexpr std::string_view names[] = {"proc_stat",     "task_stat",
-                                               "rusage_self",   "rusage_thread",
-                                               "thread_cputime", "process_cputime",
-                                               "taskstats"};
+  static constexpr std::string_view names[] = {"proc_stat",      "task_stat",       "rusage_self", "rusage_thread",
+                                               "thread_cputime", "process_cputime", "taskstats"};
   static_assert(std::size(names) == kReadKindCount);
   return size_t(k) < std::size(names) ? names[size_t(k)] : "?";
 }
@@ -47,12 +43,13 @@ std::string write(const Trace& t) {
   fmt::format_to(out, "kacct-trace {}\ncpu {}\nncpus {}\nclock ns\n", h.version, h.cpu_model, h.ncpus);
   if (h.rtime_events) fmt::format_to(out, "rtime events\n");
   for (const TaskDecl& d : h.tasks) {
-    fmt::format_to(out, "task {} pid={}{} comm={} nice={}", d.tid, d.pid,
-                   d.kthread ? " kthread" : "", d.comm, d.nice);
+    fmt::format_to(out, "task {} pid={}{} comm={} nice={}", d.tid, d.pid, d.kthread ? " kthread" : "", d.comm, d.nice);
     if (d.mm) fmt::format_to(out, " mm={}", *d.mm);
-    const std::pair<const char*, const std::optional<uint64_t>*> state[] = {
-        {"utime", &d.utime}, {"stime", &d.stime}, {"vtime_utime", &d.vtime_utime},
-        {"vtime_stime", &d.vtime_stime}, {"vtime_gtime", &d.vtime_gtime}};
+    const std::pair<const char*, const std::optional<uint64_t>*> state[] = {{"utime", &d.utime},
+                                                                            {"stime", &d.stime},
+                                                                            {"vtime_utime", &d.vtime_utime},
+                                                                            {"vtime_stime", &d.vtime_stime},
+                                                                            {"vtime_gtime", &d.vtime_gtime}};
     for (auto [k, v] : state)
       if (*v) fmt::format_to(out, " {}={}", k, **v);
     buf.push_back('\n');

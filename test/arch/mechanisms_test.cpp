@@ -19,7 +19,8 @@ namespace {
 using arch::MechanismInfo;
 
 // Every non-empty value of one column appears in one row only.
-template <class F> void expect_unique(const char* column, F get) {
+template <class F>
+void expect_unique(const char* column, F get) {
   std::map<std::string, std::string> seen;  // value -> first row's name
   for (const auto& m : arch::mechanisms) {
     const std::string v(get(m));
@@ -38,9 +39,7 @@ TEST(Mechanisms, NamesAreUniquePerColumn) {
   expect_unique("config part", [](const MechanismInfo& m) { return m.config_part; });
   std::set<arch::Accounting> modes;
   for (const auto& m : arch::mechanisms) {
-    if (m.accounting) {
-      EXPECT_TRUE(modes.insert(*m.accounting).second) << m.name << ": accounting mode taken";
-    }
+    if (m.accounting) { EXPECT_TRUE(modes.insert(*m.accounting).second) << m.name << ": accounting mode taken"; }
   }
   // Trace-driven exactly when it has a config-name part.
   for (const auto& m : arch::mechanisms) EXPECT_EQ(m.accounting.has_value(), !m.config_part.empty()) << m.name;
@@ -64,9 +63,7 @@ TEST(Mechanisms, OneSpellingPerMechanism) {
     EXPECT_EQ(arch::command_name(m), m.command ? cmd : "") << m.name;
     EXPECT_TRUE(m.legacy.command.empty() || m.command) << m.name << ": an alias of no subcommand";
     EXPECT_NE(m.legacy.prefix, m.name);
-    if (!m.legacy.command.empty()) {
-      EXPECT_NE(m.legacy.command, arch::command_name(m));
-    }
+    if (!m.legacy.command.empty()) { EXPECT_NE(m.legacy.command, arch::command_name(m)); }
     EXPECT_EQ(arch::find_mechanism(m.name), &m);
     EXPECT_EQ(arch::canonical_name(std::string(m.name) + ".x"), std::string(m.name) + ".x");
     if (!m.legacy.prefix.empty()) {
@@ -78,12 +75,8 @@ TEST(Mechanisms, OneSpellingPerMechanism) {
   }
   std::set<std::string> commands;
   for (const auto& m : arch::mechanisms) {
-    if (m.command) {
-      EXPECT_TRUE(commands.insert(arch::command_name(m)).second) << m.name;
-    }
-    if (!m.legacy.command.empty()) {
-      EXPECT_TRUE(commands.insert(std::string(m.legacy.command)).second) << m.name;
-    }
+    if (m.command) { EXPECT_TRUE(commands.insert(arch::command_name(m)).second) << m.name; }
+    if (!m.legacy.command.empty()) { EXPECT_TRUE(commands.insert(std::string(m.legacy.command)).second) << m.name; }
   }
   // Names nobody has stay as they are.
   EXPECT_EQ(arch::canonical_name("division"), "division");
@@ -113,7 +106,8 @@ TEST(Mechanisms, ConfigNamesResolve) {
   }
   // A mechanism's config part is not accepted in another's place.
   EXPECT_FALSE(arch::find_config("6.6-gen_vtime-hz250"));
-  EXPECT_TRUE(arch::find_config("6.1-" + std::string(arch::mechanism(arch::Mechanism::GenVtime).config_part) + "-hz250"));
+  EXPECT_TRUE(
+      arch::find_config("6.1-" + std::string(arch::mechanism(arch::Mechanism::GenVtime).config_part) + "-hz250"));
 }
 
 TEST(Mechanisms, ProofModelsResolve) {

@@ -47,11 +47,8 @@ std::vector<std::filesystem::path> sample_traces() {
 }
 
 const std::vector<std::pair<std::string, std::string>> kCombos = {
-    {"x86-64", "6.6-tick-hz250"},
-    {"x86-64", "6.1-tick-irqtime-steal-hz1000"},
-    {"POWER9", "5.4-tick-irqtime-hz300"},
-    {"e500", "4.19-tick-hz100"},
-    {"MPC8xx", "4.11-tick-irqtime-hz250"},
+    {"x86-64", "6.6-tick-hz250"}, {"x86-64", "6.1-tick-irqtime-steal-hz1000"}, {"POWER9", "5.4-tick-irqtime-hz300"},
+    {"e500", "4.19-tick-hz100"},  {"MPC8xx", "4.11-tick-irqtime-hz250"},
 };
 
 // Every prediction of `m` equals sim::run on the same trace.
@@ -192,7 +189,8 @@ TEST(CApi, SampleTracesWholeChunkedAndStructsMatchTheSimulator) {
 TEST(CApi, ErrorsCarryTheLoadersLineAndColumnWhateverTheChunking) {
   const std::string good = slurp(std::filesystem::path(KACCT_TRACES_DIR) / "two-threads-yield.trace");
   // A syntax error and a semantic error (prev is not the current task), each late in the trace.
-  for (const std::string& bad_line : {std::string("9000 0 tick bogus=1\n"), std::string("9000 1 switch prev=7 next=0\n")}) {
+  for (const std::string& bad_line :
+       {std::string("9000 0 tick bogus=1\n"), std::string("9000 1 switch prev=7 next=0\n")}) {
     std::string text = good;
     if (text.back() != '\n') text += '\n';
     text += bad_line;
@@ -262,8 +260,7 @@ TEST(CApi, GarbageNeverEscapesAsAnythingButAnErrorCode) {
 TEST(CApi, TaskstatsReadsAndSwitchGapText) {
   EXPECT_EQ(KACCT_API_VERSION, 10001);
   EXPECT_EQ(int(KACCT_READ_TASKSTATS), 6);
-  const std::string header =
-      "kacct-trace 1\ncpu x86-64\nncpus 1\nclock ns\ntask 100 pid=100 comm=app mm=1\nevents\n";
+  const std::string header = "kacct-trace 1\ncpu x86-64\nncpus 1\nclock ns\ntask 100 pid=100 comm=app mm=1\nevents\n";
   for (std::uint64_t gap : {0ull, 234ull}) {
     auto m = open("x86-64", "6.1-gen-hz1000");
     ASSERT_EQ(kacct_feed_text(m.get(), header.data(), header.size()), KACCT_OK);
@@ -281,14 +278,16 @@ TEST(CApi, TaskstatsReadsAndSwitchGapText) {
       ASSERT_EQ(kacct_find_read(m.get(), id, &r), KACCT_OK) << kacct_error_message(m.get());
       EXPECT_EQ(r.kind, KACCT_READ_TASKSTATS);
       EXPECT_EQ(r.tid, 100u);
-      EXPECT_EQ(r.utime_ns, 3'000'000u);                 // 3 ms user >= TICK_NSEC (HZ=1000): flushed
-      EXPECT_EQ(r.stime_ns, 1000 - gap + 499'000);       // kernel residue + running delta
+      EXPECT_EQ(r.utime_ns, 3'000'000u);            // 3 ms user >= TICK_NSEC (HZ=1000): flushed
+      EXPECT_EQ(r.stime_ns, 1000 - gap + 499'000);  // kernel residue + running delta
       EXPECT_EQ(r.stime_us, (1000 - gap + 499'000) / 1000);
       EXPECT_EQ(r.clock_ns, 0u);
       EXPECT_EQ(r.rtime_ns, 0u);  // stored sum_exec_runtime: nothing brought it up to date
     }
-    auto text = trace::load(header + sw + "1000 0 syscall_exit\n3001000 0 syscall_enter nr=1\n"
-                            "3500000 0 read kind=taskstats id=7\n" + tail);
+    auto text = trace::load(header + sw +
+                            "1000 0 syscall_exit\n3001000 0 syscall_enter nr=1\n"
+                            "3500000 0 read kind=taskstats id=7\n" +
+                            tail);
     ASSERT_TRUE(text.ok()) << text.error().to_string();
     expect_same(m.get(), text.value(), "x86-64", "6.1-gen-hz1000", "taskstats gap " + std::to_string(gap));
     kacct_event bad{};

@@ -121,8 +121,8 @@ static char* render(void) {
       case KACCT_EV_SYSCALL_EXIT: len += (size_t)snprintf(p, room, "%" PRIu64 " 0 %s\n", e->ts, names[1]); break;
       case KACCT_EV_TICK: len += (size_t)snprintf(p, room, "%" PRIu64 " 0 tick\n", e->ts); break;
       case KACCT_EV_READ:
-        len += (size_t)snprintf(p, room, "%" PRIu64 " 0 read kind=%s id=%" PRIu64 "\n", e->ts,
-                                reads[e->read_kind], e->read_id);
+        len += (size_t)snprintf(p, room, "%" PRIu64 " 0 read kind=%s id=%" PRIu64 "\n", e->ts, reads[e->read_kind],
+                                e->read_id);
         break;
       default: free(s); return NULL;
     }
@@ -132,7 +132,9 @@ static char* render(void) {
 
 /* cputime_adjust() as this test understands it: split rtime in the ratio of the sampled
  * stime:utime, never letting either reported value go below what was reported before. */
-struct prev { uint64_t utime, stime; };
+struct prev {
+  uint64_t utime, stime;
+};
 static void adjust(uint64_t utime, uint64_t stime, uint64_t rtime, struct prev* prev, uint64_t* ut, uint64_t* st) {
   if (prev->stime + prev->utime < rtime) {
     if (stime == 0) {
@@ -203,7 +205,8 @@ int main(void) {
 
   /* raw tick-sampled task times */
   st = kacct_get_task_times(m, TID, &tt);
-  ok(st == KACCT_OK && tt.utime == want_utime && tt.stime == want_stime, "tick sampling: utime/stime = ticks in user/kernel mode");
+  ok(st == KACCT_OK && tt.utime == want_utime && tt.stime == want_stime,
+     "tick sampling: utime/stime = ticks in user/kernel mode");
   diag_u64("utime", tt.utime, want_utime);
   diag_u64("stime", tt.stime, want_stime);
   /* se.sum_exec_runtime is brought up to date lazily (update_curr: at ticks, switches and the
@@ -222,7 +225,8 @@ int main(void) {
   ok(nreads == 3, "three read results");
   adjust(want_utime, want_stime, read_ts[1] - kStartNs, &group, &u, &s);
   st = kacct_find_read(m, 1, &rd);
-  ok(st == KACCT_OK && rd.kind == KACCT_READ_PROC_STAT && rd.utime_ns == u && rd.stime_ns == s && rd.line == rd.event_index + 7,
+  ok(st == KACCT_OK && rd.kind == KACCT_READ_PROC_STAT && rd.utime_ns == u && rd.stime_ns == s &&
+         rd.line == rd.event_index + 7,
      "/proc/PID/stat: utime/stime after cputime_adjust (ns)");
   diag_u64("proc_stat utime ns", rd.utime_ns, u);
   diag_u64("proc_stat stime ns", rd.stime_ns, s);
@@ -231,7 +235,8 @@ int main(void) {
   printf("# /proc/%d/stat utime=%" PRIu64 " stime=%" PRIu64 " (clock ticks)\n", TID, rd.utime_ticks, rd.stime_ticks);
   adjust(want_utime, want_stime, read_ts[2] - kStartNs, &group, &u, &s);
   st = kacct_find_read(m, 2, &rd);
-  ok(st == KACCT_OK && rd.utime_us == u / 1000 && rd.stime_us == s / 1000, "getrusage(RUSAGE_SELF): ru_utime/ru_stime in us");
+  ok(st == KACCT_OK && rd.utime_us == u / 1000 && rd.stime_us == s / 1000,
+     "getrusage(RUSAGE_SELF): ru_utime/ru_stime in us");
   diag_u64("rusage utime us", rd.utime_us, u / 1000);
   diag_u64("rusage stime us", rd.stime_us, s / 1000);
   /* task_cputime_adjusted() reads the stored sum_exec_runtime: the value of the previous read */
@@ -272,8 +277,9 @@ int main(void) {
   /* bad input: a malformed line */
   kacct_open("x86-64", "6.6-tick-hz250", &bad);
   {
-    static const char malformed[] = "kacct-trace 1\ncpu x86-64\nncpus 1\nclock ns\ntask 100 pid=100 comm=worker mm=1\n"
-                                    "events\n1000000 0 switch prev=0 next=100\n2000000 0 tick bogus=1\n";
+    static const char malformed[] =
+        "kacct-trace 1\ncpu x86-64\nncpus 1\nclock ns\ntask 100 pid=100 comm=worker mm=1\n"
+        "events\n1000000 0 switch prev=0 next=100\n2000000 0 tick bogus=1\n";
     st = kacct_feed_text(bad, malformed, sizeof malformed - 1);
     ok(st == KACCT_E_PARSE && kacct_error_code(bad) == KACCT_E_PARSE, "malformed trace: KACCT_E_PARSE");
     ok(kacct_error_line(bad) == 8 && kacct_error_column(bad) == 16 && contains(kacct_error_message(bad), "line 8") &&
@@ -283,8 +289,9 @@ int main(void) {
   }
   /* an impossible order: syscall_enter while the task is still in kernel mode */
   {
-    static const char good[] = "kacct-trace 1\ncpu x86-64\nncpus 1\nclock ns\ntask 100 pid=100 comm=worker mm=1\n"
-                               "events\n1000000 0 switch prev=0 next=100\n";
+    static const char good[] =
+        "kacct-trace 1\ncpu x86-64\nncpus 1\nclock ns\ntask 100 pid=100 comm=worker mm=1\n"
+        "events\n1000000 0 switch prev=0 next=100\n";
     static const char impossible[] = "1001000 0 syscall_enter nr=1\n";
     kacct_close(bad);
     kacct_open("x86-64", "6.6-tick-hz250", &bad);

@@ -60,8 +60,8 @@ Score score(const Fixture& f, const std::string& config, bool ticks = true) {
       ++s.within;
     } else {
       ++s.off;
-      s.diffs.push_back(f.name + " marker " + std::to_string(marker) + " " + kind + ": kernel " + v.dump() +
-                        " kacct " + std::to_string(pairs[0].second) +
+      s.diffs.push_back(f.name + " marker " + std::to_string(marker) + " " + kind + ": kernel " + v.dump() + " kacct " +
+                        std::to_string(pairs[0].second) +
                         (pairs.size() > 1 ? "/" + std::to_string(pairs[1].second) : ""));
     }
   }

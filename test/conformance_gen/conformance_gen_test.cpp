@@ -82,21 +82,20 @@ TEST(ConformanceGen, EveryRecordedReadIsPredicted) {
           << f.name << " marker " << c.marker << " " << trace::name(c.kind) << " (" << c.how << "): " << c.detail;
       EXPECT_NE(c.agreement, sim::Agreement::Unverifiable) << f.name << " marker " << c.marker << ": " << c.detail;
       // Only taskstats (no probe sees its clock) may be merely within bounds.
-      if (c.agreement == sim::Agreement::WithinBounds) {
-        EXPECT_EQ(c.kind, trace::ReadKind::Taskstats) << f.name;
-      }
+      if (c.agreement == sim::Agreement::WithinBounds) { EXPECT_EQ(c.kind, trace::ReadKind::Taskstats) << f.name; }
     }
     // Every transition of every task on the nohz_full CPU: the kernel's task_cputime() there.
     const auto& cp = run->prediction.checkpoints;
     for (const auto& d : cp.diffs) ADD_FAILURE() << f.name << ": " << d;
     EXPECT_GT(cp.total, 0u) << f.name;
     EXPECT_EQ(cp.exact, cp.total) << f.name;
-    std::printf("%-18s reads: %d exact, %d within bounds of %zu; checkpoints %llu/%llu exact; transitions %llu (%llu exact "
-                "clocks), switches %llu (%llu exact)\n",
-                f.name.c_str(), n[sim::Agreement::Exact], n[sim::Agreement::WithinBounds], f.values.size(),
-                (unsigned long long)cp.exact, (unsigned long long)cp.total, (unsigned long long)st.vtime.transitions,
-                (unsigned long long)st.vtime.transitions_exact, (unsigned long long)st.vtime.switches,
-                (unsigned long long)st.vtime.switches_exact);
+    std::printf(
+        "%-18s reads: %d exact, %d within bounds of %zu; checkpoints %llu/%llu exact; transitions %llu (%llu exact "
+        "clocks), switches %llu (%llu exact)\n",
+        f.name.c_str(), n[sim::Agreement::Exact], n[sim::Agreement::WithinBounds], f.values.size(),
+        (unsigned long long)cp.exact, (unsigned long long)cp.total, (unsigned long long)st.vtime.transitions,
+        (unsigned long long)st.vtime.transitions_exact, (unsigned long long)st.vtime.switches,
+        (unsigned long long)st.vtime.switches_exact);
   }
   EXPECT_GT(totals["exact"], 0);
 }

@@ -112,11 +112,13 @@ TEST(GenVtime, NsVariantsExactPerCategory) {
 TEST(GenVtime, ReadersGoBackwardsUnderAccum) {
   auto acc = run(trace::scenarios::syscall_loop(3'000, 1500, 700), arch::v(6, 1));
   ASSERT_TRUE(acc.r.backend_result<model::GenResult>());
-  EXPECT_GT(acc.r.backend_result<model::GenResult>()->kcpustat_backwards, 0u) << "kcpustat user should drop on user exit";
+  EXPECT_GT(acc.r.backend_result<model::GenResult>()->kcpustat_backwards, 0u)
+      << "kcpustat user should drop on user exit";
   EXPECT_GT(acc.r.backend_result<model::GenResult>()->task_view_backwards, 0u);
   EXPECT_LT(acc.r.backend_result<model::GenResult>()->max_kcpustat_drop, T250);
   auto snap = run(trace::scenarios::syscall_loop(3'000, 1500, 700), arch::v(4, 4));
-  EXPECT_EQ(snap.r.backend_result<model::GenResult>()->task_view_backwards, 0u) << snap.r.backend_result<model::GenResult>()->first_backwards;
+  EXPECT_EQ(snap.r.backend_result<model::GenResult>()->task_view_backwards, 0u)
+      << snap.r.backend_result<model::GenResult>()->first_backwards;
   EXPECT_EQ(snap.r.backend_result<model::GenResult>()->kcpustat_backwards, 0u);
 }
 // Exit: the residues of an exiting task are never flushed (Accum); nothing is left under Snapshot.
@@ -178,7 +180,8 @@ TEST(GenVtime, Getrusage46Regression) {
   // Fuzzers and props tolerate it (and go on checking the rest), recorded once.
   auto p = sim::compile(x46.t);
   ASSERT_TRUE(p.ok());
-  const auto m = sim::model_cfg(*arch::find_cpu("x86-64"), arch::Config{arch::v(4, 6), arch::Accounting::Gen, false, false, 1000});
+  const auto m =
+      sim::model_cfg(*arch::find_cpu("x86-64"), arch::Config{arch::v(4, 6), arch::Accounting::Gen, false, false, 1000});
   const auto tolerated = sim::run(p.value(), m, {.check = true, .tolerate_known_bugs = true});
   EXPECT_FALSE(tolerated.violation) << tolerated.violation->invariant;
   ASSERT_EQ(tolerated.known_bugs.size(), 1u);

@@ -60,9 +60,7 @@ TEST(GenMutants, ProofJobsCatchMutatedSteps) {
     for (const auto& r : rs) {
       caught = caught || r.verdict == proofs::Verdict::Violated;
       EXPECT_NE(r.verdict, proofs::Verdict::Error) << inv << ": " << r.name << ": " << r.detail;
-      if (r.verdict == proofs::Verdict::Violated) {
-        EXPECT_EQ(r.replay, "concrete step") << r.name;
-      }
+      if (r.verdict == proofs::Verdict::Violated) { EXPECT_EQ(r.replay, "concrete step") << r.name; }
     }
     EXPECT_TRUE(caught) << inv << " mutant not caught";
   }

@@ -20,15 +20,14 @@ TEST(LazyTlbProof, AllStepJobsHold) {
 }
 
 TEST(LazyTlbProof, MutantsMakeJobsFail) {
-  for (auto [mut, sd] : {std::pair{"no-lazy-grab", false}, std::pair{"shoot-skip-cpu", true}, std::pair{"clear-wrong-cpu", true}}) {
+  for (auto [mut, sd] :
+       {std::pair{"no-lazy-grab", false}, std::pair{"shoot-skip-cpu", true}, std::pair{"clear-wrong-cpu", true}}) {
     auto rs = lazytlb_mutant_jobs(mut, sd, 10000);
     int violated = 0;
     for (const auto& r : rs) {
       violated += r.verdict == Verdict::Violated;
       EXPECT_NE(r.verdict, Verdict::Error) << mut << ": " << r.name << ": " << r.detail;
-      if (r.verdict == Verdict::Violated) {
-        EXPECT_EQ(r.replay, "concrete step") << r.name;
-      }
+      if (r.verdict == Verdict::Violated) { EXPECT_EQ(r.replay, "concrete step") << r.name; }
     }
     EXPECT_GT(violated, 0) << mut;
   }

@@ -37,7 +37,10 @@ TEST(LazyTlbConfig, ModesByArchAndRelease) {
 
 // Exhaustive: 3 CPUs, 2 tasks, 1 mm in each mode/era (2/2/2 for current radix, the CLI goes
 // further: docs/models/lazy-tlb.md); no invariant or obligation fails.
-struct Era { Arch arch; arch::KVersion ver; };
+struct Era {
+  Arch arch;
+  arch::KVersion ver;
+};
 class Exhaustive : public ::testing::TestWithParam<Era> {};
 TEST_P(Exhaustive, EveryReachableStateIsSafe) {
   // With one mm slot nothing frees under generic refcounting (a lazy CPU only drops the dead mm
@@ -51,8 +54,10 @@ TEST_P(Exhaustive, EveryReachableStateIsSafe) {
   EXPECT_GT(r.frees, 0u);
   const bool sd = config_for(GetParam().arch, GetParam().ver).shootdown;
   // Refcounting lets lazy references pin dead mms; shootdown never does.
-  if (sd) EXPECT_EQ(r.zombie_states, 0u);
-  else EXPECT_GT(r.zombie_states, 0u);
+  if (sd)
+    EXPECT_EQ(r.zombie_states, 0u);
+  else
+    EXPECT_GT(r.zombie_states, 0u);
   RecordProperty("states", std::to_string(r.states));
   RecordProperty("depth", std::to_string(r.depth));
 }
@@ -69,7 +74,11 @@ INSTANTIATE_TEST_SUITE_P(Eras, Exhaustive,
                                            Era{Arch::PpcRadix, arch::v(6, 12)}, Era{Arch::PpcHash, arch::v(6, 12)}));
 
 // Each mutant is caught by the explorer, and its counterexample replays to the same failure.
-struct MutantCase { const char* mutant; Arch arch; const char* invariant; };
+struct MutantCase {
+  const char* mutant;
+  Arch arch;
+  const char* invariant;
+};
 class Mutants : public ::testing::TestWithParam<MutantCase> {};
 TEST_P(Mutants, CaughtWithReplayableCounterexample) {
   Script h = header(GetParam().arch, arch::v(6, 12));
@@ -132,7 +141,10 @@ TEST(Scripts, RoundTripAndErrors) {
   ASSERT_TRUE(p) << p.error().str();
   EXPECT_EQ(write_script(p.value()), text);
   EXPECT_EQ(p.value(), seed.script);
-  struct Bad { const char* text; std::uint32_t line, col; };
+  struct Bad {
+    const char* text;
+    std::uint32_t line, col;
+  };
   for (auto b : {Bad{"", 1, 1}, Bad{"lazytlb 2\n", 1, 1}, Bad{"lazytlb 1\ncpus 0\n", 2, 6},
                  Bad{"lazytlb 1\nversion 6.x\n", 2, 9}, Bad{"lazytlb 1\nversion 6.6\nevents\nswitch 5 0\n", 4, 8},
                  Bad{"lazytlb 1\nversion 6.6\nevents\n  frobnicate 0\n", 4, 3},
@@ -161,11 +173,21 @@ TEST(Scripts, EventNotEnabledIsReported) {
 Script pin_script(Arch a, int spins) {
   Script s = header(a, arch::v(6, 12), {2, 2, 2});
   auto ev = [&](Op op, int c, int arg = 0) { s.events.push_back({op, std::int16_t(c), std::int16_t(arg)}); };
-  ev(Op::Switch, 1, 0); ev(Op::Finish, 1);  // task 0 (mm 0) runs on CPU 1
-  ev(Op::Idle, 1); ev(Op::Finish, 1);       // CPU 1 idles lazily on mm 0
-  ev(Op::Switch, 0, 0); ev(Op::Finish, 0);  // task 0 moves to CPU 0
-  ev(Op::Exit, 0); ev(Op::Switch, 0, 1); ev(Op::Finish, 0);  // and exits; kthread 1 runs
-  for (int i = 0; i < spins; ++i) { ev(Op::Idle, 0); ev(Op::Finish, 0); ev(Op::Switch, 0, 1); ev(Op::Finish, 0); }
+  ev(Op::Switch, 1, 0);
+  ev(Op::Finish, 1);  // task 0 (mm 0) runs on CPU 1
+  ev(Op::Idle, 1);
+  ev(Op::Finish, 1);  // CPU 1 idles lazily on mm 0
+  ev(Op::Switch, 0, 0);
+  ev(Op::Finish, 0);  // task 0 moves to CPU 0
+  ev(Op::Exit, 0);
+  ev(Op::Switch, 0, 1);
+  ev(Op::Finish, 0);  // and exits; kthread 1 runs
+  for (int i = 0; i < spins; ++i) {
+    ev(Op::Idle, 0);
+    ev(Op::Finish, 0);
+    ev(Op::Switch, 0, 1);
+    ev(Op::Finish, 0);
+  }
   return s;
 }
 TEST(Findings, LazyPinOfDeadMm) {
@@ -197,8 +219,10 @@ TEST(Seed, AtomicsPerSwitchByMode) {
     const auto sw = after.switches - before.switches;
     const auto at = after.count_atomics - before.count_atomics;
     EXPECT_EQ(sw, 8u * 4 * 2);
-    if (a == Arch::Generic) EXPECT_EQ(at, sw);  // one grab (to idle) and one drop (back) per round trip
-    else EXPECT_EQ(at, 0u);
+    if (a == Arch::Generic)
+      EXPECT_EQ(at, sw);  // one grab (to idle) and one drop (back) per round trip
+    else
+      EXPECT_EQ(at, 0u);
   }
 }
 

@@ -22,7 +22,8 @@ TEST(ProofsNative, JobsAtFullWidth) {
   // defined, the invariant itself holds (or the second query ran out of time: never violated).
   auto by_division = [&](const std::string& n) {
     EXPECT_EQ(verdict(n), Verdict::Violated) << n << ": " << by[n].detail;
-    EXPECT_NE(by[n].detail.find("breaks obligation vtime_delta_scaled.div;"), std::string::npos) << n << ": " << by[n].detail;
+    EXPECT_NE(by[n].detail.find("breaks obligation vtime_delta_scaled.div;"), std::string::npos)
+        << n << ": " << by[n].detail;
     EXPECT_EQ(by[n].detail.find("the invariants: violated"), std::string::npos) << n << ": " << by[n].detail;
   };
   for (const char* w : {"PPC32", "PPC64"}) {
@@ -36,7 +37,8 @@ TEST(ProofsNative, JobsAtFullWidth) {
     }
     for (const char* h : {"account_cpu_user_entry", "account_cpu_user_exit", "vtime_flush"})
       EXPECT_EQ(verdict(std::string("native_vtime.") + h + ".tb_conserved" + s), Verdict::Holds) << h << s;
-    for (const char* h : {"vtime_account_kernel", "vtime_account_hardirq", "vtime_account_softirq", "vtime_account_idle"})
+    for (const char* h :
+         {"vtime_account_kernel", "vtime_account_hardirq", "vtime_account_softirq", "vtime_account_idle"})
       by_division(std::string("native_vtime.") + h + ".tb_conserved" + s);
   }
   EXPECT_EQ(verdict("native_vtime.vtime_delta_scaled.split_bounds[8-bit, exhaustive]"), Verdict::Holds);
@@ -64,9 +66,7 @@ TEST(ProofsNative, PatchClaims) {
     ASSERT_TRUE(rs[2].counterexample.has_value());
     EXPECT_NE(rs[2].detail.find("replayed"), std::string::npos);
     for (const auto& r : rs)
-      if (r.verdict == Verdict::Violated) {
-        EXPECT_EQ(r.replay, "trace via sim::run") << r.name;
-      }
+      if (r.verdict == Verdict::Violated) { EXPECT_EQ(r.replay, "trace via sim::run") << r.name; }
   }
 }
 

@@ -180,8 +180,8 @@ TEST(NativeCost, SeedScenarioCountsComeFromTheRun) {
   const auto& sc = rows[1]["per_iteration"];
   const auto& un = rows[2]["per_iteration"];
   EXPECT_EQ(rows[1]["violation"], "");
-  EXPECT_GT(sc["divides"].get<double>(), 0.9);   // the split divides once per switch
-  EXPECT_EQ(un["divides"].get<double>(), 0.0);   // dropped by abcff86df2d2
+  EXPECT_GT(sc["divides"].get<double>(), 0.9);  // the split divides once per switch
+  EXPECT_EQ(un["divides"].get<double>(), 0.0);  // dropped by abcff86df2d2
   EXPECT_GT(sc["tb_to_ns"].get<double>(), un["tb_to_ns"].get<double>());
   EXPECT_EQ(sc["tb_reads"].get<double>(), un["tb_reads"].get<double>());
   EXPECT_EQ(sc["spurr_reads"].get<double>(), 0.0);  // PPC32: read_spurr folds to the TB value
@@ -194,8 +194,10 @@ TEST(NativePatches, UnscaledOutputsUnchangedOnTheDroppedCpus) {
   struct Case {
     const char* cpu;
     arch::Config before, after;
-  } cases[] = {{"MPC8xx", native(4, 19), native(4, 20)}, {"e500", native(4, 19), native(4, 20)},
-               {"e5500", native(5, 3), native(5, 4)}, {"e6500", native(5, 3), native(5, 4)}};
+  } cases[] = {{"MPC8xx", native(4, 19), native(4, 20)},
+               {"e500", native(4, 19), native(4, 20)},
+               {"e5500", native(5, 3), native(5, 4)},
+               {"e6500", native(5, 3), native(5, 4)}};
   for (const auto& c : cases) {
     EXPECT_TRUE(sim::model_cfg(*arch::find_cpu(c.cpu), c.before).native.scaled) << c.cpu;
     EXPECT_FALSE(sim::model_cfg(*arch::find_cpu(c.cpu), c.after).native.scaled) << c.cpu;

@@ -14,7 +14,8 @@ namespace kacct::trace::perf {
 namespace {
 
 // The -F comm,pid,tid,cpu,time,event,trace,ip,sym format with a kernel callchain on the timer.
-const char* kFields = R"(         a.out  500/500  [000] 100.000000000:            sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a.out next_pid=500 next_prio=120 ffffffff82265ec8 __schedule
+const char* kFields =
+    R"(         a.out  500/500  [000] 100.000000000:            sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a.out next_pid=500 next_prio=120 ffffffff82265ec8 __schedule
          a.out  500/500  [000] 100.000100000:        raw_syscalls:sys_enter: NR 100001 (0, 0, 0, 0, 0, 0) ffffffff81423c90 syscall_trace_enter
          a.out  500/500  [000] 100.000100500:         raw_syscalls:sys_exit: NR 100001 = -38 ffffffff81423dbc syscall_exit_work
          a.out  500/500  [000] 100.000101000:        raw_syscalls:sys_enter: NR 98 (0, 1, 2, 3, 4, 5) ffffffff81423c90 syscall_trace_enter
@@ -67,8 +68,9 @@ TEST(PerfParse, FieldFormatWithCallchains) {
 }
 
 TEST(PerfParse, DefaultFormatMicrosecondsAndSpacesInComm) {
-  const char* t = "     Web Content  1234 [001]  5.123456: sched:sched_stat_runtime: comm=Web pid=1234 runtime=5 [ns]\n"
-                  "  :-1 -1 [000] 5.2: sched:sched_switch: prev_pid=9 prev_state=X ==> next_pid=0\n";
+  const char* t =
+      "     Web Content  1234 [001]  5.123456: sched:sched_stat_runtime: comm=Web pid=1234 runtime=5 [ns]\n"
+      "  :-1 -1 [000] 5.2: sched:sched_switch: prev_pid=9 prev_state=X ==> next_pid=0\n";
   auto r = parse_script(t);
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(r.value()[0].comm, "Web Content");
@@ -127,7 +129,9 @@ TEST(PerfConvert, TicksModesReadsAndSkips) {
 
 TEST(PerfConvert, DuplicatedSamplesCountOnce) {
   std::string t = kFields;
-  const std::string dup = "         a.out  500/500  [000] 100.008000200:      sched:sched_stat_runtime: comm=a.out pid=500 runtime=4000000 [ns] ffffffff813b972a update_se\n";
+  const std::string dup =
+      "         a.out  500/500  [000] 100.008000200:      sched:sched_stat_runtime: comm=a.out pid=500 runtime=4000000 "
+      "[ns] ffffffff813b972a update_se\n";
   t.insert(t.find(dup) + dup.size(), dup);
   auto c = convert(t, reads());
   ASSERT_TRUE(c);

@@ -13,7 +13,8 @@ namespace {
 using trace::perf::convert;
 
 std::string probe(const char* ts, const char* fn, const char* fields) {
-  return std::string("   kacct-workload   200/200   [001]    ") + ts + ":   kprobes:" + fn + ": (c0000000001b9dbc) " + fields + "\n";
+  return std::string("   kacct-workload   200/200   [001]    ") + ts + ":   kprobes:" + fn + ": (c0000000001b9dbc) " +
+         fields + "\n";
 }
 std::string line(const char* ts, const char* ev, const char* fields) {
   return std::string("   kacct-workload   200/200   [001]    ") + ts + ":   " + ev + ": " + fields + "\n";

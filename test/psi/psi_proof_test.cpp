@@ -47,9 +47,7 @@ TEST(PsiProof, MutantsAreCaught) {
     auto rs = psi_jobs(kTimeout, var, "6.10", ob);
     auto* r = find(rs, job);
     EXPECT_NE(r, nullptr) << job;
-    if (r && r->verdict == Verdict::Violated) {
-      EXPECT_FALSE(r->replay.empty()) << job;
-    }
+    if (r && r->verdict == Verdict::Violated) { EXPECT_FALSE(r->replay.empty()) << job; }
     return r ? r->verdict : Verdict::Error;
   };
   EXPECT_EQ(v(Variant::NoLock, "psi_irq.lock_held[6.10]"), Verdict::Violated);

@@ -21,7 +21,8 @@ std::string slurp(const std::filesystem::path& p) {
 }
 std::string file(const std::string& name) { return slurp(std::filesystem::path(KACCT_PSI_DIR) / name); }
 
-const arch::KVersion kVersions[] = {arch::v(5, 10), arch::v(6, 1), arch::v(6, 10), arch::v(6, 12), arch::v(6, 14), arch::v(6, 17)};
+const arch::KVersion kVersions[] = {arch::v(5, 10), arch::v(6, 1),  arch::v(6, 10),
+                                    arch::v(6, 12), arch::v(6, 14), arch::v(6, 17)};
 
 PsiCfg cfg(arch::KVersion v, Variant var = Variant::Faithful, bool irqtime = true) {
   PsiCfg c;
@@ -94,9 +95,7 @@ TEST(PsiScript, CanonicalRoundTrip) {
   }
 }
 
-TEST(PsiScript, ShippedSeedIsTheGeneratedOne) {
-  EXPECT_EQ(parse(file("seed.psi")), parse(seed_script_text(1000, 4)));
-}
+TEST(PsiScript, ShippedSeedIsTheGeneratedOne) { EXPECT_EQ(parse(file("seed.psi")), parse(seed_script_text(1000, 4))); }
 
 // Every shipped script except the u32-wrap finding holds on every version, irq time on and off.
 TEST(PsiModel, ScriptsHoldOnEveryVersion) {
@@ -158,8 +157,8 @@ TEST(PsiModel, IdleIrqTimeIsChargedOnlyAfterTheFix) {
   auto post = run(s, cfg(arch::v(6, 10)));
   ASSERT_FALSE(pre.violation);
   ASSERT_FALSE(post.violation);
-  EXPECT_EQ(pre.world.v.gc[1][0].irq_full, 700u);        // the idle period's 5000 ns are consumed
-  EXPECT_EQ(post.world.v.gc[1][0].irq_full, 5700u);      // ... and charged to task 1's group after the fix
+  EXPECT_EQ(pre.world.v.gc[1][0].irq_full, 700u);    // the idle period's 5000 ns are consumed
+  EXPECT_EQ(post.world.v.gc[1][0].irq_full, 5700u);  // ... and charged to task 1's group after the fix
 }
 
 TEST(PsiModel, NohzFullWrapIsAFindingAfterTheFix) {

@@ -35,8 +35,10 @@ const ToyGrammar& toy() {
     d.magic = "toy 1";
     d.events_marker = "go";
     d.required = {"counters"};
-    d.header = {{"counters", "N", [](Toy& t, std::span<const script::Arg> a) { t.counters = script::number(a[0], 1, 8, "counters"); }, true},
-                {"cap", "N", [](Toy& t, std::span<const script::Arg> a) { t.cap = script::number(a[0], 0, 1000, "cap"); }}};
+    d.header = {
+        {"counters", "N",
+         [](Toy& t, std::span<const script::Arg> a) { t.counters = script::number(a[0], 1, 8, "counters"); }, true},
+        {"cap", "N", [](Toy& t, std::span<const script::Arg> a) { t.cap = script::number(a[0], 0, 1000, "cap"); }}};
     d.operands = {{"C", [](const Toy& t, const script::Arg& a) { return script::number(a, 0, t.counters - 1, "C"); }},
                   {"N", [](const Toy&, const script::Arg& a) { return script::number(a, 0, 50, "N"); }}};
     d.events = {{"add", 0, "C by N [loud]"}, {"reset", 1, "C"}, {"zero", 1, "C"}};
@@ -56,8 +58,9 @@ const ToyGrammar& toy() {
 }
 
 TEST(ScriptRuntime, ToyFormatParsesWritesAndRepeats) {
-  auto p = toy().parse("toy 1 # comment\ncounters 2\ngo\nadd 1 by 3 loud\nrepeat 2\n  repeat 2\n    add 0 by 1\n  end\n  zero 1\nend\n",
-                       100);
+  auto p = toy().parse(
+      "toy 1 # comment\ncounters 2\ngo\nadd 1 by 3 loud\nrepeat 2\n  repeat 2\n    add 0 by 1\n  end\n  zero 1\nend\n",
+      100);
   ASSERT_TRUE(p) << p.error().str();
   const auto& t = p.value();
   ASSERT_EQ(t.events.size(), 7u);
@@ -65,34 +68,44 @@ TEST(ScriptRuntime, ToyFormatParsesWritesAndRepeats) {
   EXPECT_EQ(t.events[3], (Bump{1, 1, 0, false}));  // "zero" is another name of reset
   EXPECT_EQ(t.lines, (std::vector<std::uint32_t>{4, 7, 7, 9, 7, 7, 9}));
   const auto text = toy().write(t);
-  EXPECT_EQ(text, "toy 1\ncounters 2\ncap 100\ngo\nadd 1 by 3 loud\nadd 0 by 1\nadd 0 by 1\nreset 1\nadd 0 by 1\nadd 0 by 1\nreset 1\n");
+  EXPECT_EQ(text,
+            "toy 1\ncounters 2\ncap 100\ngo\nadd 1 by 3 loud\nadd 0 by 1\nadd 0 by 1\nreset 1\nadd 0 by 1\nadd 0 by "
+            "1\nreset 1\n");
   auto q = toy().parse(text, 100);
   ASSERT_TRUE(q);
   EXPECT_EQ(q.value().events, t.events);
 }
 
 TEST(ScriptRuntime, ErrorsHaveLineAndColumn) {
-  struct Bad { const char* text; std::uint32_t line, col; const char* message; };
-  for (auto b : {Bad{"", 1, 1, "empty script: expected the header 'toy 1'"},
-                 Bad{"\n  toy 2\n", 2, 3, "expected the header 'toy 1'"},
-                 Bad{"toy 1\ncounters 2\ncounters 3\n", 3, 1, "'counters' given twice"},
-                 Bad{"toy 1\ncap 3\ngo\n", 3, 1, "'counters' must come before 'go'"},
-                 Bad{"toy 1\ncounters 1\n", 3, 1, "missing 'go' line"},
-                 Bad{"toy 1\nfrob\n", 2, 1, "unknown header line 'frob'"},
-                 Bad{"toy 1\ncounters 1\ngo\n cap 2\n", 4, 2, "'cap' must come before 'go'"},
-                 Bad{"toy 1\ncounters 1\ngo\nfrob 2\n", 4, 1, "unknown statement 'frob'"},
-                 Bad{"toy 1\ncounters 1\ngo\nadd 0\n", 4, 6, "'add' takes C by N [loud]"},
-                 Bad{"toy 1\ncounters 1\ngo\nadd 0 with 2\n", 4, 7, "expected 'by'"},
-                 Bad{"toy 1\ncounters 1\ngo\nadd 0 by 2 quiet\n", 4, 12, "'add': unexpected 'quiet' (expected 'loud' or nothing)"},
-                 Bad{"toy 1\ncounters 1\ngo\nadd 0 by 2 loud x\n", 4, 17, "'add': unexpected 'x'"},
-                 Bad{"toy 1\ncounters 1\ngo\nadd 1 by 2\n", 4, 5, "C must be in 0..0"},
-                 Bad{"toy 1\ncounters 1\ngo\nadd -1 by 2\n", 4, 5, "expected an unsigned number, got '-1'"},
-                 Bad{"toy 1\ncounters 1\ngo\nend\n", 4, 1, "'end' without 'repeat'"},
-                 Bad{"toy 1\ncounters 1\ngo\nrepeat 2\nreset 0\n", 4, 1, "'repeat' without 'end'"},
-                 Bad{"toy 1\ncounters 1\ngo\nrepeat 60\nreset 0\nreset 0\nend\n", 4, 8, "expands to more than 100 events"},
-                 Bad{"toy 1\ncounters 1\ngo\nrepeat 1\nrepeat 1\nrepeat 1\nrepeat 1\nrepeat 1\n", 8, 1, "repeat nested too deep (at most 4)"},
-                 Bad{"toy 1\ncounters 1\ngo\nreset\x01 0\n", 4, 6, "control character"},
-                 Bad{"toy 1 # \xc3\xa9 is fine here\ncounters 1\ngo\nreset 0\xc3\xa9\n", 4, 8, "non-ASCII character outside a comment"}}) {
+  struct Bad {
+    const char* text;
+    std::uint32_t line, col;
+    const char* message;
+  };
+  for (auto b :
+       {Bad{"", 1, 1, "empty script: expected the header 'toy 1'"},
+        Bad{"\n  toy 2\n", 2, 3, "expected the header 'toy 1'"},
+        Bad{"toy 1\ncounters 2\ncounters 3\n", 3, 1, "'counters' given twice"},
+        Bad{"toy 1\ncap 3\ngo\n", 3, 1, "'counters' must come before 'go'"},
+        Bad{"toy 1\ncounters 1\n", 3, 1, "missing 'go' line"},
+        Bad{"toy 1\nfrob\n", 2, 1, "unknown header line 'frob'"},
+        Bad{"toy 1\ncounters 1\ngo\n cap 2\n", 4, 2, "'cap' must come before 'go'"},
+        Bad{"toy 1\ncounters 1\ngo\nfrob 2\n", 4, 1, "unknown statement 'frob'"},
+        Bad{"toy 1\ncounters 1\ngo\nadd 0\n", 4, 6, "'add' takes C by N [loud]"},
+        Bad{"toy 1\ncounters 1\ngo\nadd 0 with 2\n", 4, 7, "expected 'by'"},
+        Bad{"toy 1\ncounters 1\ngo\nadd 0 by 2 quiet\n", 4, 12,
+            "'add': unexpected 'quiet' (expected 'loud' or nothing)"},
+        Bad{"toy 1\ncounters 1\ngo\nadd 0 by 2 loud x\n", 4, 17, "'add': unexpected 'x'"},
+        Bad{"toy 1\ncounters 1\ngo\nadd 1 by 2\n", 4, 5, "C must be in 0..0"},
+        Bad{"toy 1\ncounters 1\ngo\nadd -1 by 2\n", 4, 5, "expected an unsigned number, got '-1'"},
+        Bad{"toy 1\ncounters 1\ngo\nend\n", 4, 1, "'end' without 'repeat'"},
+        Bad{"toy 1\ncounters 1\ngo\nrepeat 2\nreset 0\n", 4, 1, "'repeat' without 'end'"},
+        Bad{"toy 1\ncounters 1\ngo\nrepeat 60\nreset 0\nreset 0\nend\n", 4, 8, "expands to more than 100 events"},
+        Bad{"toy 1\ncounters 1\ngo\nrepeat 1\nrepeat 1\nrepeat 1\nrepeat 1\nrepeat 1\n", 8, 1,
+            "repeat nested too deep (at most 4)"},
+        Bad{"toy 1\ncounters 1\ngo\nreset\x01 0\n", 4, 6, "control character"},
+        Bad{"toy 1 # \xc3\xa9 is fine here\ncounters 1\ngo\nreset 0\xc3\xa9\n", 4, 8,
+            "non-ASCII character outside a comment"}}) {
     auto p = toy().parse(b.text, 100);
     ASSERT_FALSE(p) << b.text;
     EXPECT_EQ(p.error(), (script::ParseError{b.line, b.col, b.message})) << b.text << "\n" << p.error().str();
@@ -109,7 +122,8 @@ TEST(ScriptRuntime, RunLoopStopsAtViolationOrImpossibleEvent) {
   auto t = toy().parse("toy 1\ncounters 2\ncap 5\ngo\nadd 0 by 3\nreset 1\nadd 0 by 3\nadd 1 by 1\n", 100).value();
   std::vector<std::uint64_t> c(t.counters, 0);
   auto st = toy().run(t, [&](std::size_t, const Bump& b) {
-    if (b.kind == 1 && c[b.counter] == 0) return script::impossible("counter " + std::to_string(b.counter) + " is zero");
+    if (b.kind == 1 && c[b.counter] == 0)
+      return script::impossible("counter " + std::to_string(b.counter) + " is zero");
     c[b.counter] = b.kind == 1 ? 0 : c[b.counter] + b.by;
     return c[b.counter] > t.cap ? script::violated() : script::ok();
   });
@@ -149,7 +163,8 @@ std::vector<std::filesystem::path> files(const char* dir) {
 
 // Parses, writes, parses again: the same program and the same canonical text; or an error with
 // a position. Returns whether the text parsed.
-template <class Parse, class Write> bool round_trips(const std::string& text, const std::string& what, Parse parse, Write write) {
+template <class Parse, class Write>
+bool round_trips(const std::string& text, const std::string& what, Parse parse, Write write) {
   auto p = parse(text);
   if (!p) {
     EXPECT_GT(p.error().line, 0u) << what;
@@ -185,13 +200,15 @@ TEST(ScriptRoundTrip, EveryCommittedPsiScript) {
   int parsed = 0, rejected = 0;
   for (const char* dir : {"test/psi/scripts", "test/psi"})
     for (const auto& f : files(dir))
-      if (f.extension() == ".psi") (round_trips(slurp(f), f.string(), parse, model::psi::write_script) ? parsed : rejected)++;
+      if (f.extension() == ".psi")
+        (round_trips(slurp(f), f.string(), parse, model::psi::write_script) ? parsed : rejected)++;
   for (const auto& f : files("fuzz/corpus-psi")) {  // byte 0: the run selector
     const auto bytes = slurp(f);
-    if (!bytes.empty()) (round_trips(bytes.substr(1), f.string(), parse, model::psi::write_script) ? parsed : rejected)++;
+    if (!bytes.empty())
+      (round_trips(bytes.substr(1), f.string(), parse, model::psi::write_script) ? parsed : rejected)++;
   }
-  EXPECT_EQ(parsed, 6 + 7);   // 5 scripts + seed.psi; 7 corpus scripts
-  EXPECT_EQ(rejected, 1 + 1); // malformed.psi, bad-operand
+  EXPECT_EQ(parsed, 6 + 7);    // 5 scripts + seed.psi; 7 corpus scripts
+  EXPECT_EQ(rejected, 1 + 1);  // malformed.psi, bad-operand
 }
 
 }  // namespace

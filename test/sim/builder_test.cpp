@@ -98,8 +98,8 @@ Reach reach(const Trace& t) {
 
 TEST(Builder, RandomTracesReachEveryAccountingPath) {
   constexpr int n = 200;
-  int irq = 0, nested = 0, softirq = 0, steal = 0, guest = 0, nice = 0, iowait = 0, idle = 0, exit = 0,
-      fork = 0, other = 0, tick_irq = 0;
+  int irq = 0, nested = 0, softirq = 0, steal = 0, guest = 0, nice = 0, iowait = 0, idle = 0, exit = 0, fork = 0,
+      other = 0, tick_irq = 0;
   for (int seed = 0; seed < n; ++seed) {
     const Reach r = reach(random_trace(uint64_t(seed), spec_for(uint64_t(seed)), 300));
     irq += r.irq, nested += r.nested_irq, softirq += r.softirq, steal += r.steal, guest += r.guest;
@@ -119,9 +119,10 @@ TEST(Builder, RandomTracesReachEveryAccountingPath) {
   EXPECT_GE(fork, want);
   EXPECT_GE(other, want);
   EXPECT_GE(tick_irq, want);
-  std::printf("of %d traces: irq %d nested %d softirq %d steal %d guest %d nice-user-tick %d iowait %d "
-              "idle-ticks %d exit %d fork %d read-other %d tick-in-irq %d\n",
-              n, irq, nested, softirq, steal, guest, nice, iowait, idle, exit, fork, other, tick_irq);
+  std::printf(
+      "of %d traces: irq %d nested %d softirq %d steal %d guest %d nice-user-tick %d iowait %d "
+      "idle-ticks %d exit %d fork %d read-other %d tick-in-irq %d\n",
+      n, irq, nested, softirq, steal, guest, nice, iowait, idle, exit, fork, other, tick_irq);
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ events
   ASSERT_TRUE(p.ok());
   const auto r = sim::run(p.value(), sim::model_cfg(*arch::find_cpu("x86-64"), *arch::find_config("6.12-tick-hz250")));
   ASSERT_EQ(r.reads.size(), 6u);
-  EXPECT_EQ(r.reads[0].rtime, 0u);          // stored value: nothing since the switch
+  EXPECT_EQ(r.reads[0].rtime, 0u);  // stored value: nothing since the switch
   EXPECT_EQ(r.reads[1].rtime, 0u);
   EXPECT_EQ(r.reads[2].rtime, 1'000'000u);  // task_sched_runtime()
   EXPECT_EQ(r.reads[3].rtime, 1'000'000u);  // the update of read 3, not 2 ms

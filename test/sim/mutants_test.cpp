@@ -228,7 +228,8 @@ Adjusted adjust(AdjustEra era, ScaleDiv div, TaskCputime<C> in, PrevCputime<C> p
 
 TEST(Mutant, AdjustOutputDecreasedBreaksAdjustMonotonic) {
   C d;
-  auto a = adjust(AdjustEra::ClampToRtime, ScaleDiv::Exact128, {3'000'000, 1'000'000, 10'000'000}, {4'000'000, 2'000'000});
+  auto a =
+      adjust(AdjustEra::ClampToRtime, ScaleDiv::Exact128, {3'000'000, 1'000'000, 10'000'000}, {4'000'000, 2'000'000});
   ASSERT_TRUE(spec::tick::adjust_monotonic(d, a.before, a.out));
   ASSERT_TRUE(spec::tick::adjust_sum_is_rtime(d, a.before, a.in, a.out));
   a.out.stime = a.before.stime - 1;  // the clamp to prev->stime dropped
@@ -249,7 +250,8 @@ TEST(Mutant, GotoUpdateEraShortcutBreaksAdjustMonotonic) {
 
 TEST(Mutant, UtimeNotRecomputedBreaksAdjustSumIsRtime) {
   C d;
-  auto a = adjust(AdjustEra::ClampToRtime, ScaleDiv::Exact128, {3'000'000, 1'000'000, 10'000'000}, {4'000'000, 2'000'000});
+  auto a =
+      adjust(AdjustEra::ClampToRtime, ScaleDiv::Exact128, {3'000'000, 1'000'000, 10'000'000}, {4'000'000, 2'000'000});
   ASSERT_TRUE(spec::tick::adjust_sum_is_rtime(d, a.before, a.in, a.out));
   a.out.utime = a.in.utime;  // "utime = rtime - stime" forgotten
   EXPECT_FALSE(spec::tick::adjust_sum_is_rtime(d, a.before, a.in, a.out));
@@ -260,7 +262,8 @@ TEST(Mutant, PerFieldMaxEraBreaksAdjustSumIsRtime) {
   C d;
   const TaskCputime<C> in{1, 1, 12};
   const PrevCputime<C> prev{10, 0};
-  ASSERT_TRUE(spec::tick::adjust_sum_is_rtime(d, prev, in, adjust(AdjustEra::ClampAlways, ScaleDiv::Exact128, in, prev).out));
+  ASSERT_TRUE(
+      spec::tick::adjust_sum_is_rtime(d, prev, in, adjust(AdjustEra::ClampAlways, ScaleDiv::Exact128, in, prev).out));
   auto a = adjust(AdjustEra::PerFieldMax, ScaleDiv::Exact128, in, prev);
   EXPECT_FALSE(spec::tick::adjust_sum_is_rtime(d, a.before, a.in, a.out));
 }
@@ -270,7 +273,7 @@ TEST(Mutant, StimeAboveRtimeBreaksAdjustStimeLeRtime) {
   auto a = adjust(AdjustEra::ClampAlways, ScaleDiv::Exact128, {3'000'000, 1'000'000, 10'000'000}, {0, 0});
   ASSERT_TRUE(spec::tick::adjust_stime_le_rtime(d, a.before, a.in, a.out));
   a.out.stime = a.in.sum_exec_runtime + 1;  // an inexact division that overshoots, unclamped (pre-77baa5bafcbe)
-  a.out.utime = a.in.sum_exec_runtime - a.out.stime;  // wraps
+  a.out.utime = a.in.sum_exec_runtime - a.out.stime;                       // wraps
   ASSERT_TRUE(spec::tick::adjust_sum_is_rtime(d, a.before, a.in, a.out));  // the sum still matches mod 2^64
   ASSERT_TRUE(spec::tick::adjust_monotonic(d, a.before, a.out));
   EXPECT_FALSE(spec::tick::adjust_stime_le_rtime(d, a.before, a.in, a.out));

@@ -101,7 +101,7 @@ TEST(Taskstats, TickReadsTheTaskCountersUnadjusted) {
 // its counters only.
 TEST(Taskstats, GenReadsTheRawVtimeViewAtTheReadsTs) {
   const auto p = program(kHeader2 +
-                         "0 0 switch prev=0 next=100\n"          // SYS from 0
+                         "0 0 switch prev=0 next=100\n"  // SYS from 0
                          "10 1 switch prev=0 next=200\n"
                          "1000 0 syscall_exit\n"                 // stime residue 1000; USER from 1000
                          "3001000 0 syscall_enter nr=1\n"        // utime residue 3 ms (< TICK_NSEC); SYS
@@ -139,14 +139,15 @@ TEST(Taskstats, GenReadsTheRawVtimeViewAtTheReadsTs) {
 // Native (POWER9 6.1): the counters the last flush left; cputime_adjust is the identity there,
 // so taskstats equals task_stat and the counters.
 TEST(Taskstats, NativeReadsTheTaskCounters) {
-  const auto p = program("kacct-trace 1\ncpu POWER9\nncpus 1\nclock ns\n"
-                         "task 100 pid=100 comm=app mm=1\ntask 101 pid=101 comm=mon mm=2\nevents\n"
-                         "0 0 switch prev=0 next=100\n"
-                         "1000 0 syscall_exit\n"
-                         "700000 0 syscall_enter nr=1\n"
-                         "1000000 0 switch prev=100 next=101\n"
-                         "1500000 0 read kind=taskstats tid=100 id=1\n"
-                         "1500000 0 read kind=task_stat tid=100 id=2\n");
+  const auto p = program(
+      "kacct-trace 1\ncpu POWER9\nncpus 1\nclock ns\n"
+      "task 100 pid=100 comm=app mm=1\ntask 101 pid=101 comm=mon mm=2\nevents\n"
+      "0 0 switch prev=0 next=100\n"
+      "1000 0 syscall_exit\n"
+      "700000 0 syscall_enter nr=1\n"
+      "1000000 0 switch prev=100 next=101\n"
+      "1500000 0 read kind=taskstats tid=100 id=1\n"
+      "1500000 0 read kind=task_stat tid=100 id=2\n");
   const auto r = sim::run(p, cfg_of("POWER9", "6.1-native-hz250"), {.check = true});
   ASSERT_FALSE(r.violation) << r.violation->invariant;
   const auto& t = r.tasks[index_of(p, 100)];
@@ -183,7 +184,9 @@ TEST(SwitchGap, GenChargesNextExactlyTheGapLess) {
       EXPECT_EQ(a.backend_result<model::GenResult>()->vtime[k].consumed, 1'000'000u - g) << g;
       EXPECT_EQ(a.backend_result<model::GenResult>()->vtime[k].stime, 1'000'000u - g);
       EXPECT_EQ(b.backend_result<model::GenResult>()->vtime[k].consumed, 1'000'000u - global);
-      EXPECT_EQ(b.backend_result<model::GenResult>()->vtime[k].consumed - a.backend_result<model::GenResult>()->vtime[k].consumed, g - global);
+      EXPECT_EQ(b.backend_result<model::GenResult>()->vtime[k].consumed -
+                    a.backend_result<model::GenResult>()->vtime[k].consumed,
+                g - global);
       EXPECT_EQ(a.backend_result<model::GenResult>()->vcpu[0].lost, g + global);
       // 200 (switched in without gap=) is charged from 1 ms + the global gap
       EXPECT_EQ(read_id(a, 1).stime, 1'500'000u - global);
@@ -199,7 +202,9 @@ TEST(SwitchGap, GenChargesNextExactlyTheGapLess) {
     auto tr = [&](const std::string& gap) {
       return "kacct-trace 1\ncpu " + std::string(cpu) +
              "\nncpus 1\nclock ns\ntask 100 pid=100 comm=app mm=1\ntask 200 pid=200 comm=b mm=2\nevents\n"
-             "0 0 switch prev=0 next=100" + gap + "\n4000000 0 tick\n5000000 0 switch prev=100 next=200\n"
+             "0 0 switch prev=0 next=100" +
+             gap +
+             "\n4000000 0 tick\n5000000 0 switch prev=100 next=200\n"
              "6000000 0 read kind=taskstats tid=100\n";
     };
     const auto m = cfg_of(cpu, config);
@@ -241,12 +246,14 @@ TEST(SwitchGap, PerEventGapsKeepEveryGenCheck) {
       const auto m = sim::model_cfg(c.cpu, c.cfg);
       const auto r = sim::run(p.value(), m, {.check = true});
       ASSERT_FALSE(r.violation) << c.cfg.name() << " seed " << seed << ": " << r.violation->invariant << " at line "
-                                << r.violation->line << ": " << r.violation->detail << "\n" << trace::write(t);
+                                << r.violation->line << ": " << r.violation->detail << "\n"
+                                << trace::write(t);
       ASSERT_TRUE(r.obligations_failed.empty());
       ++runs;
       if (m.gen.variant == model::GenVariant::Jiffy) continue;
       for (std::uint32_t cpu = 0; cpu < spec.ncpus; ++cpu)
-        EXPECT_EQ(r.backend_result<model::GenResult>()->vcpu[cpu].lost, want[cpu]) << c.cfg.name() << " seed " << seed << " cpu " << cpu;
+        EXPECT_EQ(r.backend_result<model::GenResult>()->vcpu[cpu].lost, want[cpu])
+            << c.cfg.name() << " seed " << seed << " cpu " << cpu;
     }
   }
   EXPECT_GT(runs, 50u);

@@ -12,9 +12,7 @@ namespace {
 
 using B = Bucket;
 
-uint64_t row_sum(const Ledger& l, uint32_t c) {
-  return std::accumulate(l.cpu[c].begin(), l.cpu[c].end(), uint64_t{0});
-}
+uint64_t row_sum(const Ledger& l, uint32_t c) { return std::accumulate(l.cpu[c].begin(), l.cpu[c].end(), uint64_t{0}); }
 
 // kGolden (also the example in docs/trace-format.md), interval by interval.
 // app = tid 100 (nice 0), batch = tid 200 (nice 5, so its user time is Nice).

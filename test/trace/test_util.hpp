@@ -42,14 +42,12 @@ inline const std::string kGolden = kHeader + R"(0    0 switch prev=0 next=100
 )";
 
 // Asserts that load(text) fails at line:column with a message containing msg.
-inline void expect_error(const std::string& text, uint32_t line, uint32_t column,
-                         const std::string& msg) {
+inline void expect_error(const std::string& text, uint32_t line, uint32_t column, const std::string& msg) {
   auto r = load(text);
   ASSERT_FALSE(r.ok()) << "accepted:\n" << text;
   EXPECT_EQ(r.error().line, line) << r.error().to_string();
   EXPECT_EQ(r.error().column, column) << r.error().to_string();
-  EXPECT_NE(r.error().message.find(msg), std::string::npos)
-      << "message: " << r.error().message << "\nwanted: " << msg;
+  EXPECT_NE(r.error().message.find(msg), std::string::npos) << "message: " << r.error().message << "\nwanted: " << msg;
 }
 
 }  // namespace kacct::trace::test

@@ -1,7 +1,7 @@
 /* kacct-workload: a small program whose CPU time the kernel reports and kacct predicts.
- * The work runs in a forked child (its pid is the first output line). Each read is announced by the invalid syscall 100000+K (it fails with ENOSYS) immediately
- * before the syscall that reads; kacct perf-replay finds the marker in the perf trace and
- * predicts the value at the read syscall's exit. Output: JSON lines on stdout (docs/perf.md).
+ * The work runs in a forked child (its pid is the first output line). Each read is announced by the invalid syscall
+ * 100000+K (it fails with ENOSYS) immediately before the syscall that reads; kacct perf-replay finds the marker in the
+ * perf trace and predicts the value at the read syscall's exit. Output: JSON lines on stdout (docs/perf.md).
  *
  *   kacct-workload MODE [-t SECONDS] [-n READS] [-k KINDS] [-c CPU]
  *   MODE: spin | syscall | readloop | pagefault | yield | sleep | mixed
@@ -34,8 +34,8 @@
 #define MARKER_BASE 100000
 
 enum kind { PROC_STAT, TASK_STAT, RU_SELF, RU_THREAD, PROCESS_CPUTIME, TASKSTATS, NKINDS };
-static const char *kind_name[NKINDS] = {"proc_stat", "task_stat", "rusage_self", "rusage_thread", "process_cputime",
-                                        "taskstats"};
+static const char* kind_name[NKINDS] = {"proc_stat",     "task_stat",       "rusage_self",
+                                        "rusage_thread", "process_cputime", "taskstats"};
 
 static int kinds[NKINDS], nkinds;
 static int proc_fd = -1, task_fd = -1, nl_fd = -1, ts_family = -1;
@@ -50,8 +50,8 @@ static uint64_t now_ns(void) {
 }
 
 /* utime and stime (fields 14 and 15) of a /proc stat line; the comm may contain spaces. */
-static int stat_times(const char *buf, unsigned long long *ut, unsigned long long *st) {
-  const char *p = strrchr(buf, ')');
+static int stat_times(const char* buf, unsigned long long* ut, unsigned long long* st) {
+  const char* p = strrchr(buf, ')');
   int field = 2;
   if (!p) return -1;
   for (p++; *p && field < 14; p++)
@@ -59,21 +59,20 @@ static int stat_times(const char *buf, unsigned long long *ut, unsigned long lon
   return sscanf(p, " %llu %llu", ut, st) == 2 ? 0 : -1;
 }
 
-
 /* Generic netlink, by hand (no libnl): one request, one reply. */
 struct nlreq {
   struct nlmsghdr n;
   struct genlmsghdr g;
   char buf[256];
 };
-static void nl_attr(struct nlreq *r, unsigned short type, const void *data, unsigned short len) {
-  struct nlattr *a = (struct nlattr *)((char *)r + NLMSG_ALIGN(r->n.nlmsg_len));
+static void nl_attr(struct nlreq* r, unsigned short type, const void* data, unsigned short len) {
+  struct nlattr* a = (struct nlattr*)((char*)r + NLMSG_ALIGN(r->n.nlmsg_len));
   a->nla_type = type;
   a->nla_len = (unsigned short)(NLA_HDRLEN + len);
-  memcpy((char *)a + NLA_HDRLEN, data, len);
+  memcpy((char*)a + NLA_HDRLEN, data, len);
   r->n.nlmsg_len = NLMSG_ALIGN(r->n.nlmsg_len) + NLA_ALIGN(a->nla_len);
 }
-static void nl_request(struct nlreq *r, unsigned short family, unsigned char cmd) {
+static void nl_request(struct nlreq* r, unsigned short family, unsigned char cmd) {
   memset(r, 0, sizeof *r);
   r->n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
   r->n.nlmsg_type = family;
@@ -82,14 +81,14 @@ static void nl_request(struct nlreq *r, unsigned short family, unsigned char cmd
   r->g.cmd = cmd;
   r->g.version = 1;
 }
-static int nl_send(const struct nlreq *r) {
+static int nl_send(const struct nlreq* r) {
   struct sockaddr_nl to = {.nl_family = AF_NETLINK};
-  return sendto(nl_fd, r, r->n.nlmsg_len, 0, (struct sockaddr *)&to, sizeof to) < 0 ? -1 : 0;
+  return sendto(nl_fd, r, r->n.nlmsg_len, 0, (struct sockaddr*)&to, sizeof to) < 0 ? -1 : 0;
 }
 /* Walks the attributes of a reply; returns the payload of `want` (nested ones included). */
-static const void *nl_find(const char *p, int len, unsigned short want, int *plen) {
+static const void* nl_find(const char* p, int len, unsigned short want, int* plen) {
   while (len >= (int)NLA_HDRLEN) {
-    const struct nlattr *a = (const struct nlattr *)p;
+    const struct nlattr* a = (const struct nlattr*)p;
     if (a->nla_len < NLA_HDRLEN || a->nla_len > len) return NULL;
     const unsigned short type = a->nla_type & NLA_TYPE_MASK;
     if (type == want) {
@@ -97,7 +96,7 @@ static const void *nl_find(const char *p, int len, unsigned short want, int *ple
       return p + NLA_HDRLEN;
     }
     if (type == TASKSTATS_TYPE_AGGR_PID || type == TASKSTATS_TYPE_AGGR_TGID) {
-      const void *in = nl_find(p + NLA_HDRLEN, a->nla_len - (int)NLA_HDRLEN, want, plen);
+      const void* in = nl_find(p + NLA_HDRLEN, a->nla_len - (int)NLA_HDRLEN, want, plen);
       if (in) return in;
     }
     p += NLA_ALIGN(a->nla_len);
@@ -105,24 +104,25 @@ static const void *nl_find(const char *p, int len, unsigned short want, int *ple
   }
   return NULL;
 }
-static int nl_reply(char *buf, int size, unsigned short want, const void **out, int *plen) {
+static int nl_reply(char* buf, int size, unsigned short want, const void** out, int* plen) {
   const int n = (int)recv(nl_fd, buf, (size_t)size, 0);
-  const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+  const struct nlmsghdr* h = (const struct nlmsghdr*)buf;
   if (n < (int)NLMSG_LENGTH(GENL_HDRLEN) || !NLMSG_OK(h, (unsigned)n) || h->nlmsg_type == NLMSG_ERROR) return -1;
-  *out = nl_find((const char *)NLMSG_DATA(h) + GENL_HDRLEN, (int)h->nlmsg_len - (int)NLMSG_LENGTH(GENL_HDRLEN), want, plen);
+  *out =
+      nl_find((const char*)NLMSG_DATA(h) + GENL_HDRLEN, (int)h->nlmsg_len - (int)NLMSG_LENGTH(GENL_HDRLEN), want, plen);
   return *out ? 0 : -1;
 }
 static int taskstats_open(void) {
   struct nlreq r;
   char buf[4096];
-  const void *id;
+  const void* id;
   int len = 0;
   nl_fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC);
   if (nl_fd < 0) return -1;
   nl_request(&r, GENL_ID_CTRL, CTRL_CMD_GETFAMILY);
   nl_attr(&r, CTRL_ATTR_FAMILY_NAME, TASKSTATS_GENL_NAME, sizeof TASKSTATS_GENL_NAME);
   if (nl_send(&r) || nl_reply(buf, sizeof buf, CTRL_ATTR_FAMILY_ID, &id, &len) || len < 2) return -1;
-  ts_family = *(const unsigned short *)id;
+  ts_family = *(const unsigned short*)id;
   return 0;
 }
 
@@ -134,7 +134,7 @@ static void do_read(unsigned marker, enum kind k) {
   struct timespec ts;
   struct nlreq req;
   char reply[4096];
-  const void *stats = NULL;
+  const void* stats = NULL;
   struct taskstats tst;
   int rc = 0, slen = 0;
   memset(&tst, 0, sizeof tst);
@@ -175,7 +175,8 @@ static void do_read(unsigned marker, enum kind k) {
            (unsigned long long)tst.ac_utime, (unsigned long long)tst.ac_stime, (unsigned long long)tst.ac_utimescaled,
            (unsigned long long)tst.ac_stimescaled);
   } else if (k == PROCESS_CPUTIME) {
-    printf("\"value\": %llu, \"unit\": \"ns\"}\n", (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+    printf("\"value\": %llu, \"unit\": \"ns\"}\n",
+           (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
   } else {
     printf("\"utime\": %llu, \"stime\": %llu, \"unit\": \"us\"}\n",
            (unsigned long long)ru.ru_utime.tv_sec * 1000000ull + (unsigned long long)ru.ru_utime.tv_usec,
@@ -198,42 +199,49 @@ static void readloop(unsigned n) {
 }
 static void pagefaults(unsigned pages) {
   long psz = sysconf(_SC_PAGESIZE);
-  char *p = mmap(NULL, (size_t)pages * (size_t)psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  char* p = mmap(NULL, (size_t)pages * (size_t)psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) exit(1);
   for (unsigned i = 0; i < pages; i++) p[(size_t)i * (size_t)psz] = 1;
   munmap(p, (size_t)pages * (size_t)psz);
 }
-static void *yielder(void *arg) {
+static void* yielder(void* arg) {
   (void)arg;
   while (!stop_threads) sched_yield();
   return NULL;
 }
 
-int main(int argc, char **argv) {
-  const char *mode = argc > 1 ? argv[1] : "";
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "";
   double seconds = 1.0;
   unsigned nreads = 10;
-  const char *klist = "proc_stat,task_stat,rusage_self,rusage_thread,process_cputime";
+  const char* klist = "proc_stat,task_stat,rusage_self,rusage_thread,process_cputime";
   int opt, cpu = -1;
   optind = 2;
   while ((opt = getopt(argc, argv, "t:n:k:c:")) != -1) {
-    if (opt == 't') seconds = atof(optarg);
-    else if (opt == 'c') cpu = atoi(optarg);
-    else if (opt == 'n') nreads = (unsigned)atoi(optarg);
-    else if (opt == 'k') klist = optarg;
-    else return 2;
+    if (opt == 't')
+      seconds = atof(optarg);
+    else if (opt == 'c')
+      cpu = atoi(optarg);
+    else if (opt == 'n')
+      nreads = (unsigned)atoi(optarg);
+    else if (opt == 'k')
+      klist = optarg;
+    else
+      return 2;
   }
-  static const char *modes[] = {"spin", "syscall", "readloop", "pagefault", "yield", "sleep", "mixed"};
+  static const char* modes[] = {"spin", "syscall", "readloop", "pagefault", "yield", "sleep", "mixed"};
   int m = -1;
   for (int i = 0; i < 7; i++)
     if (!strcmp(mode, modes[i])) m = i;
   if (m < 0 || seconds <= 0 || nreads == 0) {
-    fprintf(stderr, "usage: kacct-workload spin|syscall|readloop|pagefault|yield|sleep|mixed [-t SECONDS] [-n READS] [-k KINDS] [-c CPU]\n");
+    fprintf(stderr,
+            "usage: kacct-workload spin|syscall|readloop|pagefault|yield|sleep|mixed [-t SECONDS] [-n READS] [-k "
+            "KINDS] [-c CPU]\n");
     return 2;
   }
   char copy[256];
   snprintf(copy, sizeof copy, "%s", klist);
-  for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+  for (char* tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
     int found = 0;
     for (int k = 0; k < NKINDS; k++)
       if (!strcmp(tok, kind_name[k])) kinds[nkinds++] = k, found = 1;
@@ -294,7 +302,10 @@ int main(int argc, char **argv) {
         case 1: syscalls(500); break;
         case 2: readloop(200); break;
         case 3: pagefaults(64); break;
-        case 4: sched_yield(); spin(2000); break;
+        case 4:
+          sched_yield();
+          spin(2000);
+          break;
         case 5: {
           struct timespec d = {0, 2000000};
           nanosleep(&d, NULL);

@@ -45,7 +45,7 @@ typedef enum kacct_status {
   KACCT_E_STATE = 7,          /* call not valid now (e.g. events before a header, incomplete trace) */
   KACCT_E_NOT_FOUND = 8,      /* no such task / read */
   KACCT_E_NO_MEMORY = 9,
-  KACCT_E_INTERNAL = 10       /* a bug in kacct; the message says what */
+  KACCT_E_INTERNAL = 10 /* a bug in kacct; the message says what */
 } kacct_status;
 
 /* Spelling of a kacct_status ("KACCT_E_PARSE"); never NULL. */
@@ -96,12 +96,12 @@ KACCT_EXPORT kacct_status kacct_feed_text(kacct_model* m, const char* text, size
 /* Header by API: number of CPUs (1..4096); only before any event and without a text header. */
 KACCT_EXPORT kacct_status kacct_set_ncpus(kacct_model* m, uint32_t ncpus);
 typedef struct kacct_task {
-  uint64_t tid;      /* non-zero, unique */
-  uint64_t pid;      /* thread-group id; 0 = tid */
-  const char* comm;  /* 1..15 printable characters, no spaces */
-  int32_t nice;      /* -20..19 */
-  int32_t kthread;   /* non-zero: kernel thread (no mm) */
-  uint64_t mm;       /* address-space id of a user task (threads of a process share it) */
+  uint64_t tid;     /* non-zero, unique */
+  uint64_t pid;     /* thread-group id; 0 = tid */
+  const char* comm; /* 1..15 printable characters, no spaces */
+  int32_t nice;     /* -20..19 */
+  int32_t kthread;  /* non-zero: kernel thread (no mm) */
+  uint64_t mm;      /* address-space id of a user task (threads of a process share it) */
 } kacct_task;
 /* Declares a task existing at the start; after kacct_set_ncpus, before any event. */
 KACCT_EXPORT kacct_status kacct_add_task(kacct_model* m, const kacct_task* t);
@@ -149,20 +149,20 @@ typedef enum kacct_read_kind {
  * The enum-valued fields are int32_t (a fixed size in the ABI); out-of-range values are
  * rejected with KACCT_E_INVALID_ARG. */
 typedef struct kacct_event {
-  uint64_t ts;  /* ns since the start of the trace; never decreasing */
-  uint32_t cpu; /* < ncpus */
-  int32_t kind;  /* kacct_kind */
-  uint64_t a, b; /* see kacct_kind */
-  int32_t prev_state;          /* SWITCH: kacct_prev_state */
-  int32_t iowait;              /* SWITCH: non-zero = blocked on I/O (needs S or D) */
-  int32_t exc_kind;            /* EXC_ENTER: kacct_exc_kind */
-  int32_t read_kind;           /* READ: kacct_read_kind */
-  uint64_t read_id;            /* READ: free label, reported back with the result */
-  uint64_t fork_pid;           /* FORK: thread-group id of the child; 0 = child (new process) */
-  int32_t fork_kthread;        /* FORK: non-zero = kernel thread */
-  int32_t fork_has_mm;         /* FORK: non-zero = fork_mm is given */
-  uint64_t fork_mm;            /* FORK: mm of a new user process */
-  const char* fork_comm;       /* FORK: NULL or "" = the parent's */
+  uint64_t ts;           /* ns since the start of the trace; never decreasing */
+  uint32_t cpu;          /* < ncpus */
+  int32_t kind;          /* kacct_kind */
+  uint64_t a, b;         /* see kacct_kind */
+  int32_t prev_state;    /* SWITCH: kacct_prev_state */
+  int32_t iowait;        /* SWITCH: non-zero = blocked on I/O (needs S or D) */
+  int32_t exc_kind;      /* EXC_ENTER: kacct_exc_kind */
+  int32_t read_kind;     /* READ: kacct_read_kind */
+  uint64_t read_id;      /* READ: free label, reported back with the result */
+  uint64_t fork_pid;     /* FORK: thread-group id of the child; 0 = child (new process) */
+  int32_t fork_kthread;  /* FORK: non-zero = kernel thread */
+  int32_t fork_has_mm;   /* FORK: non-zero = fork_mm is given */
+  uint64_t fork_mm;      /* FORK: mm of a new user process */
+  const char* fork_comm; /* FORK: NULL or "" = the parent's */
 } kacct_event;
 
 /* Appends one event / n events (a batch is accepted or rejected as a whole). On failure the
@@ -178,9 +178,17 @@ KACCT_EXPORT kacct_status kacct_ncpus(kacct_model* m, uint32_t* out);
 
 /* enum cpu_usage_stat order (the /proc/stat columns). */
 typedef enum kacct_bucket {
-  KACCT_CPUTIME_USER = 0, KACCT_CPUTIME_NICE, KACCT_CPUTIME_SYSTEM, KACCT_CPUTIME_SOFTIRQ,
-  KACCT_CPUTIME_IRQ, KACCT_CPUTIME_IDLE, KACCT_CPUTIME_IOWAIT, KACCT_CPUTIME_STEAL,
-  KACCT_CPUTIME_GUEST, KACCT_CPUTIME_GUEST_NICE, KACCT_NR_BUCKETS
+  KACCT_CPUTIME_USER = 0,
+  KACCT_CPUTIME_NICE,
+  KACCT_CPUTIME_SYSTEM,
+  KACCT_CPUTIME_SOFTIRQ,
+  KACCT_CPUTIME_IRQ,
+  KACCT_CPUTIME_IDLE,
+  KACCT_CPUTIME_IOWAIT,
+  KACCT_CPUTIME_STEAL,
+  KACCT_CPUTIME_GUEST,
+  KACCT_CPUTIME_GUEST_NICE,
+  KACCT_NR_BUCKETS
 } kacct_bucket;
 KACCT_EXPORT const char* kacct_bucket_name(int b); /* kacct_bucket: "user", ...; NULL if out of range */
 
@@ -202,12 +210,12 @@ KACCT_EXPORT kacct_status kacct_get_task_times(kacct_model* m, uint64_t tid, kac
  * utime/stime are after cputime_adjust() for the stat and rusage kinds (0 for the clocks), and
  * the raw task_cputime() for KACCT_READ_TASKSTATS (whose ac_utime/ac_stime are utime_us/stime_us). */
 typedef struct kacct_read {
-  uint64_t id;              /* the event's read_id / id= */
-  int32_t kind;             /* kacct_read_kind */
-  uint64_t tid;             /* task read */
-  uint64_t ts;              /* ts of the read event */
-  uint64_t event_index;     /* 0-based index of the read event */
-  uint32_t line;            /* trace line (0 for struct events) */
+  uint64_t id;          /* the event's read_id / id= */
+  int32_t kind;         /* kacct_read_kind */
+  uint64_t tid;         /* task read */
+  uint64_t ts;          /* ts of the read event */
+  uint64_t event_index; /* 0-based index of the read event */
+  uint32_t line;        /* trace line (0 for struct events) */
   uint64_t utime_ns, stime_ns, rtime_ns;
   uint64_t utime_ticks, stime_ticks; /* clock ticks (USER_HZ=100): /proc/.../stat fields 14, 15 */
   uint64_t utime_us, stime_us;       /* microseconds: struct rusage ru_utime/ru_stime; taskstats ac_utime/ac_stime */
@@ -221,14 +229,14 @@ KACCT_EXPORT kacct_status kacct_find_read(kacct_model* m, uint64_t id, kacct_rea
 /* Invariant verdict: every spec invariant evaluated after every event (`kacct check`).
  * Strings are owned by the handle, valid until the next call on it. */
 typedef struct kacct_verdict {
-  int32_t holds;            /* 1: no invariant violated and no obligation failed */
-  const char* invariant;    /* first violated invariant's name, "" if none */
-  uint64_t event_index;     /* 0-based index of the event after which it failed */
-  uint32_t line;            /* its trace line (0 for struct events) */
-  const char* trace_line;   /* the text of that line, "" if not from text */
-  const char* detail;       /* what went wrong */
-  size_t obligations_failed;     /* domain obligations (division by zero, ...) that failed */
-  const char* first_obligation;  /* "" if none */
+  int32_t holds;                /* 1: no invariant violated and no obligation failed */
+  const char* invariant;        /* first violated invariant's name, "" if none */
+  uint64_t event_index;         /* 0-based index of the event after which it failed */
+  uint32_t line;                /* its trace line (0 for struct events) */
+  const char* trace_line;       /* the text of that line, "" if not from text */
+  const char* detail;           /* what went wrong */
+  size_t obligations_failed;    /* domain obligations (division by zero, ...) that failed */
+  const char* first_obligation; /* "" if none */
 } kacct_verdict;
 KACCT_EXPORT kacct_status kacct_check(kacct_model* m, kacct_verdict* out);
 
