@@ -11,6 +11,7 @@ nlohmann::ordered_json Result::json() const {
   j["verdict"] = kacct::proofs::name(verdict);
   j["detail"] = detail;
   j["approximations"] = approximations;
+  j["scope"] = scope.json();
   if (counterexample) j["counterexample"] = *counterexample;
   if (!inputs.is_null()) j["inputs"] = inputs;
   if (!replay.empty()) j["replay"] = replay;

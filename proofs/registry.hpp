@@ -25,6 +25,11 @@ struct PatchValidator {
 std::span<const ProofModel> proof_model_table();
 std::span<const PatchValidator> validator_table();
 
+// The scope of a proof job of `model` or a claim of mechanism `m` (proofs/scope.cpp): the rows of
+// the model or mechanism, then those whose key is a prefix of the job's or claim's name.
+Scope job_scope(std::string_view model, std::string_view job);
+Scope claim_scope(arch::Mechanism m, std::string_view claim);
+
 // Per-mechanism entry points: jobs in proofs/jobs_<mechanism>.cpp, claims in
 // proofs/claims_<mechanism>.cpp (all step jobs on the harness of proofs/step_job.hpp).
 std::vector<Result> tick_all_jobs(unsigned timeout_ms);

@@ -46,6 +46,7 @@ std::vector<Result> prove(const ProveOptions& o) {
     known = true;
     for (auto& r : m.jobs(o.timeout_ms)) {
       require_replay(r);
+      r.scope = job_scope(m.name, r.name);
       out.push_back(std::move(r));
     }
   }
@@ -81,10 +82,14 @@ std::vector<PatchReport> validate(const ValidateOptions& o) {
       r.name = "validator";
       r.verdict = Verdict::Error;
       r.detail = "no validator registered for this patch's mechanism (proofs/registry.cpp)";
+      r.scope = claim_scope(p.mechanism, "");
       rep.claims.push_back(std::move(r));
     } else {
       rep.claims = v->claims(p, o.timeout_ms);
-      for (auto& c : rep.claims) require_replay(c);
+      for (auto& c : rep.claims) {
+        require_replay(c);
+        c.scope = claim_scope(p.mechanism, c.name);
+      }
     }
     return rep;
   };

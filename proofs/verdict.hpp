@@ -4,6 +4,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,11 +25,21 @@ inline const char* name(Verdict v) {
 inline int exit_code(Verdict v) { return int(v); }
 inline Verdict worst(Verdict a, Verdict b) { return int(a) > int(b) ? a : b; }
 
+// What the model behind a verdict ranges over (`covers`: events, behaviours, inputs) and what
+// it leaves out (`omits`), so that "holds" never reads wider than it is. Bounds and reduced
+// widths stay in `approximations`. Text in proofs/scope.cpp, one table for every mechanism.
+struct Scope {
+  std::vector<std::string> covers;
+  std::vector<std::string> omits;
+  nlohmann::ordered_json json() const { return {{"covers", covers}, {"omits", omits}}; }
+};
+
 struct Result {
   std::string name;  // obligation or claim name
   Verdict verdict = Verdict::Error;
   std::string detail;                         // one or two sentences
   std::vector<std::string> approximations;    // abstractions, bounds, reduced widths used
+  Scope scope;                                // set by prove() and validate() from the scope table
   std::optional<std::string> counterexample;  // kacct trace text (replays concretely)
   nlohmann::ordered_json inputs;              // the counterexample's raw values, when any
   // Violated: how the counterexample was replayed concretely ("concrete step": the symbolic
@@ -50,6 +61,9 @@ struct ProveOptions {
 // Every proof job generated from the table (arch/) for the selected model.
 std::vector<Result> prove(const ProveOptions&);
 std::vector<std::string> proof_models();
+// The scope every job of a proof model shares (`kacct prove` prints it once per model); a job's
+// own Result::scope may add to it.
+Scope model_scope(std::string_view model);
 
 struct PatchReport {
   std::string patch, title, before, after;
