@@ -66,6 +66,15 @@ void prove_cmd(const std::string& given, unsigned timeout, bool as_json) {
     for (const auto& r : results)
       t.row({r.name, proofs::name(r.verdict), fmt::format("{:.2f}", r.seconds), join(r.approximations, "; ")});
     fmt::print("{}", t.str());
+    // The scope once per model (jobs are named "<model>.<...>"); each job's own additions are in --json.
+    std::vector<std::string> models;
+    for (const auto& r : results) {
+      const std::string m = r.name.substr(0, r.name.find('.'));
+      if (std::find(models.begin(), models.end(), m) != models.end()) continue;
+      models.push_back(m);
+      const auto sc = proofs::model_scope(m);
+      fmt::print("\nscope of {}: covers {}\n  omits {}\n", m, join(sc.covers, "; "), join(sc.omits, "; "));
+    }
     for (const auto& r : results)
       if (r.verdict != proofs::Verdict::Holds) {
         fmt::print("\n{}: {}: {}\n", r.name, proofs::name(r.verdict), r.detail);
@@ -102,6 +111,7 @@ void validate_cmd(const std::vector<std::string>& ids, unsigned timeout, unsigne
         fmt::print("  - {}: {} ({:.2f} s)\n", c.name, proofs::name(c.verdict), c.seconds);
         if (!c.detail.empty()) fmt::print("      {}\n", c.detail);
         for (const auto& a : c.approximations) fmt::print("      approximation: {}\n", a);
+        fmt::print("      scope: covers {}; omits {}\n", join(c.scope.covers, "; "), join(c.scope.omits, "; "));
         if (c.verdict == proofs::Verdict::Violated && c.counterexample) {
           fmt::print("      counterexample:\n");
           print_trace(*c.counterexample, "        ");
