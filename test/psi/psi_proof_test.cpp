@@ -69,4 +69,11 @@ TEST(PsiProof, ValidateSeedPatches) {
   EXPECT_TRUE(reps[1].claims[0].counterexample);
   EXPECT_EQ(reps[1].claims[0].replay, "script run");
   for (std::size_t i = 1; i < 4; ++i) EXPECT_EQ(reps[1].claims[i].verdict, Verdict::Holds) << reps[1].claims[i].name;
+  // validate() gives every claim its scope (the table itself: test/proofs_scope_test.cpp).
+  for (const auto& r : reps)
+    for (const auto& c : r.claims) {
+      EXPECT_FALSE(c.scope.covers.empty()) << c.name;
+      EXPECT_FALSE(c.scope.omits.empty()) << c.name;
+      EXPECT_TRUE(c.json().contains("scope")) << c.name;
+    }
 }
