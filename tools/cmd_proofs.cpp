@@ -111,7 +111,7 @@ void validate_cmd(const std::vector<std::string>& ids, unsigned timeout, unsigne
         fmt::print("  - {}: {} ({:.2f} s)\n", c.name, proofs::name(c.verdict), c.seconds);
         if (!c.detail.empty()) fmt::print("      {}\n", c.detail);
         for (const auto& a : c.approximations) fmt::print("      approximation: {}\n", a);
-        fmt::print("      scope: covers {}; omits {}\n", join(c.scope.covers, "; "), join(c.scope.omits, "; "));
+        fmt::print("      scope: covers {} | omits {}\n", join(c.scope.covers, "; "), join(c.scope.omits, "; "));
         if (c.verdict == proofs::Verdict::Violated && c.counterexample) {
           fmt::print("      counterexample:\n");
           print_trace(*c.counterexample, "        ");
