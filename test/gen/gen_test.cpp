@@ -2,6 +2,8 @@
 // of the jiffy variant, Frederic's loops, reader monotonicity, exit leftovers, seqcount discipline.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "arch/registry.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/ledger.hpp"
@@ -207,6 +209,18 @@ TEST(GenVtime, KnownAdjustBugsFollowTheEra) {
   for (const char* inv : {"cputime_adjust.sum_is_rtime", "cputime_adjust.monotonic", "cputime_adjust.stime_le_rtime"})
     for (auto d : {ScaleDiv::Loop32, ScaleDiv::Generic2020, ScaleDiv::Exact128})
       EXPECT_EQ(fixed(AdjustEra::ClampToRtime, d, inv), "") << inv;
+  // Every fix named is a cputime_adjust row of the patch table that claims that invariant.
+  for (const char* inv : {"cputime_adjust.sum_is_rtime", "cputime_adjust.monotonic", "cputime_adjust.stime_le_rtime"})
+    for (auto e : {AdjustEra::PerFieldMax, AdjustEra::GotoUpdate, AdjustEra::ClampAlways})
+      for (auto d : {ScaleDiv::Loop32, ScaleDiv::Generic2020, ScaleDiv::Exact128}) {
+        const auto id = fixed(e, d, inv);
+        if (id.empty()) continue;
+        const auto p = arch::find_patch(id);
+        ASSERT_TRUE(p) << id;
+        EXPECT_EQ(p->mechanism, arch::Mechanism::CputimeAdjust) << id;
+        EXPECT_NE(std::find(p->claims.begin(), p->claims.end(), std::string_view(inv)), p->claims.end())
+            << id << " does not claim " << inv;
+      }
 }
 }  // namespace
 }  // namespace kacct
