@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <iterator>
 
@@ -65,7 +66,8 @@ json stats_json(const perf::Stats& s) {
   return j;
 }
 
-// kacct-workload's output: its first line names the run, each further line one read.
+// kacct-workload's output: its first line names the run, each further line one read. Errors
+// are FILE:LINE:COL in our words (nlohmann's "[json.exception...]" text is not for users).
 std::vector<sim::KernelRead> load_values(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw Failure(fmt::format("cannot read '{}'", path));
@@ -76,20 +78,32 @@ std::vector<sim::KernelRead> load_values(const std::string& path) {
     json x;
     try {
       x = json::parse(line);
-    } catch (const json::exception& e) { throw Failure(fmt::format("{}:{}: not JSON: {}", path, n, e.what())); }
+    } catch (const json::parse_error& e) {
+      throw Failure(fmt::format("{}:{}:{}: not a JSON line", path, n, e.byte == 0 ? 1 : e.byte));
+    }
+    if (!x.is_object()) throw Failure(fmt::format("{}:{}:1: not a JSON object", path, n));
     if (!x.contains("marker")) continue;  // the header line {"pid": ...}
+    const auto number = [&](const char* key, bool required) -> std::optional<std::uint64_t> {
+      if (!x.contains(key)) {
+        if (required) throw Failure(fmt::format("{}:{}:1: field \"{}\" missing", path, n, key));
+        return std::nullopt;
+      }
+      if (!x[key].is_number_unsigned())
+        throw Failure(fmt::format("{}:{}:1: field \"{}\" must be an unsigned integer", path, n, key));
+      return x[key].get<std::uint64_t>();
+    };
     sim::KernelRead r;
-    try {
-      r.marker = x.at("marker").get<std::uint64_t>();
-      const auto kind = x.at("kind").get<std::string>();
-      bool found = false;
-      for (std::size_t k = 0; k < trace::kReadKindCount; ++k)
-        if (trace::name(trace::ReadKind(k)) == kind) r.kind = trace::ReadKind(k), found = true;
-      if (!found) throw Failure(fmt::format("{}:{}: unknown read kind '{}'", path, n, kind));
-      if (x.contains("value")) r.value = x["value"].get<std::uint64_t>();
-      if (x.contains("utime")) r.utime = x["utime"].get<std::uint64_t>();
-      if (x.contains("stime")) r.stime = x["stime"].get<std::uint64_t>();
-    } catch (const json::exception& e) { throw Failure(fmt::format("{}:{}: {}", path, n, e.what())); }
+    r.marker = *number("marker", true);
+    if (!x.contains("kind") || !x["kind"].is_string())
+      throw Failure(fmt::format("{}:{}:1: field \"kind\" missing or not a string", path, n));
+    const auto kind = x["kind"].get<std::string>();
+    bool found = false;
+    for (std::size_t k = 0; k < trace::kReadKindCount; ++k)
+      if (trace::name(trace::ReadKind(k)) == kind) r.kind = trace::ReadKind(k), found = true;
+    if (!found) throw Failure(fmt::format("{}:{}:1: unknown read kind '{}'", path, n, kind));
+    if (auto v = number("value", false)) r.value = *v;
+    if (auto v = number("utime", false)) r.utime = *v;
+    if (auto v = number("stime", false)) r.stime = *v;
     out.push_back(r);
   }
   return out;
