@@ -25,6 +25,13 @@ std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate = {
                               const std::string& only_step = {}, const std::string& only_inv = {});
 std::vector<Result> cputime_jobs(unsigned timeout_ms, const AdjustMutation& mutate = {});
 std::vector<Result> division_jobs(unsigned timeout_ms);
+// The facts of exact floor division that the symbolic domain's abstraction assumes
+// (Symbolic::exact_div_facts), over integers a, b, c and q = floor(a*b/c), each named;
+// division.exact_facts[64-bit] proves them (a broken list given instead must come out violated).
+using DivFacts = std::vector<std::pair<std::string, z3::expr>>;
+using DivFactsFn = std::function<DivFacts(const z3::expr&, const z3::expr&, const z3::expr&, const z3::expr&)>;
+DivFacts exact_div_facts_int(const z3::expr& a, const z3::expr& b, const z3::expr& c, const z3::expr& q);
+Result exact_facts_64(unsigned timeout_ms, const DivFactsFn& facts_of);
 // PSI irq (jobs_psi.cpp): every obligation per modelled version ("6.1", "6.10", "6.12", "6.17";
 // `only_ver` empty: all), with the model variant given (mutants must come out violated).
 // `only_ob` empty: every obligation, else one ("charge_exact", "lock_held", ...).
