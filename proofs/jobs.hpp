@@ -56,6 +56,9 @@ Result combine_results(const std::string& title, const std::vector<Result>& part
 // Native vtime (jobs_native.cpp, claims_native.cpp): the configuration every job and claim
 // starts from (512 MHz TB, SPURR as the scaled source).
 model::native::NativeCfg native_base_cfg(unsigned word_bits, bool scaled, bool flush_epoch = true);
+// tb_to_ns's bound at one TB rate (a job of native_all_jobs); `slack` replaces the bound 2^shift
+// (the sensitivity test tightens it).
+Result native_tb_to_ns_job(std::uint64_t tb_hz, unsigned timeout_ms, std::uint64_t slack = 0);
 inline constexpr const char* kNativeSeqNote =
     "sequential model: each hook runs with interrupts off on its own CPU (no interleaving)";
 
