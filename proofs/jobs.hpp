@@ -59,6 +59,9 @@ model::native::NativeCfg native_base_cfg(unsigned word_bits, bool scaled, bool f
 // tb_to_ns's bound at one TB rate (a job of native_all_jobs); `slack` replaces the bound 2^shift
 // (the sensitivity test tightens it).
 Result native_tb_to_ns_job(std::uint64_t tb_hz, unsigned timeout_ms, std::uint64_t slack = 0);
+// One split job (split_sum, split_bounds, ...) at 32 or 64 bits; `broken` reports the system
+// share one too high (the sensitivity test of the abstracted division).
+Result native_split_job(const std::string& inv, unsigned word_bits, unsigned timeout_ms, bool broken = false);
 inline constexpr const char* kNativeSeqNote =
     "sequential model: each hook runs with interrupts off on its own CPU (no interleaving)";
 

@@ -76,6 +76,19 @@ TEST(ProofsNative, TbToNsBoundIsTight) {
   }
 }
 
+// The split's invariants through the abstracted division still see a broken split: a system
+// share one too high breaks split_sum and split_bounds, found with a replayed counterexample.
+TEST(ProofsNative, BrokenSplitIsCaught) {
+  for (unsigned w : {32u, 64u})
+    for (const char* inv : {"split_sum", "split_bounds"}) {
+      const auto ok = native_split_job(inv, w, 20000);
+      EXPECT_NE(ok.detail.find("the invariants: hold (unsat)"), std::string::npos) << ok.detail;
+      const auto r = native_split_job(inv, w, 20000, true);
+      EXPECT_EQ(r.verdict, Verdict::Violated) << r.detail;
+      EXPECT_NE(r.detail.find("the invariants: violated"), std::string::npos) << inv << w << ": " << r.detail;
+    }
+}
+
 TEST(ProofsNative, PatchClaims) {
   for (const char* id : {"abcff86df2d2", "b4645ffc49cf"}) {
     auto p = *arch::find_patch(id);
