@@ -63,6 +63,12 @@ Result combine_results(const std::string& title, const std::vector<Result>& part
 // Native vtime (jobs_native.cpp, claims_native.cpp): the configuration every job and claim
 // starts from (512 MHz TB, SPURR as the scaled source).
 model::native::NativeCfg native_base_cfg(unsigned word_bits, bool scaled, bool flush_epoch = true);
+// tb_to_ns's bound at one TB rate (a job of native_all_jobs); `slack` replaces the bound 2^shift
+// (the sensitivity test tightens it).
+Result native_tb_to_ns_job(std::uint64_t tb_hz, unsigned timeout_ms, std::uint64_t slack = 0);
+// One split job (split_sum, split_bounds, ...) at 32 or 64 bits; `broken` reports the system
+// share one too high (the sensitivity test of the abstracted division).
+Result native_split_job(const std::string& inv, unsigned word_bits, unsigned timeout_ms, bool broken = false);
 inline constexpr const char* kNativeSeqNote =
     "sequential model: each hook runs with interrupts off on its own CPU (no interleaving)";
 

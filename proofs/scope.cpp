@@ -189,6 +189,21 @@ const std::vector<Row>& table() {
         "hand-over) from any accounting state, 32 and 64-bit words; the SPURR split; tb_to_ns at the table's "
         "timebase rates"},
        {"a hook interrupted by another (each hook runs whole)"}},
+      {Kind::Job,
+       "native_vtime.vtime_delta_scaled.",
+       {"one split at full width from any state; where the obligations hold, the division abstracted by the fact "
+        "native_vtime.lemma.udiv_product_le (itself a job)"},
+       {}},
+      {Kind::Job,
+       "native_vtime.lemma.",
+       {"udiv(a * b, c) <= a for c != 0, a * b < 2^W, b <= c at every width (real arithmetic, nlsat; the bit-vector "
+        "statement rechecked at 8 and 10 bits)"},
+       {}},
+      {Kind::Job,
+       "native_vtime.tb_to_ns.",
+       {"every 64-bit TB value t whose exact ns fits in 64 bits, per TB rate of the table, in integer arithmetic (the "
+        "translation checked against the model's tb_to_ns at 78 values per rate)"},
+       {"t with exact ns >= 2^64 (584 years of TB; the kernel's result wraps there)"}},
       {Kind::Claim,
        "native_vtime.unscaled_unchanged",
        {"each kernel-side hook from any state (Z3) with and without the scaled code, and generated traces per "
