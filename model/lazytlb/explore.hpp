@@ -12,7 +12,7 @@ namespace kacct::model::lazytlb {
 struct ExploreOptions {
   Script header;                       // sizes, arch, version, flags, mutants (its events are ignored)
   std::size_t max_states = 2'000'000;  // stop (truncated = true) beyond this many states
-  bool hotplug = true;                 // CPUs other than 0 go offline and come back
+  bool hotplug = false;                // CPUs other than 0 go offline and come back (CLI, proofs: on)
   int max_offline = 1;                 // at most this many CPUs not online at once
   bool stop_at_violation = true;       // false: note the first violation, explore the rest
 };
