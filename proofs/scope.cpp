@@ -129,8 +129,10 @@ const std::vector<Row>& table() {
       {Kind::Job,
        "lazy_tlb.",
        {"one event of each kind in the refcount (generic 6.12), pre-6.4 (ppc64-radix 6.3) and shootdown "
-        "(ppc64-radix 6.12) modes, from reachable structural states (the approximations say which), with any counter "
-        "values satisfying accounting and every outcome of the step's dec_and_test decisions"},
+        "(ppc64-radix 6.14) modes, and the hotplug events offline, dead, online in shootdown-6.12 (before "
+        "21641bd9a7a7), from reachable structural states that satisfy the structural invariants with the hotplug "
+        "strengthening (the approximations say which), with any counter values satisfying accounting and every "
+        "outcome of the step's dec_and_test decisions"},
        {"ppc64-hash in these jobs (the claims explore it)",
         "hotplug shapes beyond the first few per event kind (the explorer covers every reachable one)"}},
       {Kind::Claim,
