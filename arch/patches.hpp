@@ -91,6 +91,15 @@ inline constexpr std::array patches = {
           Mechanism::LazyTlb,
           {"lazy_tlb.as_safe_as_before", "lazy_tlb.ipi_cost", "", ""},
           "the radix fullmm exit flush IPIs mm_cpumask and shoots lazies, so __mmdrop rarely IPIs"},
+    // The hotplug fix (Fixes: 2655421ae69f); id from the mainline scheduler log, 6.14 inferred
+    // from its neighbours there (a6fd16148fdd, 3429dd57f0de), not read from a tag.
+    Patch{"21641bd9a7a7",
+          "lazy tlb: fix hotplug exit race with MMU_LAZY_TLB_SHOOTDOWN",
+          v(6, 13),
+          v(6, 14),
+          Mechanism::LazyTlb,
+          {"lazy_tlb.hotplug_safe", "", "", ""},
+          "the outgoing CPU leaves its lazy mm for init_mm at sched_cpu_wait_empty, before __cpu_disable"},
     // PSI irq pressure (model/psi, docs/models/psi-irq.md). Releases from the mainline merge
     // logs and stable mails found with the search tools; a6fd16148fdd's 6.14 is inferred from
     // the sched/core merge it sits in.

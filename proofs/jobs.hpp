@@ -56,8 +56,13 @@ std::optional<AdjustInput> search_scale_overshoot(model::ScaleDiv how);
 // into one (worst verdict, the first violated part's counterexample).
 std::vector<Result> lazytlb_step_jobs(const char* mode, model::lazytlb::Arch a, arch::KVersion ver,
                                       unsigned timeout_ms);
+// The same on the shapes with a CPU not online only (claims about the hotplug fix).
+std::vector<Result> lazytlb_hotplug_step_jobs(const char* mode, model::lazytlb::Arch a, arch::KVersion ver,
+                                              unsigned timeout_ms);
+// whole: count every reachable state past a violation (verdict: exhausted or not); cached per
+// process, like the step jobs.
 Result lazytlb_explored(const std::string& title, model::lazytlb::Arch a, arch::KVersion ver, model::lazytlb::Sizes s,
-                        std::size_t* zombies);
+                        std::size_t* zombies, bool whole = false);
 Result combine_results(const std::string& title, const std::vector<Result>& parts, const std::string& prefix);
 
 // Native vtime (jobs_native.cpp, claims_native.cpp): the configuration every job and claim

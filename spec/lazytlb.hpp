@@ -56,9 +56,11 @@ struct Violation {
 };
 
 // Every invariant after a step (log: what the step did). with_counters = false: only those that
-// do not read mm_users/mm_count (the proofs check the counter ones with Z3).
+// do not read mm_users/mm_count (the proofs check the counter ones with Z3). inductive = true
+// adds the strengthening the step proofs need for hotplug (L1 alone is not inductive there).
 inline std::vector<Violation> check(const model::lazytlb::World<Concrete>& w, const model::lazytlb::Cfg& cfg,
-                                    const model::lazytlb::StepLog& log, bool with_counters = true) {
+                                    const model::lazytlb::StepLog& log, bool with_counters = true,
+                                    bool inductive = false) {
   std::vector<Violation> out;
   auto freed = [&](model::lazytlb::Ref m) { return m >= 0 && w.mms[m].st == model::lazytlb::MmState::Freed; };
   for (int c = 0; c < int(w.cpus.size()); ++c) {
@@ -71,12 +73,18 @@ inline std::vector<Violation> check(const model::lazytlb::World<Concrete>& w, co
     if (!cfg.shootdown && freed(w.cpus[c].prev_mm))
       out.push_back({"lazy_tlb.no_dangling_active_mm",
                      "CPU " + std::to_string(c) + " rq->prev_mm = freed mm " + std::to_string(w.cpus[c].prev_mm)});
-    // L5: under shootdown every CPU using an mm (lazily or not) is in its mm_cpumask.
-    if (cfg.shootdown)
+    // L5: under shootdown every online CPU using an mm (lazily or not) is in its mm_cpumask. An
+    // offline CPU gets no IPI whatever its bit says; L1 judges what it still uses.
+    if (cfg.shootdown && w.cpus[c].hp == model::lazytlb::Hp::Online)
       for (model::lazytlb::Ref m : {t.active_mm, t.mm})
         if (m >= 0 && !freed(m) && !w.mms[m].mask.test(c))
           out.push_back({"lazy_tlb.mask_covers_users", "CPU " + std::to_string(c) + " uses mm " + std::to_string(m) +
                                                            " but is not in its mm_cpumask"});
+    // L5': under shootdown a CPU that is not online runs on no user mm: no shootdown IPI can
+    // reach it, so the mm could be freed under it (what 21641bd9a7a7 fixed).
+    if (inductive && cfg.shootdown && w.cpus[c].hp != model::lazytlb::Hp::Online && t.active_mm >= 0)
+      out.push_back({"lazy_tlb.offline_cpu_on_init_mm",
+                     "CPU " + std::to_string(c) + " is offline on mm " + std::to_string(t.active_mm)});
   }
   for (int i = 0; i < int(w.tasks.size()); ++i) {
     const model::lazytlb::Task& t = w.tasks[i];

@@ -46,10 +46,18 @@ TEST(ProofsScope, EveryPatchClaimCoversAndOmitsItsOwnRange) {
   EXPECT_GT(claims, 0u);
 }
 
-// The models without CPU hotplug say so; the tick model says what of NO_HZ idle it leaves out.
+// The models without CPU hotplug say so; lazy_tlb models it and says what of it it covers and
+// leaves out; the tick model says what of NO_HZ idle it leaves out.
 TEST(ProofsScope, HotplugAndIdleOmissionsAreStated) {
-  for (const char* m : {"lazy_tlb", "tick", "gen_vtime", "native_vtime", "psi_irq"})
+  for (const char* m : {"tick", "gen_vtime", "native_vtime", "psi_irq"})
     EXPECT_TRUE(mentions(model_scope(m).omits, "CPU hotplug")) << m;
+  const auto lt = model_scope("lazy_tlb");
+  EXPECT_TRUE(mentions(lt.covers, "CPU hotplug"));
+  EXPECT_TRUE(mentions(lt.covers, "sched_force_init_mm"));
+  EXPECT_FALSE(mentions(lt.omits, "no CPU goes offline"));
+  EXPECT_TRUE(mentions(lt.omits, "CPU hotplug beyond"));
+  EXPECT_TRUE(mentions(lt.omits, "more than one CPU offline"));
+  EXPECT_TRUE(mentions(claim_scope(arch::Mechanism::LazyTlb, "lazy_tlb.hotplug_safe").covers, "going offline"));
   EXPECT_TRUE(mentions(job_scope("tick", "tick.account_idle_ticks.monotonic[irqtime]").omits, "tick_nohz_idle"));
 }
 

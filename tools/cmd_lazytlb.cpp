@@ -4,6 +4,7 @@
 //   seed     the seed scenario (N CPUs, N threads through idle): costs per context switch by
 //            mode and the throughput model beside the seed's 1M -> 118M switches/s
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cstdio>
@@ -52,7 +53,7 @@ Script header_of(const Target& t) {
   for (const auto& m : t.mutants) {
     Cfg scratch;
     if (!apply_mutant(scratch, m))
-      throw Failure("unknown --mutant '" + m + "' (no-lazy-grab, shoot-skip-cpu, clear-wrong-cpu)");
+      throw Failure(fmt::format("unknown --mutant '{}' ({})", m, fmt::join(kMutants, ", ")));
   }
   h.mutants = t.mutants;
   h.debug_shoot_lazies = t.debug;
@@ -64,13 +65,14 @@ nlohmann::ordered_json costs_json(const Costs& c) {
           {"ipis", c.ipis},         {"cpumask_updates", c.mask_updates},   {"frees", c.frees}};
 }
 
-void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool json) {
+void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool hotplug, bool json) {
   if (s.cpus < 1 || s.cpus > 8 || s.tasks < 1 || s.tasks > 8 || s.mms < 1 || s.mms > 4)
     throw Failure("explore sizes: --cpus 1..8, --tasks 1..8, --mms 1..4");
   ExploreOptions o;
   o.header = header_of(t);
   o.header.sizes = s;
   o.max_states = max_states;
+  o.hotplug = hotplug;
   const Cfg cfg = o.header.cfg();
   const auto t0 = std::chrono::steady_clock::now();
   auto r = explore(o);
@@ -83,6 +85,7 @@ void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool j
   j["cpus"] = s.cpus;
   j["tasks"] = s.tasks;
   j["mms"] = s.mms;
+  j["hotplug"] = hotplug;
   j["states"] = r.states;
   j["transitions"] = r.transitions;
   j["depth"] = r.depth;
@@ -99,8 +102,9 @@ void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool j
   if (json) {
     print_json(j);
   } else {
-    fmt::print("lazy-tlb explore: {} {} ({}), {} CPUs, {} tasks, {} mms{}\n", arch_name(o.header.arch),
+    fmt::print("lazy-tlb explore: {} {} ({}), {} CPUs, {} tasks, {} mms{}{}\n", arch_name(o.header.arch),
                o.header.version.str(), mode_name(cfg), s.cpus, s.tasks, s.mms,
+               hotplug ? (s.cpus > 1 ? ", CPU hotplug (one CPU out at a time)" : "") : ", no CPU hotplug",
                o.header.mutants.empty() ? "" : fmt::format(", mutants {}", fmt::join(o.header.mutants, ",")));
     fmt::print("  states {}  transitions {}  depth {}  ({:.2f} s){}\n", r.states, r.transitions, r.depth, sec,
                r.truncated ? "  TRUNCATED at --max-states" : "");
@@ -234,7 +238,8 @@ void add_lazytlb(CLI::App& app) {
     c->add_option("--arch", tgt->arch, "generic, ppc64-radix, ppc64-hash");
     c->add_option("--version", tgt->version, "kernel release MAJOR.MINOR");
     c->add_option("--mutant", tgt->mutants,
-                  "deliberately broken variant: no-lazy-grab, shoot-skip-cpu, clear-wrong-cpu");
+                  "deliberately broken variant: no-lazy-grab, shoot-skip-cpu, clear-wrong-cpu, no-force-init-mm, "
+                  "dead-no-drop, offline-clear-all");
     c->add_flag("--debug-shoot-lazies", tgt->debug, "CONFIG_DEBUG_VM_SHOOT_LAZIES");
   };
   auto sizes = std::make_shared<Sizes>();
@@ -247,9 +252,11 @@ void add_lazytlb(CLI::App& app) {
   ex->add_option("--mms", sizes->mms, "mm slots (1..4)");
   ex->add_option("--max-states", *max_states, "stop (verdict unknown) beyond this many states");
   ex->add_flag("--json", *json, "JSON output");
+  auto no_hotplug = std::make_shared<bool>(false);
+  ex->add_flag("--no-hotplug", *no_hotplug, "no CPU goes offline (by default any CPU but 0 may, one at a time)");
   ex->callback([=] {
     if (tgt->mode.empty() && tgt->arch.empty()) tgt->mode = "shootdown";
-    explore_cmd(*tgt, *sizes, *max_states, *json);
+    explore_cmd(*tgt, *sizes, *max_states, !*no_hotplug, *json);
   });
   auto path = std::make_shared<std::string>();
   auto* run = g->add_subcommand("run", "Replay an event script, checking every invariant after every event");

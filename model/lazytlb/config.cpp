@@ -25,6 +25,11 @@ Cfg config_for(Arch a, arch::KVersion ver) {
   c.shootdown = book3s64 && arch::applied("2655421ae69f", ver) && arch::applied("77f68ebeee20", ver);
   c.use_mm_always_grabs = arch::applied("6cad87b0d216", ver);
   c.exit_flush_shoots = a == Arch::PpcRadix && arch::applied("e43c0a0c3c28", ver);
+  c.force_init_mm = arch::applied("21641bd9a7a7", ver);
+  // cleanup_cpu_mmu_context() in pseries/powernv cpu_disable since 01b0f0eae081 (5.11); the
+  // model trims at offline in every release (before 5.11 powerpc was refcount-only, where a
+  // trimmed bit changes no invariant).
+  c.offline_trims_masks = book3s64;
   return c;
 }
 std::string mode_name(const Cfg& c) { return c.shootdown ? "shootdown" : "refcount"; }
@@ -36,6 +41,12 @@ bool apply_mutant(Cfg& c, std::string_view n) {
     c.mut_shoot_skip_cpu = true;
   else if (n == "clear-wrong-cpu")
     c.mut_clear_wrong_cpu = true;
+  else if (n == "no-force-init-mm")
+    c.mut_no_force_init_mm = true;
+  else if (n == "dead-no-drop")
+    c.mut_dead_no_drop = true;
+  else if (n == "offline-clear-all")
+    c.mut_offline_clear_all = true;
   else
     return false;
   return true;

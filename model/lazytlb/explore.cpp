@@ -5,8 +5,10 @@
 
 namespace kacct::model::lazytlb {
 
-std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg) {
+std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg, bool hotplug, int max_offline) {
   std::vector<Event> out;
+  int out_cpus = 0;  // CPUs not online
+  for (const auto& c : w.cpus) out_cpus += c.hp != Hp::Online;
   const int nc = int(w.cpus.size()), nm = int(w.mms.size());
   int free_task = -1;
   for (int t = 0; t < w.ntasks; ++t)
@@ -34,6 +36,11 @@ std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg) {
       add(Op::MmDrop, m);
       if (cfg.arch == Arch::PpcRadix) add(Op::Flush, m);
     }
+    if (c > 0 && hotplug) {
+      add(Op::Dead);
+      add(Op::Online);
+      if (out_cpus < max_offline) add(Op::Offline);
+    }
   }
   return out;
 }
@@ -49,7 +56,7 @@ std::string key_of(const World<Concrete>& w) {
   for (const auto& c : w.cpus) {
     put16(c.curr);
     put16(c.prev_mm);
-    k.push_back(char(c.irqs_off));
+    k.push_back(char(int(c.irqs_off) | (int(c.hp) << 1)));
   }
   for (const auto& t : w.tasks) {
     k.push_back(char(int(t.st) | (t.kthread << 2) | (t.idle << 3) | (t.exiting << 4)));
@@ -95,7 +102,7 @@ ExploreResult explore(const ExploreOptions& o, bool keep_states) {
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     r.depth = std::max<std::size_t>(r.depth, nodes[i].depth);
     if (spec::lazytlb::zombies(nodes[i].w) > 0) ++r.zombie_states;
-    const auto cands = candidate_events(nodes[i].w, cfg);
+    const auto cands = candidate_events(nodes[i].w, cfg, o.hotplug, o.max_offline);
     for (const auto& e : cands) {
       if (!not_enabled(nodes[i].w, cfg, e).empty()) continue;
       World<Concrete> w = nodes[i].w;
@@ -106,8 +113,11 @@ ExploreResult explore(const ExploreOptions& o, bool keep_states) {
       r.frees += cost.frees;
       r.max_ipis_step = std::max(r.max_ipis_step, cost.ipis);
       if (!ok) {
-        r.violation = bad.front();
-        r.counterexample = trace_to(std::uint32_t(i), e);
+        if (!r.violation) {
+          r.violation = bad.front();
+          r.counterexample = trace_to(std::uint32_t(i), e);
+        }
+        if (!o.stop_at_violation) continue;  // the violating state is not expanded
         r.states = nodes.size();
         return r;
       }

@@ -12,6 +12,9 @@ namespace kacct::model::lazytlb {
 struct ExploreOptions {
   Script header;                       // sizes, arch, version, flags, mutants (its events are ignored)
   std::size_t max_states = 2'000'000;  // stop (truncated = true) beyond this many states
+  bool hotplug = false;                // CPUs other than 0 go offline and come back (CLI, proofs: on)
+  int max_offline = 1;                 // at most this many CPUs not online at once
+  bool stop_at_violation = true;       // false: note the first violation, explore the rest
 };
 struct ExploreResult {
   std::size_t states = 0, transitions = 0, depth = 0;  // depth: longest shortest path (BFS levels)
@@ -24,9 +27,12 @@ struct ExploreResult {
   std::vector<World<Concrete>> sample;   // with keep_states: every visited state, in BFS order
 };
 // Breadth-first over every event enabled in every reachable state (fork/exec use the lowest
-// free slot; outside holders are bounded at one mmget and one mmgrab per mm).
+// free slot; outside holders are bounded at one mmget and one mmgrab per mm; with hotplug, any
+// CPU but 0 goes offline, dies and comes back, at most max_offline of them out at once).
 ExploreResult explore(const ExploreOptions&, bool keep_states = false);
-// Every event that could be tried in w (enabled or not is decided by not_enabled()).
-std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg);
+// Every event that could be tried in w (enabled or not is decided by not_enabled()); hotplug
+// events only when asked.
+std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg, bool hotplug = false,
+                                    int max_offline = 1);
 
 }  // namespace kacct::model::lazytlb

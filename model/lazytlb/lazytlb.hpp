@@ -11,7 +11,12 @@
 // Every event runs to completion atomically (the kernel runs each of these transitions with
 // irqs off or under the rq lock); IPIs are delivered synchronously inside the sender's event
 // (approximation: a target that has irqs off would run the handler at finish_task_switch, and
-// finish only touches rq->prev_mm, which the handlers never read).
+// finish only touches rq->prev_mm, which the handlers never read). IPIs reach online CPUs only
+// (smp_call_function_many ands the mask with cpu_online_mask).
+//
+// CPU hotplug: a CPU other than 0 goes offline from its idle task (offline: the teardown on the
+// CPU up to __cpu_disable), dies (dead: arch_cpu_idle_dead/idle_task_exit, then finish_cpu on
+// the control CPU) and comes back (online: start_secondary on init_mm).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -50,14 +55,19 @@ std::optional<Arch> parse_arch(std::string_view);
 // What the kernel code looks like for one arch and release; mutants are flags of the same code.
 struct Cfg {
   Arch arch = Arch::Generic;
-  bool shootdown = false;           // CONFIG_MMU_LAZY_TLB_SHOOTDOWN (2655421ae69f, 77f68ebeee20; 6.4)
-  bool use_mm_always_grabs = true;  // kthread_use_mm always mmgrab()s, unuse grabs lazily (6cad87b0d216; 6.4)
-  bool exit_flush_shoots = false;   // radix fullmm exit flush IPIs mm_cpumask (e43c0a0c3c28; 6.6)
-  bool debug_shoot_lazies = false;  // CONFIG_DEBUG_VM_SHOOT_LAZIES: IPI every CPU after a shootdown
+  bool force_init_mm = false;        // sched_force_init_mm at CPUHP_AP_SCHED_WAIT_EMPTY (21641bd9a7a7; 6.14)
+  bool offline_trims_masks = false;  // Book3S-64 cpu_disable: cleanup_cpu_mmu_context (01b0f0eae081; 5.11)
+  bool shootdown = false;            // CONFIG_MMU_LAZY_TLB_SHOOTDOWN (2655421ae69f, 77f68ebeee20; 6.4)
+  bool use_mm_always_grabs = true;   // kthread_use_mm always mmgrab()s, unuse grabs lazily (6cad87b0d216; 6.4)
+  bool exit_flush_shoots = false;    // radix fullmm exit flush IPIs mm_cpumask (e43c0a0c3c28; 6.6)
+  bool debug_shoot_lazies = false;   // CONFIG_DEBUG_VM_SHOOT_LAZIES: IPI every CPU after a shootdown
   // Deliberately broken variants (test/lazytlb/): the checks must catch each.
-  bool mut_no_lazy_grab = false;     // context_switch user->kthread without mmgrab_lazy_tlb
-  bool mut_shoot_skip_cpu = false;   // cleanup_lazy_tlbs misses the highest CPU of the mask
-  bool mut_clear_wrong_cpu = false;  // the flushing CPU clears the targets' mask bits itself
+  bool mut_no_lazy_grab = false;       // context_switch user->kthread without mmgrab_lazy_tlb
+  bool mut_shoot_skip_cpu = false;     // cleanup_lazy_tlbs misses the highest CPU of the mask
+  bool mut_clear_wrong_cpu = false;    // the flushing CPU clears the targets' mask bits itself
+  bool mut_no_force_init_mm = false;   // the outgoing CPU keeps its lazy mm past __cpu_disable
+  bool mut_dead_no_drop = false;       // finish_cpu does not drop the idle task's lazy reference
+  bool mut_offline_clear_all = false;  // clear_tasks_mm_cpumask clears every CPU's bit, not its own
   bool operator==(const Cfg&) const = default;
 };
 // The code of `arch` in release `ver`, from the patch table (arch::applied).
@@ -74,10 +84,13 @@ struct Task {
   Ref active_mm = kNull;  // task->active_mm
   bool operator==(const Task&) const = default;
 };
+// Hotplug state: Dying between __cpu_disable (offline in cpu_online_mask) and the CPU's death.
+enum class Hp : std::uint8_t { Online, Dying, Dead };
 struct Cpu {
   Ref curr = kNull;       // rq->curr
   Ref prev_mm = kNull;    // rq->prev_mm, parked by context_switch for finish_task_switch
   bool irqs_off = false;  // between context_switch and finish_task_switch
+  Hp hp = Hp::Online;
   bool operator==(const Cpu&) const = default;
 };
 enum class MmState : std::uint8_t { Unborn, Live, Freed };
@@ -113,22 +126,25 @@ struct Sizes {
 World<Concrete> initial(const Sizes&);
 
 enum class Op : std::uint8_t {
-  Switch,  // switch CPU TASK: context_switch to TASK (any of the four kinds)
-  Finish,  // finish CPU: finish_task_switch (drops rq->prev_mm lazily)
-  Idle,    // idle CPU: context_switch to the CPU's idle task
-  Exit,    // exit CPU: exit_mm() of the current task (with its mmput)
-  Exec,    // exec CPU: exec_mmap() of a fresh mm by the current task
-  Fork,    // fork CPU TASK: copy_mm without CLONE_VM (new mm) into slot TASK
-  ForkVm,  // forkvm CPU TASK: CLONE_VM (shares the mm, mmget)
-  Use,     // use CPU MM: mmget_not_zero + kthread_use_mm by the current kthread
-  Unuse,   // unuse CPU: kthread_unuse_mm + mmput
-  MmGet,   // mmget CPU MM: mmget_not_zero by an outside holder (e.g. /proc, io_uring)
-  MmPut,   // mmput CPU MM: that holder's mmput, run on CPU
-  MmGrab,  // mmgrab CPU MM: mmgrab by an outside holder
-  MmDrop,  // mmdrop CPU MM: that holder's mmdrop, run on CPU (may be the final one)
-  Flush,   // flush CPU MM: radix TLB flush of MM from CPU with the trim clock firing
+  Switch,   // switch CPU TASK: context_switch to TASK (any of the four kinds)
+  Finish,   // finish CPU: finish_task_switch (drops rq->prev_mm lazily)
+  Idle,     // idle CPU: context_switch to the CPU's idle task
+  Exit,     // exit CPU: exit_mm() of the current task (with its mmput)
+  Exec,     // exec CPU: exec_mmap() of a fresh mm by the current task
+  Fork,     // fork CPU TASK: copy_mm without CLONE_VM (new mm) into slot TASK
+  ForkVm,   // forkvm CPU TASK: CLONE_VM (shares the mm, mmget)
+  Use,      // use CPU MM: mmget_not_zero + kthread_use_mm by the current kthread
+  Unuse,    // unuse CPU: kthread_unuse_mm + mmput
+  MmGet,    // mmget CPU MM: mmget_not_zero by an outside holder (e.g. /proc, io_uring)
+  MmPut,    // mmput CPU MM: that holder's mmput, run on CPU
+  MmGrab,   // mmgrab CPU MM: mmgrab by an outside holder
+  MmDrop,   // mmdrop CPU MM: that holder's mmdrop, run on CPU (may be the final one)
+  Flush,    // flush CPU MM: radix TLB flush of MM from CPU with the trim clock firing
+  Offline,  // offline CPU: hotplug teardown on CPU (idle) up to __cpu_disable
+  Dead,     // dead CPU: idle_task_exit on CPU, then finish_cpu on the control CPU
+  Online,   // online CPU: start_secondary, the CPU runs its idle task on init_mm
 };
-inline constexpr int kNumOps = 14;
+inline constexpr int kNumOps = 17;
 std::string_view op_name(Op);
 struct Event {
   Op op = Op::Finish;
@@ -230,12 +246,21 @@ class Stepper {
         mmdrop(c, Ref(e.arg));
         break;
       case Op::Flush: radix_trim_flush(c, Ref(e.arg)); break;
+      case Op::Offline: cpu_offline(c); break;
+      case Op::Dead: cpu_dead(c); break;
+      case Op::Online: cpu_online(c); break;
     }
   }
 
  private:
   Task& task(int c) { return w_.tasks[w_.cpus[c].curr]; }
   static bool regular(Ref m) { return m >= 0; }
+  bool online(int c) const { return w_.cpus[c].hp == Hp::Online; }
+  std::uint64_t others_online(int c) const {
+    std::uint64_t n = 0;
+    for (int t = 0; t < int(w_.cpus.size()); ++t) n += t != c && online(t);
+    return n;
+  }
 
   // mmgrab(): atomic_inc(&mm->mm_count) (include/linux/sched/mm.h, all versions).
   void mmgrab(Ref m) {
@@ -278,11 +303,11 @@ class Stepper {
         for (int t = 0; t < int(w_.cpus.size()); ++t)
           if (mm.mask.test(t)) skip = t;
       for (int t = 0; t < int(w_.cpus.size()); ++t) {
-        if (!mm.mask.test(t) || t == skip) continue;
+        if (!mm.mask.test(t) || t == skip || (t != c && !online(t))) continue;
         if (t != c) ++cost_.ipis;
         do_shoot_lazy_tlb(t, m);
       }
-      if (cfg_.debug_shoot_lazies) cost_.ipis += w_.cpus.size() - 1;
+      if (cfg_.debug_shoot_lazies) cost_.ipis += others_online(c);
     }
     if (w_.tasks[w_.cpus[c].curr].mm == m) log_.warns.push_back("__mmdrop: mm == current->mm");
     if (w_.tasks[w_.cpus[c].curr].active_mm == m) log_.warns.push_back("__mmdrop: mm == current->active_mm");
@@ -487,7 +512,7 @@ class Stepper {
   // exit_flush_lazy_tlbs(): smp_call_function_many(mm_cpumask) - every CPU but the caller.
   void exit_flush_lazy_tlbs(int c, Ref m) {
     for (int t = 0; t < int(w_.cpus.size()); ++t) {
-      if (t == c || !w_.mms[m].mask.test(t)) continue;
+      if (t == c || !w_.mms[m].mask.test(t) || !online(t)) continue;
       ++cost_.ipis;
       if (cfg_.mut_clear_wrong_cpu) clear_bit(c, t, m);  // the sparc64-style bug (bafb056ce279)
       exit_lazy_flush_tlb(t, m);
@@ -507,6 +532,50 @@ class Stepper {
     exit_flush_lazy_tlbs(c, m);
     if (task(c).mm == m) return;
     if (w_.mms[m].mask.test(c)) exit_lazy_flush_tlb(c, m);
+  }
+
+  // ---- CPU hotplug (kernel/cpu.c, kernel/sched/core.c, arch/powerpc) ----
+  // The outgoing CPU's hotplug threads (cpuhp, stopper) are kernel threads that take over and
+  // hand on its lazy mm like the idle task, so the teardown runs in the idle task's context.
+  // offline: sched_cpu_wait_empty() -> sched_force_init_mm() (21641bd9a7a7, 6.14): off the lazy
+  // mm onto init_mm while still online; then take_cpu_down -> __cpu_disable(): the CPU leaves
+  // cpu_online_mask (no more IPIs), and Book3S-64's pseries/powernv cpu_disable runs
+  // cleanup_cpu_mmu_context() -> clear_tasks_mm_cpumask(): the CPU clears its own bit in the mm
+  // of every process that still has a task with an mm (01b0f0eae081).
+  void cpu_offline(int c) {
+    Task& idle = task(c);
+    if (cfg_.force_init_mm && !cfg_.mut_no_force_init_mm && idle.active_mm != kInitMm) {
+      Ref m = idle.active_mm;
+      lazy_grab(kInitMm);
+      idle.active_mm = kInitMm;
+      lazy_drop(c, m);
+    }
+    w_.cpus[c].hp = Hp::Dying;
+    if (!cfg_.offline_trims_masks) return;
+    for (const Task& t : w_.tasks) {
+      if (t.st == TaskState::Unborn || t.st == TaskState::Dead || !regular(t.mm)) continue;
+      for (int b = 0; b < int(w_.cpus.size()); ++b)
+        if ((b == c || cfg_.mut_offline_clear_all) && w_.mms[t.mm].mask.test(b)) clear_bit(c, b, t.mm);
+    }
+  }
+  // dead: arch_cpu_idle_dead() -> idle_task_exit() switches the hardware to init_mm (before
+  // 21641bd9a7a7 leaving active_mm set), the CPU stops, then finish_cpu() on the control CPU
+  // (bf2c59fce407, 5.8; the drop ran on the dying CPU before): active_mm = &init_mm (6.14+:
+  // NULL, with a WARN unless it was init_mm) and mmdrop_lazy_tlb() of the old one.
+  void cpu_dead(int c) {
+    Task& idle = task(c);
+    Ref m = idle.active_mm;
+    w_.cpus[c].hp = Hp::Dead;
+    if (cfg_.force_init_mm && m != kInitMm) log_.warns.push_back("finish_cpu: idle active_mm != &init_mm");
+    idle.active_mm = cfg_.force_init_mm ? kNull : kInitMm;
+    if (!cfg_.mut_dead_no_drop) lazy_drop(c, m);
+  }
+  // online: start_secondary() (powerpc smp.c; x86 likewise): mmgrab_lazy_tlb(&init_mm),
+  // current->active_mm = &init_mm, set_cpu_online(); no user mm's mask is touched.
+  void cpu_online(int c) {
+    lazy_grab(kInitMm);
+    task(c).active_mm = kInitMm;
+    w_.cpus[c].hp = Hp::Online;
   }
 
   D& d_;
@@ -532,6 +601,21 @@ std::string not_enabled(const World<D>& w, const Cfg& cfg, const Event& e) {
   };
   std::string why;
   const bool busy = cpu.irqs_off;
+  switch (e.op) {
+    case Op::Offline:
+      if (e.cpu == 0) return "CPU 0 is the boot CPU (it does not go offline)";
+      if (cpu.hp != Hp::Online) return "CPU is already offline";
+      if (busy) return "CPU has not finished its last context switch";
+      if (cpu.curr != w.idle_of(e.cpu)) return "CPU is not idle (its tasks must be switched away first)";
+      return "";
+    case Op::Dead: return cpu.hp == Hp::Dying ? "" : "CPU is not going offline";
+    case Op::Online:
+      if (cpu.hp == Hp::Dying) return "CPU has not finished going offline";
+      return cpu.hp == Hp::Dead ? "" : "CPU is online";
+    default:
+      if (cpu.hp != Hp::Online) return "CPU is offline";
+      break;
+  }
   switch (e.op) {
     case Op::Finish: return busy ? "" : "CPU is not inside a context switch";
     case Op::Switch:

@@ -1,12 +1,14 @@
 // The lazy-TLB event-script format on the script runtime, and the checking runner (script.hpp).
 #include "model/lazytlb/script.hpp"
 
+#include "model/trace/tokens.hpp"
+
 namespace kacct::model::lazytlb {
 
 namespace {
-constexpr std::array<std::string_view, kNumOps> kOpNames = {"switch", "finish", "idle",   "exit",  "exec",
-                                                            "fork",   "forkvm", "use",    "unuse", "mmget",
-                                                            "mmput",  "mmgrab", "mmdrop", "flush"};
+constexpr std::array<std::string_view, kNumOps> kOpNames = {"switch", "finish", "idle",    "exit",  "exec",  "fork",
+                                                            "forkvm", "use",    "unuse",   "mmget", "mmput", "mmgrab",
+                                                            "mmdrop", "flush",  "offline", "dead",  "online"};
 // Which ops take a second operand, and of which kind.
 enum class ArgKind { None, Task, Mm };
 ArgKind arg_kind(Op op) {
@@ -92,7 +94,49 @@ const Grammar& grammar() {
 std::string_view op_name(Op op) { return kOpNames[int(op)]; }
 std::string event_text(const Event& e) { return grammar().event_text(e); }
 
-script::Result<Script> parse_script(std::string_view text) { return grammar().parse(text, kMaxEvents); }
+// The column of the CPU operand of an event on source line `line` (1 if not found).
+std::uint32_t cpu_col(std::string_view text, std::uint32_t line) {
+  std::uint32_t n = 1;
+  std::size_t i = 0;
+  while (n < line && i < text.size()) {
+    if (text[i++] == '\n') ++n;
+  }
+  const auto end = text.find('\n', i);
+  const auto toks = text::split(text.substr(i, end == std::string_view::npos ? text.npos : end - i), true);
+  return toks.size() >= 2 ? toks[1].col : 1;
+}
+
+script::Result<Script> parse_script(std::string_view text) {
+  auto r = grammar().parse(text, kMaxEvents);
+  if (!r) return r;
+  // Hotplug events follow offline -> dead -> online per CPU, starting online; CPU 0 stays. The
+  // order is fixed by the text alone (repeat blocks expanded), so a wrong one is a parse error.
+  const Script& s = r.value();
+  std::vector<Hp> hp(std::size_t(s.sizes.cpus), Hp::Online);
+  std::vector<std::uint32_t> since(hp.size(), 0);
+  for (std::size_t i = 0; i < s.events.size(); ++i) {
+    const Event& e = s.events[i];
+    if (e.op != Op::Offline && e.op != Op::Dead && e.op != Op::Online) continue;
+    const auto c = std::size_t(e.cpu);
+    const std::uint32_t line = script::line_of(s, i);
+    const std::string cpu = "CPU " + std::to_string(c);
+    const std::string at = since[c] ? " (line " + std::to_string(since[c]) + ")" : "";
+    std::string why;
+    if (e.op == Op::Offline && c == 0)
+      why = "CPU 0 is the boot CPU: it does not go offline";
+    else if (e.op == Op::Offline && hp[c] != Hp::Online)
+      why = cpu + " is already offline" + at;
+    else if (e.op == Op::Dead && hp[c] != Hp::Dying)
+      why = cpu + (hp[c] == Hp::Dead ? " is already dead" + at
+                                     : " is not going offline (no 'offline " + std::to_string(c) + "' before)");
+    else if (e.op == Op::Online && hp[c] != Hp::Dead)
+      why = cpu + (hp[c] == Hp::Online ? " is online" : " has not died yet ('dead " + std::to_string(c) + "' first)");
+    if (!why.empty()) return script::ParseError{line, line ? cpu_col(text, line) : 0, why};
+    hp[c] = e.op == Op::Offline ? Hp::Dying : e.op == Op::Dead ? Hp::Dead : Hp::Online;
+    since[c] = line;
+  }
+  return r;
+}
 std::string write_script(const Script& s) { return grammar().write(s); }
 
 bool checked_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cost, StepLog& log,

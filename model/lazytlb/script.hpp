@@ -18,7 +18,7 @@ struct Script {
   Arch arch = Arch::Generic;
   arch::KVersion version = arch::v(6, 12);
   bool debug_shoot_lazies = false;
-  std::vector<std::string> mutants;  // "no-lazy-grab", "shoot-skip-cpu", "clear-wrong-cpu"
+  std::vector<std::string> mutants;  // kMutants
   std::vector<Event> events;
   std::vector<std::uint32_t> lines;         // source line of each event (empty when generated)
   Cfg cfg() const;                          // config_for(arch, version) + flags
@@ -27,7 +27,8 @@ struct Script {
            mutants == o.mutants && events == o.events;
   }
 };
-inline constexpr std::string_view kMutants[] = {"no-lazy-grab", "shoot-skip-cpu", "clear-wrong-cpu"};
+inline constexpr std::string_view kMutants[] = {"no-lazy-grab",     "shoot-skip-cpu", "clear-wrong-cpu",
+                                                "no-force-init-mm", "dead-no-drop",   "offline-clear-all"};
 bool apply_mutant(Cfg&, std::string_view name);
 
 inline constexpr std::size_t kMaxEvents = 1'000'000;

@@ -3,11 +3,19 @@
 // get line:column errors, and the findings in docs/models/lazy-tlb.md replay.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "model/lazytlb/explore.hpp"
 #include "model/lazytlb/seed.hpp"
 
 namespace kacct::model::lazytlb {
 namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 Script header(Arch a, arch::KVersion v, Sizes s = {3, 2, 1}) {
   Script h;
@@ -17,10 +25,11 @@ Script header(Arch a, arch::KVersion v, Sizes s = {3, 2, 1}) {
   return h;
 }
 
-ExploreResult explore_for(const Script& h, std::size_t max_states = 2'000'000) {
+ExploreResult explore_for(const Script& h, std::size_t max_states = 2'000'000, bool hotplug = true) {
   ExploreOptions o;
   o.header = h;
   o.max_states = max_states;
+  o.hotplug = hotplug;
   return explore(o);
 }
 
@@ -33,10 +42,17 @@ TEST(LazyTlbConfig, ModesByArchAndRelease) {
   EXPECT_TRUE(config_for(Arch::PpcRadix, arch::v(6, 6)).exit_flush_shoots);
   EXPECT_FALSE(config_for(Arch::Generic, arch::v(6, 1)).use_mm_always_grabs);
   EXPECT_TRUE(config_for(Arch::Generic, arch::v(6, 4)).use_mm_always_grabs);
+  // Hotplug: sched_force_init_mm from 6.14 everywhere; Book3S-64 trims masks at offline.
+  EXPECT_FALSE(config_for(Arch::PpcRadix, arch::v(6, 13)).force_init_mm);
+  EXPECT_TRUE(config_for(Arch::PpcRadix, arch::v(6, 14)).force_init_mm);
+  EXPECT_TRUE(config_for(Arch::Generic, arch::v(6, 14)).force_init_mm);
+  EXPECT_TRUE(config_for(Arch::PpcHash, arch::v(6, 1)).offline_trims_masks);
+  EXPECT_FALSE(config_for(Arch::Generic, arch::v(6, 12)).offline_trims_masks);
 }
 
-// Exhaustive: 3 CPUs, 2 tasks, 1 mm in each mode/era (2/2/2 for current radix, the CLI goes
-// further: docs/models/lazy-tlb.md); no invariant or obligation fails.
+// Exhaustive, with CPU hotplug: 3 CPUs, 2 tasks, 1 mm in each mode/era that is safe under it
+// (2/2/2 for current radix, the CLI goes further: docs/models/lazy-tlb.md); no invariant or
+// obligation fails, and some states have a CPU offline.
 struct Era {
   Arch arch;
   arch::KVersion ver;
@@ -52,6 +68,7 @@ TEST_P(Exhaustive, EveryReachableStateIsSafe) {
   EXPECT_FALSE(r.truncated);
   EXPECT_GT(r.states, 5000u);
   EXPECT_GT(r.frees, 0u);
+  EXPECT_GT(r.states, explore_for(header(GetParam().arch, GetParam().ver, s), 2'000'000, false).states);
   const bool sd = config_for(GetParam().arch, GetParam().ver).shootdown;
   // Refcounting lets lazy references pin dead mms; shootdown never does.
   if (sd)
@@ -62,26 +79,67 @@ TEST_P(Exhaustive, EveryReachableStateIsSafe) {
   RecordProperty("depth", std::to_string(r.depth));
 }
 TEST(Exhaustive2x2x2, CurrentRadixShootdown) {
-  auto r = explore_for(header(Arch::PpcRadix, arch::v(6, 12), {2, 2, 2}));
-  ASSERT_FALSE(r.violation) << r.violation->invariant << ": " << r.violation->detail;
-  EXPECT_FALSE(r.truncated);
-  EXPECT_EQ(r.zombie_states, 0u);
-  EXPECT_GT(r.states, 50000u);
+  for (bool hotplug : {true, false}) {
+    // 6.12 is safe only without hotplug (HotplugRace below); 6.14 with it too.
+    auto r =
+        explore_for(header(Arch::PpcRadix, hotplug ? arch::v(6, 14) : arch::v(6, 12), {2, 2, 2}), 2'000'000, hotplug);
+    ASSERT_FALSE(r.violation) << r.violation->invariant << ": " << r.violation->detail;
+    EXPECT_FALSE(r.truncated);
+    EXPECT_EQ(r.zombie_states, 0u);
+    EXPECT_GT(r.states, 50000u);
+  }
 }
 INSTANTIATE_TEST_SUITE_P(Eras, Exhaustive,
                          ::testing::Values(Era{Arch::Generic, arch::v(6, 1)}, Era{Arch::Generic, arch::v(6, 12)},
-                                           Era{Arch::PpcRadix, arch::v(6, 1)}, Era{Arch::PpcRadix, arch::v(6, 4)},
-                                           Era{Arch::PpcRadix, arch::v(6, 12)}, Era{Arch::PpcHash, arch::v(6, 12)}));
+                                           Era{Arch::PpcRadix, arch::v(6, 1)}, Era{Arch::PpcRadix, arch::v(6, 3)},
+                                           Era{Arch::PpcRadix, arch::v(6, 14)}, Era{Arch::PpcHash, arch::v(6, 14)}));
+
+// The shootdown eras before 21641bd9a7a7 (6.4 .. 6.13, radix and hash) are safe without CPU
+// hotplug and not with it: the outgoing CPU is still lazy on a user mm when it leaves
+// cpu_online_mask, and the mm is freed under it. The counterexample replays, and runs clean
+// on 6.14 (the fix) and under refcounting (generic, same release).
+class HotplugRace : public ::testing::TestWithParam<Era> {};
+TEST_P(HotplugRace, FoundBeforeTheFixOnly) {
+  const Script h = header(GetParam().arch, GetParam().ver);
+  auto quiet = explore_for(h, 2'000'000, false);
+  EXPECT_FALSE(quiet.violation) << quiet.violation->detail;
+  auto r = explore_for(h);
+  ASSERT_TRUE(r.violation);
+  EXPECT_EQ(r.violation->invariant, "lazy_tlb.no_dangling_active_mm");
+  Script cx = *r.counterexample;
+  bool offline = false;
+  for (const auto& e : cx.events) offline = offline || e.op == Op::Offline;
+  EXPECT_TRUE(offline) << write_script(cx);
+  auto p = parse_script(write_script(cx));
+  ASSERT_TRUE(p) << p.error().str();
+  auto run = run_script(p.value());
+  ASSERT_TRUE(run.failed_at);
+  EXPECT_EQ(*run.failed_at, cx.events.size() - 1);
+  ASSERT_FALSE(run.violations.empty());
+  EXPECT_EQ(run.violations.front().invariant, "lazy_tlb.no_dangling_active_mm");
+  for (auto [a, v] : {std::pair{GetParam().arch, arch::v(6, 14)}, std::pair{Arch::Generic, GetParam().ver}}) {
+    Script fixed = p.value();
+    fixed.arch = a;
+    fixed.version = v;
+    auto clean = run_script(fixed);
+    EXPECT_FALSE(clean.failed_at) << write_script(fixed);
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Eras, HotplugRace,
+                         ::testing::Values(Era{Arch::PpcRadix, arch::v(6, 4)}, Era{Arch::PpcRadix, arch::v(6, 6)},
+                                           Era{Arch::PpcRadix, arch::v(6, 12)}, Era{Arch::PpcRadix, arch::v(6, 13)},
+                                           Era{Arch::PpcHash, arch::v(6, 12)}));
 
 // Each mutant is caught by the explorer, and its counterexample replays to the same failure.
 struct MutantCase {
   const char* mutant;
   Arch arch;
   const char* invariant;
+  arch::KVersion ver = arch::v(6, 14);  // safe under hotplug: only the mutant fails
 };
 class Mutants : public ::testing::TestWithParam<MutantCase> {};
 TEST_P(Mutants, CaughtWithReplayableCounterexample) {
-  Script h = header(GetParam().arch, arch::v(6, 12));
+  Script h = header(GetParam().arch, GetParam().ver);
   h.mutants = {GetParam().mutant};
   auto r = explore_for(h);
   ASSERT_TRUE(r.violation) << GetParam().mutant << " not caught in " << r.states << " states";
@@ -101,11 +159,17 @@ TEST_P(Mutants, CaughtWithReplayableCounterexample) {
   auto clean = run_script(p.value());
   EXPECT_FALSE(clean.failed_at) << text;
 }
-INSTANTIATE_TEST_SUITE_P(All, Mutants,
-                         ::testing::Values(MutantCase{"no-lazy-grab", Arch::Generic, "lazy_tlb.accounting"},
-                                           MutantCase{"shoot-skip-cpu", Arch::PpcHash,
-                                                      "lazy_tlb.no_dangling_active_mm"},
-                                           MutantCase{"clear-wrong-cpu", Arch::PpcRadix, "lazy_tlb.own_bit_only"}));
+INSTANTIATE_TEST_SUITE_P(
+    All, Mutants,
+    ::testing::Values(MutantCase{"no-lazy-grab", Arch::Generic, "lazy_tlb.accounting"},
+                      MutantCase{"shoot-skip-cpu", Arch::PpcHash, "lazy_tlb.no_dangling_active_mm"},
+                      MutantCase{"clear-wrong-cpu", Arch::PpcRadix, "lazy_tlb.own_bit_only"},
+                      // finish_cpu's WARN_ON(mm != &init_mm) is the shortest catch;
+                      // Mutants.NoForceInitMmFreesUnderTheCpu shows the free.
+                      MutantCase{"no-force-init-mm", Arch::PpcRadix, "lazy_tlb.kernel_warn"},
+                      // 6.14 drops the lazy mm at offline already.
+                      MutantCase{"dead-no-drop", Arch::Generic, "lazy_tlb.accounting", arch::v(6, 12)},
+                      MutantCase{"offline-clear-all", Arch::PpcHash, "lazy_tlb.own_bit_only"}));
 
 // The mutants must also be caught by checks other than the one that names them directly.
 TEST(Mutants, ClearWrongCpuAlsoBreaksMaskCoverage) {
@@ -134,6 +198,20 @@ flush 0 0
   EXPECT_TRUE(coverage);
 }
 
+// Without sched_force_init_mm, 6.14 has the race of 6.13 again.
+TEST(Mutants, NoForceInitMmFreesUnderTheCpu) {
+  auto p = parse_script(read_file(std::string(KACCT_LAZYTLB_DIR) + "/scripts/hotplug-race.lts"));
+  ASSERT_TRUE(p);
+  Script s = p.value();
+  s.version = arch::v(6, 14);
+  EXPECT_FALSE(run_script(s).failed_at);
+  s.mutants = {"no-force-init-mm"};
+  auto r = run_script(s);
+  ASSERT_TRUE(r.failed_at);
+  EXPECT_EQ(*r.failed_at, s.events.size() - 1);
+  EXPECT_EQ(r.violations.front().invariant, "lazy_tlb.no_dangling_active_mm");
+}
+
 TEST(Scripts, RoundTripAndErrors) {
   auto seed = seed_scenario(3, 2, Arch::PpcRadix, arch::v(6, 6));
   auto text = write_script(seed.script);
@@ -155,6 +233,84 @@ TEST(Scripts, RoundTripAndErrors) {
     EXPECT_EQ(q.error().line, b.line) << b.text << q.error().str();
     EXPECT_EQ(q.error().col, b.col) << b.text << q.error().str();
   }
+}
+
+// Hotplug events out of order are parse errors at the CPU operand; events on an offline CPU
+// cannot happen.
+TEST(Scripts, HotplugErrors) {
+  struct Bad {
+    const char* events;
+    std::uint32_t line, col;
+    const char* message;
+  };
+  const std::string head = "lazytlb 1\ncpus 3\nversion 6.12\nevents\n";
+  for (auto b : {Bad{"offline 0\n", 5, 9, "CPU 0 is the boot CPU: it does not go offline"},
+                 Bad{"offline 2\n  offline   2\n", 6, 13, "CPU 2 is already offline (line 5)"},
+                 Bad{"repeat 2\n offline 1\n dead 1\nend\n", 6, 10, "CPU 1 is already offline (line 7)"},
+                 Bad{"dead 1\n", 5, 6, "CPU 1 is not going offline (no 'offline 1' before)"},
+                 Bad{"offline 1\ndead 1\ndead 1\n", 7, 6, "CPU 1 is already dead (line 6)"},
+                 Bad{"online 2\n", 5, 8, "CPU 2 is online"},
+                 Bad{"offline 2\nonline 2\n", 6, 8, "CPU 2 has not died yet ('dead 2' first)"},
+                 Bad{"offline 3\n", 5, 9, "CPU must be in 0..2"}}) {
+    auto q = parse_script(head + b.events);
+    ASSERT_FALSE(q) << b.events;
+    EXPECT_EQ(q.error().line, b.line) << b.events << q.error().str();
+    EXPECT_EQ(q.error().col, b.col) << b.events << q.error().str();
+    EXPECT_EQ(q.error().message, b.message) << b.events;
+  }
+  // Parsed, but impossible in the state reached: a CPU running a task, or an event on a CPU
+  // that is offline.
+  for (auto [events, why] :
+       {std::pair{"switch 1 0\nfinish 1\noffline 1\n", "CPU is not idle (its tasks must be switched away first)"},
+        std::pair{"switch 1 2\noffline 1\n", "CPU has not finished its last context switch"},
+        std::pair{"offline 1\nswitch 1 0\n", "CPU is offline"},
+        std::pair{"offline 1\ndead 1\nidle 1\n", "CPU is offline"}}) {
+    auto p = parse_script(head + events);
+    ASSERT_TRUE(p) << p.error().str();
+    auto r = run_script(p.value());
+    ASSERT_TRUE(r.error) << events;
+    EXPECT_NE(r.error->message.find(why), std::string::npos) << r.error->str() << " / " << why;
+  }
+}
+
+// A CPU that dies lazily on an mm gives its reference back (refcount) or was never counted
+// (shootdown); it comes back on init_mm, and the committed hotplug scripts do what they say.
+TEST(Scripts, HotplugScripts) {
+  auto load = [](const char* name) {
+    auto text = read_file(std::string(KACCT_LAZYTLB_DIR) + "/scripts/" + name);
+    auto p = parse_script(text);
+    EXPECT_TRUE(p) << name << ": " << p.error().str();
+    EXPECT_EQ(write_script(parse_script(write_script(p.value())).value()), write_script(p.value()));
+    return p.value();
+  };
+  auto cycle = load("hotplug-cycle.lts");
+  auto r = run_script(cycle);
+  ASSERT_FALSE(r.failed_at) << (r.error ? r.error->str() : r.violations.front().detail);
+  EXPECT_EQ(r.world.mms[0].st, MmState::Freed);  // by finish_cpu's drop
+  EXPECT_EQ(r.costs.frees, 1u);
+  EXPECT_EQ(r.world.cpus[1].hp, Hp::Online);
+  // Without the offline/dead/online the zombie stays pinned.
+  Script no_hp = cycle;
+  no_hp.events.erase(no_hp.events.begin() + 7, no_hp.events.begin() + 10);
+  EXPECT_EQ(run_script(no_hp).world.mms[0].st, MmState::Live);
+
+  auto race = load("hotplug-race.lts");
+  auto bad = run_script(race);
+  ASSERT_TRUE(bad.failed_at);
+  EXPECT_EQ(*bad.failed_at, race.events.size() - 1);
+  EXPECT_EQ(bad.line, 20u);
+  EXPECT_EQ(bad.violations.front().invariant, "lazy_tlb.no_dangling_active_mm");
+  for (auto v : {arch::v(6, 4), arch::v(6, 13)}) {
+    race.version = v;
+    EXPECT_TRUE(run_script(race).failed_at) << v.str();
+  }
+  race.version = arch::v(6, 14);
+  race.events.push_back({Op::Dead, 1, 0});
+  race.events.push_back({Op::Online, 1, 0});
+  auto fixed = run_script(race);
+  EXPECT_FALSE(fixed.failed_at);
+  EXPECT_EQ(fixed.world.mms[0].st, MmState::Freed);
+  EXPECT_EQ(fixed.world.tasks[fixed.world.idle_of(1)].active_mm, kInitMm);
 }
 
 TEST(Scripts, EventNotEnabledIsReported) {

@@ -191,8 +191,10 @@ TEST(ScriptRoundTrip, EveryCommittedLazyTlbScript) {
     if (bytes.empty() || !(static_cast<unsigned char>(bytes[0]) & 0x80)) continue;
     (round_trips(bytes.substr(1), f.string(), parse, model::lazytlb::write_script) ? parsed : rejected)++;
   }
-  EXPECT_EQ(parsed, 3);    // pin.lts, not-enabled.lts, text-pin
-  EXPECT_EQ(rejected, 2);  // bad-version.lts, text-bad-version
+  // pin.lts, not-enabled.lts, hotplug-race.lts, hotplug-cycle.lts, text-pin, text-hotplug-cycle,
+  // text-hotplug-fixed; bad-version.lts, hotplug-bad.lts, text-bad-version, text-hotplug-bad
+  EXPECT_EQ(parsed, 7);
+  EXPECT_EQ(rejected, 4);
 }
 
 TEST(ScriptRoundTrip, EveryCommittedPsiScript) {
