@@ -177,13 +177,15 @@ std::string names(const std::vector<Inv>& invs) {
 Result job(const std::string& name, const std::vector<Inv>& invs, const Family& fam, const std::vector<Case>& cases,
            unsigned timeout_ms, const CpuMutation& mutate, const std::vector<unsigned>& hzs) {
   StepJob j(name, {kBound62Note, kSeqNote});
+  SolveHint hint;
   std::vector<std::string> inv_names;
   for (Inv i : invs) inv_names.push_back(inv_name(i));
   for (unsigned hz : hzs) {
     const TickCfg cfg{fam.irq_time, fam.steal, arch::tick_nsec(hz)};
     for (const auto& cs : cases) {
       const TickCase tc{cs, invs, cfg, hz, mutate};
-      const auto c = check_step(tc, inv_names, timeout_ms, fmt::format("{} hz={} {}", name, hz, cs.name));
+      const auto c =
+          check_step(tc, inv_names, timeout_ms, fmt::format("{} hz={} {}", name, hz, cs.name), nullptr, &hint);
       if (!j.add(c, fmt::format("{} at HZ={} in context {}{}", step_name(cs.step), hz, cs.name,
                                 mutate ? " (mutated model)" : "")))
         return j.done("");

@@ -1,7 +1,12 @@
 #include "proofs/prover.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <iterator>
+#include <utility>
 
 namespace kacct::proofs {
 
@@ -34,10 +39,11 @@ z3::params som_params(z3::context& ctx) {
 }
 }  // namespace
 
-Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z3::expr& violated,
-             unsigned timeout_ms) {
+Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z3::expr& violated, unsigned timeout_ms,
+             SolveHint* hint) {
   const auto t0 = std::chrono::steady_clock::now();
   Solved out;
+  std::string dumped;
   try {
     z3::params p(ctx);
     p.set("timeout", timeout_ms);
@@ -59,36 +65,61 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
     // Strategy 2: cofactor the ite terms that branch merging creates, normalise sums (so that
     // re-associated adder trees become identical), then bit-blast. An equality of two 64-bit
     // sums that differ only in association takes the default solver ~40 s, this ~0.1 s.
-    const unsigned first = std::min(timeout_ms, 3000u);
-    z3::params p1(ctx);
-    p1.set("timeout", first);
-    p1.set("random_seed", 0u);
-    z3::solver s(ctx);
-    s.set(p1);
-    for (const auto& a : assumptions) s.add(a);
-    s.add(violated);
-    auto r = s.check();
-    if (r == z3::sat) out.model = s.get_model();
-    if (r == z3::unknown && timeout_ms > first) {
-      z3::params p2(ctx);
-      p2.set("timeout", timeout_ms - first);
-      p2.set("random_seed", 0u);
-      z3::tactic pipeline = z3::tactic(ctx, "simplify") & z3::tactic(ctx, "cofactor-term-ite") &
-                            z3::with(z3::tactic(ctx, "simplify"), som_params(ctx)) & z3::tactic(ctx, "elim-uncnstr") &
-                            z3::tactic(ctx, "solve-eqs") & z3::tactic(ctx, "bit-blast") & z3::tactic(ctx, "sat");
-      z3::solver t = pipeline.mk_solver();
-      t.set(p2);
+    // Strategy 3: propagate values and solve equations, then bit-blast without cofactoring:
+    // the tick's monotonicity with irq time and steal (chains of clamped differences) takes
+    // 1-4 s this way, where the first two time out at 30 s. Then strategy 2 gets the rest.
+    // A job's queries are alike: with a hint, strategy 3 joins, and goes first once it decided one.
+    auto elapsed_ms = [&] {
+      return unsigned(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    };
+    const z3::tactic cofactor = z3::tactic(ctx, "simplify") & z3::tactic(ctx, "cofactor-term-ite") &
+                                z3::with(z3::tactic(ctx, "simplify"), som_params(ctx)) &
+                                z3::tactic(ctx, "elim-uncnstr") & z3::tactic(ctx, "solve-eqs") &
+                                z3::tactic(ctx, "bit-blast") & z3::tactic(ctx, "sat");
+    const z3::tactic plain = z3::tactic(ctx, "simplify") & z3::tactic(ctx, "propagate-values") &
+                             z3::tactic(ctx, "solve-eqs") & z3::tactic(ctx, "elim-uncnstr") &
+                             z3::tactic(ctx, "simplify") & z3::tactic(ctx, "bit-blast") & z3::tactic(ctx, "sat");
+    // (strategy: 0 default, 1 cofactor, 2 plain; cap in ms, 0: what is left)
+    // Without a hint: strategies 1 and 2 only, as every job but the tick's was measured with.
+    std::vector<std::pair<int, unsigned>> order = {{0, 3000}, {1, 0}};
+    if (hint) order = {{0, 3000}, {1, 3000}, {2, 0}, {1, 0}};
+    if (hint && hint->last == 2) order = {{2, 0}, {0, 3000}, {1, 0}};
+    z3::check_result r = z3::unknown;
+    unsigned tried = 0;
+    std::string why;
+    for (std::size_t i = 0; i < order.size() && r == z3::unknown; ++i) {
+      const unsigned used = elapsed_ms();
+      if (i > 0 && used + 100 >= timeout_ms) break;
+      unsigned budget = timeout_ms > used ? timeout_ms - used : 1;
+      if (order[i].second) budget = std::min(budget, order[i].second);
+      // the plain pipeline leaves a third for the last try
+      if (order[i].first == 2 && i + 1 < order.size() && budget > 3000) budget = budget * 2 / 3;
+      z3::params pi(ctx);
+      pi.set("timeout", budget);
+      pi.set("random_seed", 0u);
+      z3::solver t = order[i].first == 0 ? z3::solver(ctx) : (order[i].first == 1 ? cofactor : plain).mk_solver();
+      t.set(pi);
       for (const auto& a : assumptions) t.add(a);
       t.add(violated);
       r = t.check();
+      ++tried;
       if (r == z3::sat) out.model = t.get_model();
-      if (r == z3::unknown) out.reason = "solver: " + t.reason_unknown() + " (after both strategies)";
-    } else if (r == z3::unknown) {
-      out.reason = "solver: " + s.reason_unknown();
+      if (r != z3::unknown && hint) hint->last = order[i].first;
+      if (r == z3::unknown) why = t.reason_unknown();
+      if (i == 0 && std::getenv("KACCT_DUMP_SMT")) dumped = t.to_smt2();
     }
-    if (const char* dump = std::getenv("KACCT_DUMP_SMT")) {  // diagnostics: the last query as SMT-LIB
-      if (std::FILE* f = std::fopen(dump, "w")) {
-        std::fputs(s.to_smt2().c_str(), f);
+    if (r == z3::unknown)
+      out.reason = tried > 1 ? fmt::format("solver: {} (after {} strategies)", why, tried) : "solver: " + why;
+    // Diagnostics: the query as SMT-LIB (the last one; with a '%' in the path, every undecided
+    // one, numbered in order).
+    if (const char* dump = std::getenv("KACCT_DUMP_SMT")) {
+      static std::atomic<unsigned> n{0};
+      std::string path = dump;
+      const auto pct = path.find('%');
+      if (pct != std::string::npos) path.replace(pct, 1, std::to_string(r == z3::unknown ? n++ : n.load()));
+      std::FILE* f = pct == std::string::npos || r == z3::unknown ? std::fopen(path.c_str(), "w") : nullptr;
+      if (f) {
+        std::fputs(dumped.c_str(), f);
         std::fclose(f);
       }
     }

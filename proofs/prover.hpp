@@ -21,6 +21,12 @@ struct Solved {
 
 // Is `violated` satisfiable together with `assumptions`? The assumptions themselves are checked
 // first for satisfiability: a vacuous query (assumptions always false) is an error, not a proof.
-Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z3::expr& violated, unsigned timeout_ms);
+// A job's queries are alike: with `hint`, a third strategy (plain bit-blasting) joins, and the
+// one that decided the last query goes first (verdicts do not depend on it, only the time).
+struct SolveHint {
+  int last = 0;
+};
+Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z3::expr& violated, unsigned timeout_ms,
+             SolveHint* hint = nullptr);
 
 }  // namespace kacct::proofs

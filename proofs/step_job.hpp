@@ -141,6 +141,40 @@ nlohmann::ordered_json state_of(const C& c, const K& k) {
   else
     return c.json(k);
 }
+// The conjuncts of a goal, flattened: A && B holds iff each does, and small queries over one
+// counter (e.g. one field's monotonicity) bit-blast where their conjunction times out.
+inline void conjuncts(const z3::expr& e, std::vector<z3::expr>& out) {
+  if (e.is_app() && e.decl().decl_kind() == Z3_OP_AND) {
+    for (unsigned i = 0; i < e.num_args(); ++i) conjuncts(e.arg(i), out);
+  } else {
+    out.push_back(e);
+  }
+}
+// The goal split into its conjuncts, one query each: holds if every one holds; the first
+// violated one gives the model (it violates the whole goal too); else the worst verdict.
+inline Solved solve_each(z3::context& ctx, const std::vector<z3::expr>& as, const std::vector<z3::expr>& parts,
+                         unsigned timeout_ms, double spent, SolveHint* hint) {
+  Solved out;
+  out.verdict = Verdict::Holds;
+  out.seconds = spent;
+  std::size_t undecided = 0;
+  for (const auto& p : parts) {
+    auto r = solve(ctx, as, !p, timeout_ms, hint);
+    out.seconds += r.seconds;
+    if (r.verdict == Verdict::Violated || r.verdict == Verdict::Error) {
+      r.seconds = out.seconds;
+      return r;
+    }
+    if (r.verdict == Verdict::Unknown) {
+      ++undecided;
+      out.verdict = Verdict::Unknown;
+      out.reason = r.reason;
+    }
+  }
+  if (undecided)
+    out.reason = fmt::format("{} (split into {} conjuncts: {} undecided)", out.reason, parts.size(), undecided);
+  return out;
+}
 inline std::vector<std::string> failed_sites(const Concrete& k) {
   std::set<std::string> s(k.failed.begin(), k.failed.end());
   std::vector<std::string> out;
@@ -153,7 +187,7 @@ inline std::vector<std::string> failed_sites(const Concrete& k) {
 // `shared`: a context to reuse across many small queries (else one of its own).
 template <class C>
 Check check_step(const C& c, const std::vector<std::string>& names, unsigned timeout_ms,
-                 const std::string& timing_label, z3::context* shared = nullptr) {
+                 const std::string& timing_label, z3::context* shared = nullptr, SolveHint* hint = nullptr) {
   std::optional<z3::context> own;
   z3::context& ctx = shared ? *shared : own.emplace();
   Symbolic d(ctx);
@@ -166,7 +200,13 @@ Check check_step(const C& c, const std::vector<std::string>& names, unsigned tim
   z3::expr all = ctx.bool_val(true);
   for (const auto& ok : oks) all = all && ok.e();
   for (const auto& o : d.obligations) all = all && !o.violated;  // a failing obligation fails the job
-  auto res = solve(ctx, as, !all, timeout_ms);
+  auto res = solve(ctx, as, !all, timeout_ms, hint);
+  if (res.verdict == Verdict::Unknown) {
+    std::vector<z3::expr> parts;
+    for (const auto& ok : oks) detail::conjuncts(ok.e(), parts);
+    for (const auto& o : d.obligations) parts.push_back(!o.violated);
+    if (parts.size() > 1) res = detail::solve_each(ctx, as, parts, timeout_ms, res.seconds, hint);
+  }
   if (std::getenv("KACCT_PROOF_TIMES")) fmt::print(stderr, "{}: {:.3f}s\n", timing_label, res.seconds);
   Check out;
   out.verdict = res.verdict;
