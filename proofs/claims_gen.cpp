@@ -229,7 +229,7 @@ std::vector<Result> gen_vtime_claims(const arch::Patch& p, unsigned timeout_ms) 
     const std::string c(claim);
     if (c == "gen_vtime.no_time_lost")
       out.push_back(
-          proofs_claim(c, p.after, {"task_conserves", "cpu_conserves"}, timeout_ms,
+          proofs_claim(c, p.after, {"task_conserves", "cpu_conserves", "mul_distributes"}, timeout_ms,
                        "per task: consumed == flushed + other + residues; per CPU: consumed + lost == snapshot, "
                        "where lost is exactly the switch gap (jiffy variant: the jiffies that change in it) and "
                        "an exiting task's residues stay in its dead vtime"));
