@@ -257,11 +257,11 @@ struct GenCase {
   // Jiffy variant: distribute x * jiffy_ns and generalise the products (DistributeMul); only a
   // holds verdict is taken from such a query.
   bool generalise = false;
-  // >= 0: the goal is only that conjunct of the one invariant (its top-level conjunction
-  // flattened); the number of conjuncts goes to *conjuncts.
-  int conjunct = -1;
+  // lo < hi: the goal is only the conjuncts [lo, hi) of the one invariant (its top-level
+  // conjunction flattened); the number of conjuncts goes to *conjuncts.
+  unsigned lo = 0, hi = 0;
   unsigned* conjuncts = nullptr;
-  // With `conjunct`: its independent subterms generalised (generalise_independent); only a holds
+  // With a range: its independent subterms generalised (generalise_independent); only a holds
   // verdict is taken from such a query.
   bool independent = false;
 
@@ -351,11 +351,17 @@ struct GenCase {
         for (auto& o : d.obligations) o.violated = dm(o.violated);
         for (auto& a : d.assumptions) a = normalise(dm(a));
       }
-      if (conjunct >= 0 && oks.size() == 1) {
+      // task_conserves is an equation of sums over ite-merged states: cofactored and normalised
+      // (equivalent), the default strategy decides it (else it takes the 3 s budget first).
+      if (g.variant == GenVariant::Accum && invs.size() == 1 && invs[0] == Inv::TaskConserves)
+        oks[0] = boolean<D>(normalise(oks[0].e()));
+      if (lo < hi && oks.size() == 1) {
         std::vector<z3::expr> parts;
         flatten_and(oks[0].e(), parts);
         if (conjuncts) *conjuncts = parts.size();
-        oks[0] = boolean<D>(parts.at(conjunct));
+        z3::expr part = d.ctx().bool_val(true);
+        for (unsigned i = lo; i < hi && i < parts.size(); ++i) part = i == lo ? parts[i] : part && parts[i];
+        oks[0] = boolean<D>(part);
         if (independent) oks[0] = boolean<D>(generalise_independent(oks[0].e().simplify()));
       }
     }
@@ -371,9 +377,9 @@ constexpr const char* kGeneralised =
     "unsat for every value of the products, so for the real ones";
 
 constexpr const char* kSplit =
-    "where the whole conjunction timed out, one query per conjunct, first with each subterm whose variables occur "
-    "nowhere else in the conjunct generalised to any value (valid for all values, so for the real ones), else "
-    "exactly";
+    "where the whole conjunction timed out, its conjuncts in halves, halved again while a part times out "
+    "(steal_irq_pending: each part first with every subterm whose variables occur nowhere else in it generalised "
+    "to any value, valid for all values so for the real ones; else exactly)";
 
 // The rewrite rules of DistributeMul for K = jiffy_ns, each at 64 bits for all operands.
 Result mul_lemma(const Era& era, unsigned timeout_ms) {
@@ -438,18 +444,42 @@ Result era_job(const Era& era, Step step, const std::vector<Inv>& invs, unsigned
     }
     if (chk.verdict == Verdict::Unknown && splittable) {
       tried = chk.seconds;
-      unsigned n = 1;
+      unsigned n = 0;
       GenCase part = gc;
-      part.conjuncts = &n;
-      for (unsigned i = 0; i < n; ++i) {
-        part.conjunct = int(i);
-        part.independent = true;
-        chk = check_step(part, names, timeout_ms, fmt::format("{} {} (conjunct {}, generalised)", name, cs.name, i));
+      {  // the number of conjuncts: the step once, symbolically
+        z3::context ctx;
+        Symbolic d(ctx);
+        auto in = detail::fresh_in(part, d);
+        part.conjuncts = &n;
+        part.lo = 0;
+        part.hi = 1;
+        part.step(d, in);
+        part.conjuncts = nullptr;
+      }
+      // Halves of the conjunction, each on the short budget, halved again while unknown; single
+      // conjuncts get the full budget.
+      std::vector<std::pair<unsigned, unsigned>> todo{{(n + 1) / 2, n}, {0, (n + 1) / 2}};
+      while (!todo.empty()) {
+        auto [lo, hi] = todo.back();
+        todo.pop_back();
+        if (lo >= hi) continue;
+        part.lo = lo;
+        part.hi = hi;
+        const std::string where = fmt::format("{} {} (conjuncts {}..{})", name, cs.name, lo, hi - 1);
+        if (invs[0] == Inv::Steal) {  // (a generalised monotonic conjunct frees the amount added)
+          part.independent = true;
+          chk = check_step(part, names, timeout_ms, where + " generalised");
+          tried += chk.seconds;
+          part.independent = false;
+          if (chk.verdict == Verdict::Holds) continue;
+        }
+        chk = check_step(part, names, hi - lo > 1 ? std::min(timeout_ms, 5000u) : timeout_ms, where);
         tried += chk.seconds;
-        if (chk.verdict == Verdict::Holds) continue;
-        part.independent = false;
-        chk = check_step(part, names, timeout_ms, fmt::format("{} {} (conjunct {})", name, cs.name, i));
-        tried += chk.seconds;
+        if (chk.verdict == Verdict::Unknown && hi - lo > 1) {
+          todo.push_back({lo + (hi - lo + 1) / 2, hi});
+          todo.push_back({lo, lo + (hi - lo + 1) / 2});
+          continue;
+        }
         if (chk.verdict != Verdict::Holds) break;
       }
       chk.seconds = tried;
