@@ -238,6 +238,16 @@ z3::expr generalise_independent(const z3::expr& e) {
   return out.substitute(from, to);
 }
 
+// account_other_time(m) with steal and irq time takes at most m: for all 64-bit steal clock sc,
+// prev_steal_time p, irq tick_delta td and m, with s = min(sc - p, m) and i = min(td, m - s),
+// s + i <= m (the terms as the model builds them).
+z3::expr other_time_le(const z3::expr& sc, const z3::expr& p, const z3::expr& td, const z3::expr& m) {
+  const z3::expr st = sc - p;
+  const z3::expr s = z3::ite(z3::ult(st, m), st, m);
+  const z3::expr i = z3::ite(z3::ult(td, m - s), td, m - s);
+  return z3::ule(s + i, m);
+}
+
 template <class D>
 struct GenIn {
   BOOST_HANA_DEFINE_STRUCT(GenIn, (CpuAcct<D>, cpu), (TaskAcct<D>, task), (VtimeTask<D>, vtime), (VtimeTask<D>, next),
@@ -343,6 +353,15 @@ struct GenCase {
           break;
       }
     if constexpr (D::is_symbolic) {
+      // monotonic with steal and irq time: the flushed amount delta - other does not wrap because
+      // other <= delta; an instance of the lemma other_time_le (job gen_vtime.other_time_le[era])
+      // for the step's first flush, from the state before the step, as a fact.
+      if (tc.steal && tc.irq_time && g.variant == GenVariant::Accum && invs.size() == 1 && invs[0] == Inv::Monotonic) {
+        const z3::expr m =
+            z3::ite(z3::ult(in.now.e(), pv0.starttime.e()), d.ctx().bv_val(0, 64), in.now.e() - pv0.starttime.e());
+        d.assumptions.push_back(
+            other_time_le(c0.steal_clock.e(), c0.prev_steal_time.e(), c0.irqtime.tick_delta.e(), m));
+      }
       if (generalise) {  // the same formulas, x * jiffy_ns distributed and generalised, normalised
         DistributeMul dm(d.ctx(), g.jiffy_ns, true);
         // cpu_conserves before the step, as the definition of the snapshot's product
@@ -404,6 +423,25 @@ Result mul_lemma(const Era& era, unsigned timeout_ms) {
   return r;
 }
 
+// The lemma other_time_le at 64 bits for all operands (the monotonic jobs of the eras with steal
+// and irq time assume its instance for the step's flush).
+Result other_time_lemma(const Era& era, unsigned timeout_ms) {
+  z3::context ctx;
+  const z3::expr sc = ctx.bv_const("sc", 64), p = ctx.bv_const("p", 64), td = ctx.bv_const("td", 64),
+                 m = ctx.bv_const("m", 64);
+  const auto res = solve(ctx, {}, !other_time_le(sc, p, td, m), timeout_ms);
+  Result r;
+  r.name = fmt::format("gen_vtime.other_time_le[{}]", era.name);
+  r.verdict = res.verdict == Verdict::Violated ? Verdict::Error : res.verdict;  // proved by hand: s <= m, i <= m - s
+  r.seconds = res.seconds;
+  r.detail = r.verdict == Verdict::Holds
+                 ? "for all 64-bit sc, p, td, m: s = min(sc - p, m), i = min(td, m - s): s + i <= m (unsat): "
+                   "account_other_time(m) takes at most m; the monotonic jobs of this era assume it for the step's "
+                   "flush"
+                 : res.reason;
+  return r;
+}
+
 // One job: the conjunction of `invs` for one step of one era, one Z3 query per case.
 Result era_job(const Era& era, Step step, const std::vector<Inv>& invs, unsigned timeout_ms,
                const GenMutation& mutate) {
@@ -420,6 +458,9 @@ Result era_job(const Era& era, Step step, const std::vector<Inv>& invs, unsigned
                    "the vtime state, PF_VCPU, idle and nice are enumerated per case (concrete)"});
   const GenCfg g = gen_cfg(era.ver, 250);
   const TickCfg tc{era.irq_time, era.steal, arch::tick_nsec(250)};
+  if (tc.steal && tc.irq_time && g.variant == GenVariant::Accum && invs.size() == 1 && invs[0] == Inv::Monotonic)
+    j.note(
+        fmt::format("assumes an instance of the lemma job gen_vtime.other_time_le[{}] for the step's flush", era.name));
   for (const auto& cs : cases_of(g)) {
     if (cs.step != step) continue;
     const GenCase gc{cs, step, invs, g, tc, mutate};
@@ -501,6 +542,8 @@ std::vector<Result> gen_jobs(unsigned timeout_ms, const GenMutation& mutate, con
     const GenCfg g = gen_cfg(era.ver, 250);
     if (g.variant == GenVariant::Jiffy && !mutate && (only_inv.empty() || only_inv == "mul_distributes"))
       out.push_back(mul_lemma(era, timeout_ms));
+    if (era.steal && era.irq_time && !mutate && (only_inv.empty() || only_inv == "other_time_le"))
+      out.push_back(other_time_lemma(era, timeout_ms));
     for (Step step :
          {Step::UserExit, Step::UserEnter, Step::GuestEnter, Step::GuestExit, Step::IrqExitHook, Step::Switch}) {
       if (step == Step::IrqExitHook && !g.irq_hooks) continue;

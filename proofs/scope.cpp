@@ -219,7 +219,9 @@ const std::vector<Row>& table() {
        {"one step (user exit, user enter, guest enter, guest exit, irq-exit hook, task switch) of the eras 4.4, "
         "4.7, 4.9, 5.4, 6.1 and 6.1 with irq time and steal, at HZ=250, from any state satisfying the invariants",
         "gen_vtime.mul_distributes[era] (jiffy eras): x * jiffy_ns distributes over +, - and ite, for all 64-bit "
-        "operands (the rewrite the jiffy eras' cpu_conserves jobs use)"},
+        "operands (the rewrite the jiffy eras' cpu_conserves jobs use)",
+        "gen_vtime.other_time_le[era] (steal and irq time): account_other_time(m) takes at most m, for all 64-bit "
+        "operands (a fact the monotonic jobs of that era assume)"},
        {"task exit and fork (traces only), and the tick and irq-time boundary steps (proved in the tick model)",
         "HZ values other than 250 (jiffy_ns and TICK_NSEC are those of HZ=250)"}},
       {Kind::Claim,
