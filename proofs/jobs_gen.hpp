@@ -17,7 +17,9 @@ namespace kacct::proofs {
 // Corrupt the state after the step (the task the step leaves current, and its CPU), in both
 // domains (a generic lambda), so that the counterexamples replay.
 using GenMutation = Mutation<model::VtimeTask, model::VtimeCpu>;
-// `only_inv` empty: every invariant; with a mutation, one variant and step keep it short.
+// `only_inv` empty: every invariant, and for the jiffy eras the lemma job
+// gen_vtime.mul_distributes[era] (also alone as "mul_distributes"); with a mutation, the user
+// exit step of 6.1-accum (or of `eras`) keeps it short.
 // `eras` empty: every era ("4.4-snapshot", "4.7-jiffy", "4.9-jiffy", "5.4-accum", "6.1-accum",
 // "6.1-accum+irqtime+steal").
 std::vector<Result> gen_jobs(unsigned timeout_ms, const GenMutation& mutate = {}, const std::string& only_inv = {},

@@ -249,12 +249,17 @@ const std::vector<Row>& table() {
       {Kind::Job,
        "gen_vtime.",
        {"one step (user exit, user enter, guest enter, guest exit, irq-exit hook, task switch) of the eras 4.4, "
-        "4.7, 4.9, 5.4, 6.1 and 6.1 with irq time and steal, from any state satisfying the invariants"},
-       {"task exit and fork (traces only), and the tick and irq-time boundary steps (proved in the tick model)"}},
+        "4.7, 4.9, 5.4, 6.1 and 6.1 with irq time and steal, at HZ=250, from any state satisfying the invariants",
+        "gen_vtime.mul_distributes[era] (jiffy eras): x * jiffy_ns distributes over +, - and ite, for all 64-bit "
+        "operands (the rewrite the jiffy eras' cpu_conserves jobs use)",
+        "gen_vtime.other_time_le[era] (steal and irq time): account_other_time(m) takes at most m, for all 64-bit "
+        "operands (a fact the monotonic jobs of that era assume)"},
+       {"task exit and fork (traces only), and the tick and irq-time boundary steps (proved in the tick model)",
+        "HZ values other than 250 (jiffy_ns and TICK_NSEC are those of HZ=250)"}},
       {Kind::Claim,
        "gen_vtime.no_time_lost",
        {"the step jobs of the eras with the variant of the release after the patch (task_conserves, "
-        "cpu_conserves)"},
+        "cpu_conserves), and for the jiffy variant the lemma gen_vtime.mul_distributes they use"},
        {"task exit and fork (not steps of these jobs)"}},
       {Kind::Claim,
        "gen_vtime.frederic_loops",
