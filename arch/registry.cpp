@@ -54,6 +54,14 @@ std::optional<Config> find_config(std::string_view name) {
           for (bool steal : {false, true})
             for (unsigned hz : hz_values)
               if (Config c{ver, Accounting::Tick, irq, steal, hz}; c.name() == name) return c;
+  // Gen vtime likewise, within its range (4.6, 4.13: the releases gen vtime patches open).
+  for (const auto& p : patches)
+    for (auto ver : {p.before, p.after})
+      if (ver >= gen_versions.front() && ver <= gen_versions.back())
+        for (bool irq : {false, true})
+          for (bool steal : {false, true})
+            for (unsigned hz : hz_values)
+              if (Config c{ver, Accounting::Gen, irq, steal, hz}; c.name() == name) return c;
   return std::nullopt;
 }
 

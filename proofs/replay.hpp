@@ -40,8 +40,14 @@ AdjustReplay resolve_adjust(const model::AdjustCfg&);
 // The model settings `kacct check` runs for it (model_cfg() plus the override).
 sim::ModelCfg replay_model_cfg(const AdjustReplay&);
 
+// The name of the gen vtime config (no irq time, no steal) a claim's scenario trace ran on.
+inline std::string gen_config_name(arch::KVersion v, unsigned hz) {
+  return arch::Config{v, arch::Accounting::Gen, false, false, hz}.name();
+}
+
 // Sets r.command for a violated result whose counterexample is a PSI or lazy-TLB script, or a
-// trace with r.replay_config set, by running it as the command would (the invariant it trips).
+// trace with r.replay_config set, by running it as the command would (the invariant it trips;
+// a trace that trips none replays with `kacct run`, which prints the values the claim quotes).
 // Leaves a command already set alone.
 void derive_command(Result& r);
 

@@ -72,6 +72,11 @@ TEST(ReplayResolver, KnownCases) {
   r = proofs::resolve_adjust({AdjustEra::ClampAlways, ScaleDiv::Loop32});
   EXPECT_FALSE(r.override_adjust);
   EXPECT_EQ(r.note, "");
+  // Patch releases are accepted by name but not listed: the props matrix stays as it is.
+  EXPECT_TRUE(arch::find_config("4.13-gen-hz250"));
+  EXPECT_FALSE(arch::find_config("6.11-native-hz250"));
+  EXPECT_FALSE(arch::find_config("4.2-tick-hz1000"));  // before the tick model's range
+  for (const auto& c : arch::configs()) EXPECT_NE(c.version, arch::v(6, 11)) << c.name();
   EXPECT_FALSE(proofs::parse_adjust("9d7fb0427648:abstract"));
   EXPECT_FALSE(proofs::parse_adjust("4.4:exact128"));
 }
