@@ -44,6 +44,24 @@ std::optional<Config> find_config(std::string_view name) {
       for (bool steal : {false, true})
         for (unsigned hz : hz_values)
           if (Config c{ver, Accounting::Gen, irq, steal, hz}; c.name() == name) return c;
+  // Tick accounting at the release before or after any patch of the table, within the tick
+  // model's range (e.g. 6.11, the only release of the 77baa5bafcbe era with the generic
+  // division): unlisted, so the props matrix stays as it is.
+  for (const auto& p : patches)
+    for (auto ver : {p.before, p.after})
+      if (ver >= tick_versions.front() && ver <= tick_versions.back())
+        for (bool irq : {false, true})
+          for (bool steal : {false, true})
+            for (unsigned hz : hz_values)
+              if (Config c{ver, Accounting::Tick, irq, steal, hz}; c.name() == name) return c;
+  // Gen vtime likewise, within its range (4.6, 4.13: the releases gen vtime patches open).
+  for (const auto& p : patches)
+    for (auto ver : {p.before, p.after})
+      if (ver >= gen_versions.front() && ver <= gen_versions.back())
+        for (bool irq : {false, true})
+          for (bool steal : {false, true})
+            for (unsigned hz : hz_values)
+              if (Config c{ver, Accounting::Gen, irq, steal, hz}; c.name() == name) return c;
   return std::nullopt;
 }
 

@@ -84,6 +84,7 @@ std::vector<Result> cputime_adjust_claims(const arch::Patch& p, unsigned timeout
         agg.counterexample = after.counterexample;
         agg.inputs = after.inputs;
         agg.replay = after.replay;
+        agg.command = after.command;
       }
     }
     agg.detail = fmt::format("{}", fmt::join(parts, "; "));

@@ -12,6 +12,7 @@
 #include "model/trace/scenarios.hpp"
 #include "proofs/jobs_gen.hpp"
 #include "proofs/registry.hpp"
+#include "proofs/replay.hpp"
 
 namespace kacct::proofs {
 using namespace kacct::model;
@@ -85,6 +86,7 @@ Result frederic_loops(const arch::Patch& p) {
   if (!ok) {  // the loop that misses, run through the simulator
     r.counterexample = std::abs(b_true - b_model) < 0.03 ? trace::scenarios::user_loop(tick, tick / 2, 100)
                                                          : trace::scenarios::syscall_loop(60'000, 1500, 200);
+    r.replay_config = gen_config_name(p.after, 1000);
     r.replay = kReplayTrace;
   }
   r.detail = fmt::format(
@@ -116,6 +118,7 @@ Result attribution_bound(const arch::Patch& p) {
         "before ({}), {} ns after ({}); the per-interval error stays below one jiffy",
         p.id, truth.user, before.r.tasks[1].utime, p.before.str(), after.r.tasks[1].utime, p.after.str());
     r.counterexample = text;
+    r.replay_config = gen_config_name(p.after, 250);
     r.replay = kReplayTrace;
   } else {
     r.verdict = ea < 2 * tick ? Verdict::Holds : Verdict::Violated;
@@ -126,6 +129,7 @@ Result attribution_bound(const arch::Patch& p) {
         eb, p.before.str(), ea, p.after.str());
     if (r.verdict == Verdict::Violated) {
       r.counterexample = text;
+      r.replay_config = gen_config_name(p.after, 250);
       r.replay = kReplayTrace;
     }
   }
@@ -149,6 +153,7 @@ Result fewer_clock_reads(const arch::Patch& p) {
   r.verdict = a.clock_reads < b.clock_reads ? Verdict::Holds : Verdict::Violated;
   if (r.verdict == Verdict::Violated) {
     r.counterexample = text;
+    r.replay_config = gen_config_name(p.after, 1000);
     r.replay = kReplayTrace;
   }
   r.detail = fmt::format(
@@ -177,6 +182,7 @@ Result reader_monotonic(const arch::Patch& p) {
         p.after.str(), g.first_backwards, g.task_view_backwards, g.max_task_view_drop, g.kcpustat_backwards,
         g.max_kcpustat_drop);
     r.counterexample = text;
+    r.replay_config = gen_config_name(p.after, 250);
     r.replay = kReplayTrace;
   }
   return r;
@@ -200,6 +206,7 @@ Result fork_no_double_count(const arch::Patch& p) {
       b, p.before.str(), a, p.after.str());
   if (a) {
     r.counterexample = s;
+    r.replay_config = gen_config_name(p.after, 250);
     r.replay = kReplayTrace;
   }
   return r;
@@ -216,6 +223,7 @@ Result seq_brackets(const arch::Patch& p) {
   r.verdict = a == 0 ? Verdict::Holds : Verdict::Violated;
   if (a) {
     r.counterexample = s;
+    r.replay_config = gen_config_name(p.after, 250);
     r.replay = kReplayTrace;
   }
   r.detail = fmt::format(

@@ -6,6 +6,7 @@
 
 #include "model/sim/machine.hpp"
 #include "proofs/jobs.hpp"
+#include "proofs/replay.hpp"
 #include "proofs/step_job.hpp"
 #include "spec/invariants.hpp"
 
@@ -76,16 +77,14 @@ bool replay_fails(const std::string& claim, const AdjustCfg& cfg, const std::vec
   return false;
 }
 
-// The trace replays through the whole machine (check mode) and trips the same invariant.
-bool trace_confirms(const std::string& text, const AdjustCfg& acfg, const std::string& claim) {
+// The trace replays through the whole machine (check mode) on exactly the CPU, config and
+// override the printed command names, and trips the same invariant.
+bool trace_confirms(const std::string& text, const AdjustReplay& how, const std::string& claim) {
   auto tr = trace::load(text);
   if (!tr) return false;
   auto prog = sim::compile(tr.value());
   if (!prog) return false;
-  sim::ModelCfg mc;
-  mc.tick.tick_nsec = kTickNs;
-  mc.adjust = acfg;
-  auto res = sim::run(prog.value(), mc, {true, true});
+  auto res = sim::run(prog.value(), replay_model_cfg(how), {.check = true, .stop_at_violation = true});
   return res.violation && res.violation->invariant == claim;
 }
 
@@ -223,8 +222,10 @@ Result adjust_claim(const std::string& claim, const AdjustCfg& cfg, unsigned tim
     r.inputs = nlohmann::ordered_json::array();
     for (const auto& c : calls) r.inputs.push_back({{"stime", c.stime}, {"utime", c.utime}, {"rtime", c.rtime}});
     r.counterexample = adjust_trace(calls);
-    const bool confirmed = !mutate && trace_confirms(*r.counterexample, cfg, claim);
+    const auto how = resolve_adjust(cfg);
+    const bool confirmed = !mutate && trace_confirms(*r.counterexample, how, claim);
     r.replay = confirmed ? kReplayTrace : kReplayStep;
+    if (confirmed) r.command = {how.args() + " FILE", claim, 1, how.note, "trace"};
     r.detail =
         fmt::format("{} call(s) from prev = 0 (found by Z3, bounded to {} calls); replayed concretely with the {}{}", k,
                     k, div_name(cfg.div), confirmed ? "; the trace trips the same check in `kacct check`" : "");

@@ -20,6 +20,7 @@ nlohmann::ordered_json Result::json() const {
   if (counterexample) j["counterexample"] = *counterexample;
   if (!inputs.is_null()) j["inputs"] = inputs;
   if (!replay.empty()) j["replay"] = replay;
+  if (!command.empty()) j["command"] = command.json();
   j["seconds"] = seconds;
   return j;
 }

@@ -11,6 +11,7 @@
 #include "arch/registry.hpp"
 #include "proofs/jobs.hpp"
 #include "proofs/registry.hpp"
+#include "proofs/replay.hpp"
 
 namespace kacct::proofs {
 using namespace kacct::model;
@@ -46,6 +47,7 @@ std::vector<Result> prove(const ProveOptions& o) {
     known = true;
     for (auto& r : m.jobs(o.timeout_ms)) {
       require_replay(r);
+      derive_command(r);
       r.scope = job_scope(m.name, r.name);
       out.push_back(std::move(r));
     }
@@ -88,6 +90,7 @@ std::vector<PatchReport> validate(const ValidateOptions& o) {
       rep.claims = v->claims(p, o.timeout_ms);
       for (auto& c : rep.claims) {
         require_replay(c);
+        derive_command(c);
         c.scope = claim_scope(p.mechanism, c.name);
       }
     }

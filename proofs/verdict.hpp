@@ -34,6 +34,24 @@ struct Scope {
   nlohmann::ordered_json json() const { return {{"covers", covers}, {"omits", omits}}; }
 };
 
+// A command line that replays a counterexample with the kacct CLI.
+struct Replay {
+  std::string line;       // "kacct check --cpu x86-64 --config 6.12-tick-hz1000 FILE"
+  std::string invariant;  // what it reports violated; empty: it reports none
+  int exit = 0;           // its exit status
+  std::string note;       // why this config (e.g. "a combination no release shipped")
+  std::string ext;        // the file's extension: trace, psi, lts
+  bool empty() const { return line.empty(); }
+  // The line with FILE replaced by `file`.
+  std::string with_file(const std::string& file) const {
+    auto at = line.rfind("FILE");
+    return at == std::string::npos ? line : line.substr(0, at) + file + line.substr(at + 4);
+  }
+  nlohmann::ordered_json json() const {
+    return {{"line", line}, {"invariant", invariant}, {"exit", exit}, {"note", note}, {"ext", ext}};
+  }
+};
+
 struct Result {
   std::string name;  // obligation or claim name
   Verdict verdict = Verdict::Error;
@@ -46,6 +64,13 @@ struct Result {
   // counterexample's pre-state through the same model step in the Concrete domain; "trace via
   // sim::run": a kacct trace through the simulator; ...). Empty: not replayed.
   std::string replay;
+  // The kacct command that replays `counterexample` (its last argument, FILE, is the file it is
+  // saved to), and what that command must report: the invariant it trips (empty: none, the
+  // scenario only shows a difference) and its exit status. Empty: no CLI replay (inputs only).
+  Replay command;
+  // For a counterexample trace: the configuration it was judged on (`kacct list configs`; the
+  // CPU is the trace's cpu line), from which validate() and prove() derive `command`.
+  std::string replay_config;
   double seconds = 0;
   nlohmann::ordered_json json() const;
 };

@@ -2,6 +2,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -47,7 +50,52 @@ void print_trace(const std::string& ce, std::string_view indent) {
   }
 }
 
-void prove_cmd(const std::string& given, unsigned timeout, bool as_json) {
+// --save-counterexamples: each counterexample to DIR/<safe stem>.<ext>; returns the path.
+std::string save_counterexample(const std::string& dir, const std::string& stem, const proofs::Result& r) {
+  if (dir.empty() || !r.counterexample) return {};
+  std::string safe;
+  for (char c : stem) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-') ? c : '_';
+  std::string ext = r.command.ext;
+  if (ext.empty()) {
+    const auto& t = *r.counterexample;
+    ext = t.starts_with("kacct-trace")               ? "trace"
+          : t.find("psi v1") != std::string::npos    ? "psi"
+          : t.find("lazytlb 1") != std::string::npos ? "lts"
+                                                     : "txt";
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string path = (std::filesystem::path(dir) / (safe + "." + ext)).string();
+  std::ofstream f(path, std::ios::binary);
+  f << *r.counterexample;
+  if (!f) throw Failure("cannot write " + path);
+  return path;
+}
+
+// The command that replays a counterexample (or why there is none), under it.
+void print_command(const proofs::Result& r, const std::string& file, std::string_view indent) {
+  if (r.command.empty()) {
+    if (r.verdict == proofs::Verdict::Violated)
+      fmt::print("{}replay: {} only; no kacct command replays it{}\n", indent, r.replay,
+                 r.counterexample ? "" : " (the inputs are in --json)");
+    return;
+  }
+  fmt::print("{}replay: {}\n", indent, r.command.with_file(file.empty() ? "FILE" : file));
+  fmt::print("{}  reports {}, exit {}{}\n", indent,
+             r.command.invariant.empty() ? "no invariant violated" : "invariant " + r.command.invariant + " violated",
+             r.command.exit, r.command.note.empty() ? "" : " (" + r.command.note + ")");
+}
+
+json result_json(const proofs::Result& r, const std::string& file) {
+  json j = r.json();
+  if (!file.empty()) {
+    j["counterexample_file"] = file;
+    if (!r.command.empty()) j["command"]["line"] = r.command.with_file(file);
+  }
+  return j;
+}
+
+void prove_cmd(const std::string& given, unsigned timeout, bool as_json, const std::string& save_dir) {
   const std::string model = arch::canonical_name(given);  // an old spelling still works
   if (!model.empty()) {
     auto models = proofs::proof_models();
@@ -59,7 +107,7 @@ void prove_cmd(const std::string& given, unsigned timeout, bool as_json) {
   for (const auto& r : results) w = proofs::worst(w, r.verdict);
   if (as_json) {
     json a = json::array();
-    for (const auto& r : results) a.push_back(r.json());
+    for (const auto& r : results) a.push_back(result_json(r, save_counterexample(save_dir, r.name, r)));
     print_json(a);
   } else {
     Table t({"name", "verdict", "seconds", "approximations"}, {false, false, true, false});
@@ -78,17 +126,20 @@ void prove_cmd(const std::string& given, unsigned timeout, bool as_json) {
     for (const auto& r : results)
       if (r.verdict != proofs::Verdict::Holds) {
         fmt::print("\n{}: {}: {}\n", r.name, proofs::name(r.verdict), r.detail);
+        const auto file = save_counterexample(save_dir, r.name, r);
         if (r.counterexample) {
-          fmt::print("  counterexample:\n");
+          fmt::print("  counterexample{}:\n", file.empty() ? "" : " (saved to " + file + ")");
           print_trace(*r.counterexample, "    ");
         }
+        print_command(r, file, "  ");
       }
     fmt::print("\n{} obligations, worst verdict: {}\n", results.size(), proofs::name(w));
   }
   if (w != proofs::Verdict::Holds) throw Exit{proofs::exit_code(w)};
 }
 
-void validate_cmd(const std::vector<std::string>& ids, unsigned timeout, unsigned jobs, bool as_json) {
+void validate_cmd(const std::vector<std::string>& ids, unsigned timeout, unsigned jobs, bool as_json,
+                  const std::string& save_dir) {
   for (const auto& id : ids)
     if (!arch::find_patch(id))
       throw Failure(fmt::format("unknown patch id '{}' (give >= 7 hex digits); known patches:{}", id, known_patches()));
@@ -102,7 +153,14 @@ void validate_cmd(const std::vector<std::string>& ids, unsigned timeout, unsigne
   for (const auto& r : reports) w = proofs::worst(w, r.worst());
   if (as_json) {
     json a = json::array();
-    for (const auto& r : reports) a.push_back(r.json());
+    for (const auto& r : reports) {
+      json j = r.json();
+      for (std::size_t i = 0; i < r.claims.size(); ++i)
+        if (r.claims[i].verdict == proofs::Verdict::Violated)
+          j["claims"][i] =
+              result_json(r.claims[i], save_counterexample(save_dir, r.patch + "-" + r.claims[i].name, r.claims[i]));
+      a.push_back(std::move(j));
+    }
     print_json(a);
   } else {
     for (const auto& r : reports) {
@@ -112,10 +170,13 @@ void validate_cmd(const std::vector<std::string>& ids, unsigned timeout, unsigne
         if (!c.detail.empty()) fmt::print("      {}\n", c.detail);
         for (const auto& a : c.approximations) fmt::print("      approximation: {}\n", a);
         fmt::print("      scope: covers {} | omits {}\n", join(c.scope.covers, "; "), join(c.scope.omits, "; "));
-        if (c.verdict == proofs::Verdict::Violated && c.counterexample) {
-          fmt::print("      counterexample:\n");
+        if (c.verdict != proofs::Verdict::Violated) continue;
+        const auto file = save_counterexample(save_dir, r.patch + "-" + c.name, c);
+        if (c.counterexample) {
+          fmt::print("      counterexample{}:\n", file.empty() ? "" : " (saved to " + file + ")");
           print_trace(*c.counterexample, "        ");
         }
+        print_command(c, file, "      ");
       }
       fmt::print("\n");
     }
@@ -133,13 +194,16 @@ void add_proofs(CLI::App& app) {
     unsigned jobs = 0;
     bool json = false;
     std::vector<std::string> patches;
+    std::string save;
   };
   auto o = std::make_shared<Opts>();
   auto* prove = app.add_subcommand("prove", "Prove the spec invariants of the models (Z3); exit = worst verdict");
   prove->add_option("--model", o->model, fmt::format("{} (default: all)", join(proofs::proof_models(), " | ")));
   prove->add_option("--timeout-ms", o->timeout, "solver timeout per obligation")->check(CLI::Range(1u, 86'400'000u));
   prove->add_flag("--json", o->json, "JSON output: a list of Result::json()");
-  prove->callback([o] { prove_cmd(o->model, o->timeout, o->json); });
+  prove->add_option("--save-counterexamples", o->save,
+                    "write each counterexample to DIR/<name>.<trace|psi|lts>; the printed command names it");
+  prove->callback([o] { prove_cmd(o->model, o->timeout, o->json, o->save); });
 
   auto p = std::make_shared<Opts>();
   auto* val = app.add_subcommand("validate", "Check the claims of kernel patches (arch/patches.hpp)");
@@ -148,7 +212,9 @@ void add_proofs(CLI::App& app) {
   val->add_option("-j,--jobs", p->jobs, "patches judged in parallel (default: one per CPU)")
       ->check(CLI::Range(1u, 1024u));
   val->add_flag("--json", p->json, "JSON output: a list of PatchReport::json()");
-  val->callback([p] { validate_cmd(p->patches, p->timeout, p->jobs, p->json); });
+  val->add_option("--save-counterexamples", p->save,
+                  "write each counterexample to DIR/<patch>-<claim>.<trace|psi|lts>; the printed command names it");
+  val->callback([p] { validate_cmd(p->patches, p->timeout, p->jobs, p->json, p->save); });
 }
 
 }  // namespace kacct::cli

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 
 #include "common.hpp"
+#include "proofs/replay.hpp"
 #include "model/domain/reflect.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/ledger.hpp"
@@ -263,8 +265,10 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
 
 // One check; returns the message (empty if clean).
 std::string check_one(const Loaded& l, const sim::Program& prog, const arch::CpuFacts& cpu, const arch::Config& cfg,
-                      bool quote) {
-  const auto r = sim::run(prog, sim::model_cfg(cpu, cfg), {.check = true, .stop_at_violation = true});
+                      bool quote, const std::optional<model::AdjustCfg>& adjust = std::nullopt) {
+  auto mc = sim::model_cfg(cpu, cfg);
+  if (adjust) mc.adjust = *adjust;  // --cputime-adjust
+  const auto r = sim::run(prog, mc, {.check = true, .stop_at_violation = true});
   // native vtime: the kernel hazards the trace reached (findings, not violations)
   if (const auto* native = r.backend_result<model::native::NativeResult>(); quote && native)
     for (const auto& f : native->findings)
@@ -285,7 +289,18 @@ std::string check_one(const Loaded& l, const sim::Program& prog, const arch::Cpu
   return {};
 }
 
-void check_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::string& path, bool all) {
+void check_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::string& path, bool all,
+               const std::string& adjust_opt) {
+  std::optional<model::AdjustCfg> adjust;
+  if (!adjust_opt.empty()) {
+    adjust = proofs::parse_adjust(adjust_opt);
+    if (!adjust)
+      throw Failure(
+          fmt::format("--cputime-adjust: unknown '{}'; ERA is before-9d7fb0427648, 9d7fb0427648, "
+                      "173be9a14f7b or 77baa5bafcbe, DIVISION is scale_stime, exact128 or generic2020",
+                      adjust_opt));
+    if (all) throw Failure("check: --cputime-adjust needs one --config, not --all-configs");
+  }
   Loaded l = load_trace(path);
   const auto prog = compile_or_exit(l);
   if (!all) {
@@ -293,10 +308,10 @@ void check_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std
     const auto cpu = pick_cpu(cpu_opt, l);
     const auto cfg = resolve_config(cfg_opt);
     require_legal(cpu, cfg);
-    auto msg = check_one(l, prog, cpu, cfg, true);
+    auto msg = check_one(l, prog, cpu, cfg, true, adjust);
     if (msg.empty()) {
-      fmt::print("{}: ok ({} {}, {} events, every invariant holds after every event)\n", l.name, cpu.name, cfg.name(),
-                 prog.events.size());
+      fmt::print("{}: ok ({} {}{}, {} events, every invariant holds after every event)\n", l.name, cpu.name, cfg.name(),
+                 adjust ? " cputime_adjust " + adjust_opt : "", prog.events.size());
       return;
     }
     fmt::print("{}\n", msg);
@@ -325,7 +340,7 @@ void check_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std
 
 void add_run(CLI::App& app) {
   struct Opts {
-    std::string cpu, config, trace;
+    std::string cpu, config, trace, adjust;
     bool json = false, all = false;
   };
   auto o = std::make_shared<Opts>();
@@ -343,7 +358,10 @@ void add_run(CLI::App& app) {
   check->add_option("--config", p->config, "configuration (`kacct list configs`)");
   check->add_option("TRACE", p->trace, "trace file, or - for stdin")->required();
   check->add_flag("--all-configs", p->all, "check every legal config of --cpu, or every legal combination");
-  check->callback([p] { check_cmd(p->cpu, p->config, p->trace, p->all); });
+  check->add_option("--cputime-adjust", p->adjust,
+                    "ERA:DIVISION: replace the config's cputime_adjust (era by the patch that opens it, "
+                    "e.g. 9d7fb0427648:exact128; docs/cli.md); for combinations no listed config has");
+  check->callback([p] { check_cmd(p->cpu, p->config, p->trace, p->all, p->adjust); });
 }
 
 }  // namespace kacct::cli
