@@ -100,7 +100,8 @@ const std::vector<Row>& table() {
       {Kind::Model,
        "division",
        {"the division routines of cputime_adjust: 32-bit balancing loop, 2020 generic C mul_u64_u64_div_u64, exact "
-        "128-bit; the facts of exact floor division (exhaustive at 8 bits, proved by Z3 over the integers at 64 bits) and quotient <= "
+        "128-bit; the facts of exact floor division (exhaustive at 8 bits, proved by Z3 over the integers at 64 bits) "
+        "and quotient <= "
         "rtime per routine"},
        {"other callers of mul_u64_u64_div_u64 than scale_stime()", "arch overrides other than x86-64 mulq/divq"}},
 
