@@ -178,6 +178,7 @@ Result job(const std::string& name, const std::vector<Inv>& invs, const Family& 
            unsigned timeout_ms, const CpuMutation& mutate, const std::vector<unsigned>& hzs) {
   StepJob j(name, {kBound62Note, kSeqNote});
   SolveHint hint;
+  hint.split = timeout_ms >= 20000;  // a full budget: an undecided goal is split into conjuncts
   std::vector<std::string> inv_names;
   for (Inv i : invs) inv_names.push_back(inv_name(i));
   for (unsigned hz : hzs) {

@@ -23,8 +23,11 @@ struct Solved {
 // first for satisfiability: a vacuous query (assumptions always false) is an error, not a proof.
 // A job's queries are alike: with `hint`, a third strategy (plain bit-blasting) joins, and the
 // one that decided the last query goes first (verdicts do not depend on it, only the time).
+// `split`: check_step splits an undecided goal into its conjuncts (worth it with a full budget;
+// with a short one the conjuncts only spend it again).
 struct SolveHint {
   int last = 0;
+  bool split = false;
 };
 Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z3::expr& violated, unsigned timeout_ms,
              SolveHint* hint = nullptr);

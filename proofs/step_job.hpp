@@ -201,7 +201,7 @@ Check check_step(const C& c, const std::vector<std::string>& names, unsigned tim
   for (const auto& ok : oks) all = all && ok.e();
   for (const auto& o : d.obligations) all = all && !o.violated;  // a failing obligation fails the job
   auto res = solve(ctx, as, !all, timeout_ms, hint);
-  if (res.verdict == Verdict::Unknown) {
+  if (res.verdict == Verdict::Unknown && hint && hint->split) {
     std::vector<z3::expr> parts;
     for (const auto& ok : oks) detail::conjuncts(ok.e(), parts);
     for (const auto& o : d.obligations) parts.push_back(!o.violated);
