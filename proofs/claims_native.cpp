@@ -172,7 +172,10 @@ std::vector<Result> native_vtime_claims(const arch::Patch& patch, unsigned timeo
                                           : "no difference found"));
         if (found) {
           r.verdict = Verdict::Violated;
-          if (!r.counterexample) r.counterexample = text;
+          if (!r.counterexample) {
+            r.counterexample = text;
+            r.replay_config = before.name();  // the command that replays it (proofs/replay.cpp)
+          }
           r.replay = kReplayTrace;
           r.inputs = {{"cpu", c.name}, {"k", k}, {"u", u}, {"s", s}};
         }
@@ -194,7 +197,10 @@ std::vector<Result> native_vtime_claims(const arch::Patch& patch, unsigned timeo
                         c.name, c.word_bits, s, secs, c.tb_hz, found ? ", replayed" : ", NOT replayed"));
         if (found) {
           r.verdict = Verdict::Violated;
-          if (!r.counterexample) r.counterexample = text;
+          if (!r.counterexample) {
+            r.counterexample = text;
+            r.replay_config = before.name();  // the command that replays it (proofs/replay.cpp)
+          }
           r.replay = kReplayTrace;
         } else {
           r.verdict = worst(r.verdict, Verdict::Error);
