@@ -8,6 +8,7 @@
 
 #include "arch/registry.hpp"
 #include "proofs/jobs.hpp"
+#include "proofs/memo.hpp"
 #include "proofs/registry.hpp"
 #include "proofs/step_job.hpp"
 
@@ -45,9 +46,22 @@ Result exact_ratio(ScaleDiv how) {
   return r;
 }
 
-Result judge(const std::string& claim, const AdjustCfg& cfg, unsigned timeout_ms) {
+Result judge_uncached(const std::string& claim, const AdjustCfg& cfg, unsigned timeout_ms) {
   if (claim == "cputime_adjust.exact_ratio") return exact_ratio(cfg.div);
   return adjust_claim(claim, cfg, timeout_ms);
+}
+
+// The verdict depends on the claim, era and division routine only: the releases before and after
+// a patch, and neighbouring patches, share most of them. Computed once per process; a reused copy
+// reports 0 s.
+Result judge(const std::string& claim, const AdjustCfg& cfg, unsigned timeout_ms) {
+  static Memo<Result> memo;
+  bool fresh = false;
+  Result r = memo.get(
+      fmt::format("{}/{}/{}/{}", claim, int(cfg.era), int(cfg.div), timeout_ms),
+      [&] { return judge_uncached(claim, cfg, timeout_ms); }, &fresh);
+  if (!fresh) r.seconds = 0;
+  return r;
 }
 
 }  // namespace

@@ -514,7 +514,12 @@ Result era_job(const Era& era, Step step, const std::vector<Inv>& invs, unsigned
           part.independent = false;
           if (chk.verdict == Verdict::Holds) continue;
         }
-        chk = check_step(part, names, hi - lo > 1 ? std::min(timeout_ms, 5000u) : timeout_ms, where);
+        // A single conjunct (full budget) with a fresh hint: the plain bit-blasting pipeline joins
+        // after the default solver and cofactoring (chains of clamped differences, as in the tick's
+        // monotonicity with irq time and steal); the default solver still goes first.
+        SolveHint hint;
+        chk = check_step(part, names, hi - lo > 1 ? std::min(timeout_ms, 5000u) : timeout_ms, where, nullptr,
+                         hi - lo > 1 ? nullptr : &hint);
         tried += chk.seconds;
         if (chk.verdict == Verdict::Unknown && hi - lo > 1) {
           todo.push_back({lo + (hi - lo + 1) / 2, hi});

@@ -12,12 +12,15 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <mutex>
+#include <memory>
 #include <set>
+#include <stdexcept>
+#include <tuple>
 
 #include "model/lazytlb/explore.hpp"
 #include "model/lazytlb/script.hpp"
 #include "model/lazytlb/seed.hpp"
+#include "proofs/memo.hpp"
 #include "proofs/registry.hpp"
 #include "proofs/step_job.hpp"
 #include "spec/lazytlb.hpp"
@@ -218,7 +221,11 @@ std::vector<Result> step_jobs(const ModeCase& mc, unsigned timeout_ms, const std
   o.max_states = kProofStates;
   o.hotplug = true;
   o.stop_at_violation = false;  // shapes past a violation too (pre-fix hotplug)
-  auto ex = explore(o, true);
+  // The shapes depend on the arch and release only (not on a mutant): explored once per process.
+  static Memo<std::shared_ptr<const ExploreResult>> shapes_memo;
+  const auto exp = shapes_memo.get(fmt::format("{}/{}", arch_name(mc.arch), mc.ver.str()),
+                                   [&] { return std::make_shared<const ExploreResult>(explore(o, true)); });
+  const ExploreResult& ex = *exp;
   // Distinct shapes in BFS order, and for each op the first kStatesPerOp shapes enabling it.
   std::set<std::string> shapes;
   std::map<int, std::vector<std::pair<const World<Concrete>*, Event>>> per_op;
@@ -326,49 +333,44 @@ Result explored(const std::string& title, Arch a, arch::KVersion ver, Sizes s, s
 }
 
 // The claims of several patches explore the same worlds and prove the same releases' steps;
-// each is computed once per process (validate runs patches on several threads). A cached copy
-// reports 0 s (the time was spent, and reported, where it was first computed).
-std::mutex cache_mu;
-std::map<std::string, std::pair<Result, std::size_t>> explored_cache;
-std::map<std::string, std::vector<Result>> steps_cache;
-
+// each is computed once per process (validate runs claims on several threads; a second caller
+// waits for the first). A reused copy reports 0 s (the time was spent, and reported, where it
+// was first computed).
 Result explored_cached(const std::string& title, Arch a, arch::KVersion ver, Sizes s, std::size_t* zombies,
                        bool whole) {
-  const std::string key = fmt::format("{}/{}/{}x{}x{}/{}", arch_name(a), ver.str(), s.cpus, s.tasks, s.mms, whole);
-  {
-    std::lock_guard<std::mutex> l(cache_mu);
-    if (auto it = explored_cache.find(key); it != explored_cache.end()) {
-      Result r = it->second.first;
-      r.name = title;
-      r.seconds = 0;
-      if (zombies) *zombies = it->second.second;
-      return r;
-    }
-  }
-  std::size_t z = 0;
-  Result r = explored(title, a, ver, s, &z, whole);
+  static Memo<std::pair<Result, std::size_t>> memo;
+  auto get = [&](bool w, bool* fresh) {
+    const std::string key = fmt::format("{}/{}/{}x{}x{}/{}", arch_name(a), ver.str(), s.cpus, s.tasks, s.mms, w);
+    return memo.get(
+        key,
+        [&] {
+          std::size_t n = 0;
+          Result e = explored(title, a, ver, s, &n, w);
+          return std::pair{e, n};
+        },
+        fresh);
+  };
+  bool fresh = false;
+  // Every world explored whole is also explored up to its first violation (the safety claims);
+  // without one, the two explorations are the same (states, counts, verdict, detail).
+  auto [r, z] = get(false, &fresh);
+  if (whole && r.verdict == Verdict::Violated) std::tie(r, z) = get(true, &fresh);
+  r.name = title;
+  if (!fresh) r.seconds = 0;
   if (zombies) *zombies = z;
-  std::lock_guard<std::mutex> l(cache_mu);
-  explored_cache.emplace(key, std::pair{r, z});
   return r;
 }
 
 std::vector<Result> step_jobs_cached(const ModeCase& mc, unsigned timeout_ms) {
-  const std::string key = fmt::format("{}/{}/{}", arch_name(mc.arch), mc.ver.str(), mc.hotplug_only);
-  auto relabel = [&](std::vector<Result> rs, bool cached) {
-    for (auto& r : rs) {  // lazy_tlb.step[OP,MODE]
-      r.name = r.name.substr(0, r.name.rfind(',') + 1) + mc.name + "]";
-      if (cached) r.seconds = 0;
-    }
-    return rs;
-  };
-  {
-    std::lock_guard<std::mutex> l(cache_mu);
-    if (auto it = steps_cache.find(key); it != steps_cache.end()) return relabel(it->second, true);
+  static Memo<std::vector<Result>> memo;
+  const std::string key = fmt::format("{}/{}/{}/{}", arch_name(mc.arch), mc.ver.str(), mc.hotplug_only, timeout_ms);
+  bool fresh = false;
+  auto rs = memo.get(
+      key, [&] { return step_jobs(mc, timeout_ms); }, &fresh);
+  for (auto& r : rs) {  // lazy_tlb.step[OP,MODE]
+    r.name = r.name.substr(0, r.name.rfind(',') + 1) + mc.name + "]";
+    if (!fresh) r.seconds = 0;
   }
-  auto rs = step_jobs(mc, timeout_ms);
-  std::lock_guard<std::mutex> l(cache_mu);
-  steps_cache.emplace(key, rs);
   return rs;
 }
 
@@ -417,6 +419,16 @@ std::vector<Result> lazytlb_all_jobs(unsigned timeout_ms) {
   for (const auto& mc : kModes)
     for (auto& r : step_jobs(mc, timeout_ms)) out.push_back(std::move(r));
   return out;
+}
+std::vector<std::string> lazytlb_modes() {
+  std::vector<std::string> out;
+  for (const auto& mc : kModes) out.emplace_back(mc.name);
+  return out;
+}
+std::vector<Result> lazytlb_mode_jobs(const std::string& mode, unsigned timeout_ms) {
+  for (const auto& mc : kModes)
+    if (mode == mc.name) return step_jobs(mc, timeout_ms);
+  throw std::invalid_argument("unknown lazy_tlb mode '" + mode + "'");
 }
 
 // A mutant must make some step job fail (test hook for test/lazytlb/).

@@ -37,6 +37,9 @@ std::vector<Result> cputime_all_jobs(unsigned timeout_ms);
 std::vector<Result> division_all_jobs(unsigned timeout_ms);
 std::vector<Result> cputime_adjust_claims(const arch::Patch&, unsigned timeout_ms);
 std::vector<Result> lazytlb_all_jobs(unsigned timeout_ms);
+// The modes lazytlb_all_jobs covers ("refcount", "pre-6.4", ...), and one mode's jobs alone.
+std::vector<std::string> lazytlb_modes();
+std::vector<Result> lazytlb_mode_jobs(const std::string& mode, unsigned timeout_ms);
 std::vector<Result> lazytlb_claims(const arch::Patch&, unsigned timeout_ms);
 // Test hook: the step jobs of one mode with a mutant of model/lazytlb (they must fail).
 std::vector<Result> lazytlb_mutant_jobs(const std::string& mutant, bool shootdown, unsigned timeout_ms);

@@ -95,7 +95,35 @@ json result_json(const proofs::Result& r, const std::string& file) {
   return j;
 }
 
-void prove_cmd(const std::string& given, unsigned timeout, bool as_json, const std::string& save_dir) {
+// --profile: where the time went, costliest first (to stderr, so that --json stays parseable).
+// `owner` names the patch of a claim (empty for proof jobs).
+struct Timed {
+  std::string owner;
+  const proofs::Result* r;
+};
+void print_profile(std::vector<Timed> items, std::string_view what) {
+  std::stable_sort(items.begin(), items.end(),
+                   [](const Timed& a, const Timed& b) { return a.r->seconds > b.r->seconds; });
+  double total = 0;
+  for (const auto& t : items) total += t.r->seconds;
+  const bool owners = std::any_of(items.begin(), items.end(), [](const Timed& t) { return !t.owner.empty(); });
+  std::vector<std::string> head = {"seconds", "share", "cumulative", "verdict", "name"};
+  if (owners) head.insert(head.begin() + 4, "patch");
+  Table t(head, {true, true, true, false, false, false});
+  double cum = 0;
+  for (const auto& it : items) {
+    cum += it.r->seconds;
+    auto pct = [&](double x) { return total > 0 ? fmt::format("{:.1f}%", 100 * x / total) : std::string("-"); };
+    std::vector<std::string> row = {fmt::format("{:.2f}", it.r->seconds), pct(it.r->seconds), pct(cum),
+                                    proofs::name(it.r->verdict), it.r->name};
+    if (owners) row.insert(row.begin() + 4, it.owner);
+    t.row(std::move(row));
+  }
+  fmt::print(stderr, "\nprofile: {} {}, {:.2f} s in all (a result reused from an earlier {} counts 0 s)\n{}",
+             items.size(), what, total, what == "claims" ? "claim" : "job", t.str());
+}
+
+void prove_cmd(const std::string& given, unsigned timeout, bool as_json, const std::string& save_dir, bool profile) {
   const std::string model = arch::canonical_name(given);  // an old spelling still works
   if (!model.empty()) {
     auto models = proofs::proof_models();
@@ -105,6 +133,11 @@ void prove_cmd(const std::string& given, unsigned timeout, bool as_json, const s
   const auto results = proofs::prove({model, timeout});
   proofs::Verdict w = proofs::Verdict::Holds;
   for (const auto& r : results) w = proofs::worst(w, r.verdict);
+  if (profile) {
+    std::vector<Timed> items;
+    for (const auto& r : results) items.push_back({"", &r});
+    print_profile(std::move(items), "jobs");
+  }
   if (as_json) {
     json a = json::array();
     for (const auto& r : results) a.push_back(result_json(r, save_counterexample(save_dir, r.name, r)));
@@ -139,7 +172,7 @@ void prove_cmd(const std::string& given, unsigned timeout, bool as_json, const s
 }
 
 void validate_cmd(const std::vector<std::string>& ids, unsigned timeout, unsigned jobs, bool as_json,
-                  const std::string& save_dir) {
+                  const std::string& save_dir, bool profile) {
   for (const auto& id : ids)
     if (!arch::find_patch(id))
       throw Failure(fmt::format("unknown patch id '{}' (give >= 7 hex digits); known patches:{}", id, known_patches()));
@@ -151,6 +184,12 @@ void validate_cmd(const std::vector<std::string>& ids, unsigned timeout, unsigne
   }
   proofs::Verdict w = proofs::Verdict::Holds;
   for (const auto& r : reports) w = proofs::worst(w, r.worst());
+  if (profile) {
+    std::vector<Timed> items;
+    for (const auto& r : reports)
+      for (const auto& c : r.claims) items.push_back({r.patch, &c});
+    print_profile(std::move(items), "claims");
+  }
   if (as_json) {
     json a = json::array();
     for (const auto& r : reports) {
@@ -195,6 +234,7 @@ void add_proofs(CLI::App& app) {
     bool json = false;
     std::vector<std::string> patches;
     std::string save;
+    bool profile = false;
   };
   auto o = std::make_shared<Opts>();
   auto* prove = app.add_subcommand("prove", "Prove the spec invariants of the models (Z3); exit = worst verdict");
@@ -203,18 +243,20 @@ void add_proofs(CLI::App& app) {
   prove->add_flag("--json", o->json, "JSON output: a list of Result::json()");
   prove->add_option("--save-counterexamples", o->save,
                     "write each counterexample to DIR/<name>.<trace|psi|lts>; the printed command names it");
-  prove->callback([o] { prove_cmd(o->model, o->timeout, o->json, o->save); });
+  prove->add_flag("--profile", o->profile, "also print each job's seconds and verdict, costliest first (to stderr)");
+  prove->callback([o] { prove_cmd(o->model, o->timeout, o->json, o->save, o->profile); });
 
   auto p = std::make_shared<Opts>();
   auto* val = app.add_subcommand("validate", "Check the claims of kernel patches (arch/patches.hpp)");
   val->add_option("PATCH", p->patches, "patch ids (>= 7 hex digits; default: all)");
   val->add_option("--timeout-ms", p->timeout, "solver timeout per claim")->check(CLI::Range(1u, 86'400'000u));
-  val->add_option("-j,--jobs", p->jobs, "patches judged in parallel (default: one per CPU)")
+  val->add_option("-j,--jobs", p->jobs, "claims judged in parallel (default: one per CPU)")
       ->check(CLI::Range(1u, 1024u));
   val->add_flag("--json", p->json, "JSON output: a list of PatchReport::json()");
   val->add_option("--save-counterexamples", p->save,
                   "write each counterexample to DIR/<patch>-<claim>.<trace|psi|lts>; the printed command names it");
-  val->callback([p] { validate_cmd(p->patches, p->timeout, p->jobs, p->json, p->save); });
+  val->add_flag("--profile", p->profile, "also print each claim's seconds and verdict, costliest first (to stderr)");
+  val->callback([p] { validate_cmd(p->patches, p->timeout, p->jobs, p->json, p->save, p->profile); });
 }
 
 }  // namespace kacct::cli
