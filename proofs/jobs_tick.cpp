@@ -192,10 +192,12 @@ std::string names(const std::vector<Inv>& invs) {
 
 // The strategy that decides a query goes first (SolveHint; measured at HZ=300 for every family):
 // the plain one for the tick's chains of clamped differences, the normalising one where sums
-// must be re-associated (the rq clock's split, guest time counted in two buckets).
+// must be re-associated (the rq clock's split, guest time counted in two buckets, the idle
+// ticks' conservation). Within a job, a choice that another strategy had to rescue yields to it.
 int strategy(const Case& cs, Inv inv) {
   if (cs.step == Step::RqClock) return inv == Inv::RqSplit ? 1 : 0;
   if (inv == Inv::TickAttributed && cs.x.pf_vcpu && !cs.x.user_tick) return 1;
+  if (inv == Inv::TickConserves && cs.step == Step::IdleTicks) return 1;
   return 2;
 }
 
@@ -210,13 +212,17 @@ Result job(const std::string& name, const std::vector<Inv>& invs, const Family& 
   for (Inv i : invs) inv_names.push_back(inv_name(i));
   if (cases.front().step == Step::IdleTicks)
     j.note("TICK_NSEC * ticks replaced by any value below 2^62 (a wider query: where it holds, so does the step)");
+  int learned[3] = {-1, -1, -1};
   for (unsigned hz : hzs) {
     const TickCfg cfg{fam.irq_time, fam.steal, arch::tick_nsec(hz)};
     for (const auto& cs : cases) {
       const TickCase tc{cs, invs, cfg, hz, mutate};
-      hint.last = strategy(cs, invs.front());
+      // the job's choice, unless another strategy decided a query of the same choice before
+      const int pref = strategy(cs, invs.front());
+      hint.last = learned[pref] >= 0 ? learned[pref] : pref;
       const auto c =
           check_step(tc, inv_names, timeout_ms, fmt::format("{} hz={} {}", name, hz, cs.name), nullptr, &hint);
+      if (c.verdict == Verdict::Holds || c.verdict == Verdict::Violated) learned[pref] = hint.last;
       if (!j.add(c, fmt::format("{} at HZ={} in context {}{}", step_name(cs.step), hz, cs.name,
                                 mutate ? " (mutated model)" : "")))
         return j.done("");
