@@ -69,7 +69,8 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
     // Strategy 3: propagate values and solve equations, then bit-blast without cofactoring:
     // the tick's monotonicity with irq time and steal (chains of clamped differences) takes
     // 1-4 s this way, where the first two time out at 30 s. Then strategy 2 gets the rest.
-    // A job's queries are alike: with a hint, strategy 3 joins, and goes first once it decided one.
+    // With a hint, strategy 3 joins, and the hint's strategy (the job's choice, else the last
+    // winner) goes first with two thirds of the budget.
     auto elapsed_ms = [&] {
       return unsigned(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     };
@@ -85,6 +86,7 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
     std::vector<std::pair<int, unsigned>> order = {{0, 3000}, {1, 0}};
     if (hint) order = {{0, 3000}, {1, 3000}, {2, 0}, {1, 0}};
     if (hint && hint->last == 2) order = {{2, 0}, {0, 3000}, {1, 0}};
+    if (hint && hint->last == 1) order = {{1, 0}, {0, 3000}, {2, 0}};
     z3::check_result r = z3::unknown;
     unsigned tried = 0;
     std::string why;
@@ -93,8 +95,8 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
       if (i > 0 && used + 100 >= timeout_ms) break;
       unsigned budget = timeout_ms > used ? timeout_ms - used : 1;
       if (order[i].second) budget = std::min(budget, order[i].second);
-      // the plain pipeline leaves a third for the last try
-      if (order[i].first == 2 && i + 1 < order.size() && budget > 3000) budget = budget * 2 / 3;
+      // an uncapped try that is not the last one leaves a third for the others
+      if (!order[i].second && i + 1 < order.size() && budget > 3000) budget = budget * 2 / 3;
       z3::params pi(ctx);
       pi.set("timeout", budget);
       pi.set("random_seed", 0u);
@@ -102,12 +104,13 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
       t.set(pi);
       for (const auto& a : assumptions) t.add(a);
       t.add(violated);
+      if (i == 0 && std::getenv("KACCT_DUMP_SMT")) dumped = t.to_smt2();
       r = t.check();
       ++tried;
       if (r == z3::sat) out.model = t.get_model();
+      if (r != z3::unknown) out.strategy = order[i].first;
       if (r != z3::unknown && hint) hint->last = order[i].first;
       if (r == z3::unknown) why = t.reason_unknown();
-      if (i == 0 && std::getenv("KACCT_DUMP_SMT")) dumped = t.to_smt2();
     }
     if (r == z3::unknown)
       out.reason = tried > 1 ? fmt::format("solver: {} (after {} strategies)", why, tried) : "solver: " + why;

@@ -17,12 +17,14 @@ struct Solved {
   std::string reason;
   bool vacuous = false;  // Error because the assumptions alone are unsatisfiable
   double seconds = 0;
+  int strategy = -1;  // the strategy that decided (0 default, 1 cofactor, 2 plain), -1 none
 };
 
 // Is `violated` satisfiable together with `assumptions`? The assumptions themselves are checked
 // first for satisfiability: a vacuous query (assumptions always false) is an error, not a proof.
-// A job's queries are alike: with `hint`, a third strategy (plain bit-blasting) joins, and the
-// one that decided the last query goes first (verdicts do not depend on it, only the time).
+// A job's queries are alike: with `hint`, a third strategy (plain bit-blasting) joins, and
+// `last` (the one that decided the last query, or the one a job sets before a query because it
+// measured it deciding such queries) goes first (verdicts do not depend on it, only the time).
 // `split`: check_step splits an undecided goal into its conjuncts (worth it with a full budget;
 // with a short one the conjuncts only spend it again).
 struct SolveHint {

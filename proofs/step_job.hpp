@@ -29,6 +29,11 @@
 //   In<Concrete> read_back(const z3::model&, const In<Symbolic>&) const   (default: reflection)
 //   nlohmann::ordered_json state(const In<Concrete>&) const   what the replay compares (default: json)
 //   std::string counterexample(const In<Concrete>&) const     a text form of the counterexample
+//   bool generalize(Symbolic&, const In<Symbolic>& pre, std::vector<z3::expr>& assumptions,
+//                   z3::expr& goal) const
+//       a weaker query, tried first (true if it made one): terms replaced by fresh variables,
+//       assumptions dropped. Every model of the query is one of the weaker query, so its holds
+//       is the query's; any other verdict falls back to the query itself.
 #pragma once
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -200,14 +205,37 @@ Check check_step(const C& c, const std::vector<std::string>& names, unsigned tim
   z3::expr all = ctx.bool_val(true);
   for (const auto& ok : oks) all = all && ok.e();
   for (const auto& o : d.obligations) all = all && !o.violated;  // a failing obligation fails the job
-  auto res = solve(ctx, as, !all, timeout_ms, hint);
+  Solved res;
+  bool decided = false;
+  double general_s = 0;
+  if constexpr (requires(std::vector<z3::expr> & v, z3::expr & g) { c.generalize(d, pre, v, g); }) {
+    auto gas = as;
+    z3::expr gall = all;
+    if (c.generalize(d, pre, gas, gall)) {
+      res = solve(ctx, gas, !gall, timeout_ms, hint);
+      general_s = res.seconds;
+      if (res.verdict == Verdict::Holds) {
+        decided = true;
+        // the query's own assumptions must be satisfiable too (a vacuous query proves nothing)
+        const auto v = solve(ctx, as, ctx.bool_val(false), timeout_ms);
+        if (v.verdict != Verdict::Holds) res = v;
+        res.seconds = general_s + v.seconds;
+      }
+    }
+  }
+  if (!decided) {
+    const unsigned used = unsigned(general_s * 1000);
+    res = solve(ctx, as, !all, timeout_ms > used + 1000 ? timeout_ms - used : 1000, hint);
+    res.seconds += general_s;
+  }
   if (res.verdict == Verdict::Unknown && hint && hint->split) {
     std::vector<z3::expr> parts;
     for (const auto& ok : oks) detail::conjuncts(ok.e(), parts);
     for (const auto& o : d.obligations) parts.push_back(!o.violated);
     if (parts.size() > 1) res = detail::solve_each(ctx, as, parts, timeout_ms, res.seconds, hint);
   }
-  if (std::getenv("KACCT_PROOF_TIMES")) fmt::print(stderr, "{}: {:.3f}s\n", timing_label, res.seconds);
+  if (std::getenv("KACCT_PROOF_TIMES"))
+    fmt::print(stderr, "{}: {:.3f}s {} s{}\n", timing_label, res.seconds, name(res.verdict), res.strategy);
   Check out;
   out.verdict = res.verdict;
   out.reason = res.reason;

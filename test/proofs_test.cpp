@@ -1,7 +1,9 @@
 // The prover's verdicts on the models, and on deliberately broken variants that it must catch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iterator>
 #include <random>
 #include <string>
@@ -167,84 +169,85 @@ TEST(ProofsDivision, IntegerFactsAreTheDomainsFacts) {
 }
 
 // CI runs one HZ value (300: TICK_NSEC = 3333333 is the one with rounding); `kacct prove`
-// runs them all. The jobs are split over several tests (one ctest entry each) so that
-// `ctest -j` spreads them over the cores.
-// Required to hold, with the full budget: the tick dispatch (conservation, attribution, steal,
-// pending irq time) and irq-boundary conservation jobs (each query measured well under it). The
-// others (monotonicity, the idle ticks, the rq clock, irq-boundary pending bound) bit-blast
-// wider sums and have timed out under CI load: for them the test requires that the prover never
-// claims a violation or an error. Those that never finish (measured 2026-11-30:
-// account_process_tick's monotonicity with irq time and steal, 14 queries, and the rq clock's
-// with steal or irq time, 4, ran into the 30 s timeout on every run: ~9 of the single test's
-// ~10 minutes) are in jobs run on a 5 s budget (as account_idle_ticks' monotonicity already
-// was); with it no job came out unknown that did not with 30 s (measured twice on a loaded
-// machine, 10 s and 5 s). `kacct prove` reports unknown jobs as unknown, never as proved, with
-// the budget it is given.
-constexpr unsigned kRequiredMs = 30000;
-constexpr unsigned kUnknownOkMs = 5000;
+// runs them all. Every job must hold (an unknown fails), with the full budget; the jobs are
+// split over several tests (one ctest entry each) so that `ctest -j` spreads them over the
+// cores. Each test also runs a broken variant of its step that the prover must catch (one
+// family and HZ value, proofs/jobs_tick.cpp), so that a test that passes is not one that
+// cannot fail.
+constexpr unsigned kMs = 30000;
 
-std::vector<Result> tick(unsigned ms, const char* step, const char* inv) {
-  auto rs = tick_jobs(ms, {}, {300}, step, inv);
-  EXPECT_FALSE(rs.empty()) << "no job for " << step << " " << (inv ? inv : "");
-  return rs;
-}
-void expect_holds(const std::vector<Result>& rs) {
-  for (const auto& r : rs) EXPECT_EQ(r.verdict, Verdict::Holds) << r.name << ": " << r.detail;
-}
-// Holds or unknown (printed); never violated nor an error.
-void expect_never_violated(const std::vector<Result>& rs) {
-  int unknown = 0;
+// Still undecided at 64 bits within the budget (measured 2026-12-02, 30 s, HZ=300): one conjunct
+// each (the rq clock_task's growth with steal; the idle ticks' with irq time and steal). These
+// two must not be violated nor an error; every other job must hold.
+const std::vector<std::string> kUndecided = {"tick.update_rq_clock.monotonic[noirqtime+steal]",
+                                             "tick.update_rq_clock.monotonic[irqtime+steal]",
+                                             "tick.account_idle_ticks.monotonic[irqtime+steal]"};
+void expect_holds(const char* step, const char* inv) {
+  const auto rs = tick_jobs(kMs, {}, {300}, step, inv);
+  EXPECT_FALSE(rs.empty()) << "no job for " << step << " " << inv;
   for (const auto& r : rs) {
-    EXPECT_TRUE(r.verdict == Verdict::Holds || r.verdict == Verdict::Unknown) << r.name << ": " << r.detail;
-    if (r.verdict == Verdict::Unknown) {
-      ++unknown;
-      std::printf("unknown: %s: %s\n", r.name.c_str(), r.detail.c_str());
+    if (std::find(kUndecided.begin(), kUndecided.end(), r.name) != kUndecided.end()) {
+      EXPECT_TRUE(r.verdict == Verdict::Holds || r.verdict == Verdict::Unknown) << r.name << ": " << r.detail;
+      std::printf("%s: %s (%s)\n", r.name.c_str(), name(r.verdict), r.detail.c_str());
+      continue;
     }
+    EXPECT_EQ(r.verdict, Verdict::Holds) << r.name << ": " << r.detail;
   }
-  std::printf("jobs: %zu, unknown: %d\n", rs.size(), unknown);
 }
-
-TEST(ProofsTick, TickDispatchHolds) {
-  for (const char* inv : {"tick_conserves", "tick_attributed", "steal_accounted", "irqtime_pending_bounded"})
-    expect_holds(tick(kRequiredMs, "account_process_tick", inv));
-}
-TEST(ProofsTick, IrqBoundaryConserves) {
-  expect_holds(tick(kRequiredMs, "irqtime_account_irq", "irq_boundary_conserves"));
-}
-TEST(ProofsTick, TickMonotonicNeverViolated) {
-  expect_never_violated(tick(kUnknownOkMs, "account_process_tick", "monotonic"));
-}
-TEST(ProofsTick, OtherStepsNeverViolated) {
-  std::vector<Result> rs;
-  for (const char* step : {"account_idle_ticks", "update_rq_clock"})
-    for (auto& r : tick(kUnknownOkMs, step, "")) rs.push_back(std::move(r));
-  // Quick but for one query that took 18 s on a loaded machine: the full budget.
-  for (const char* inv : {"irqtime_pending_bounded", "monotonic"})
-    for (auto& r : tick(kRequiredMs, "irqtime_account_irq", inv)) rs.push_back(std::move(r));
-  expect_never_violated(rs);
-}
-
-TEST(ProofsTick, BrokenVariantsAreCaught) {
-  // A tick that also charges one ns to SOFTIRQ on top of the right bucket.
-  auto twice = [](auto& d, auto& c) { c.cpustat[SOFTIRQ] = d.add(c.cpustat[SOFTIRQ], d.template lit<64>(1)); };
-  // Steal taken from prev_steal_time without reaching cpustat[STEAL].
-  auto lost = [](auto& d, auto& c) { c.prev_steal_time = d.add(c.prev_steal_time, d.template lit<64>(1)); };
-  bool conserves = false, attributed = false, steal = false;
-  // Only the jobs of the invariants each mutant must break (the others are not looked at).
-  std::vector<Result> rs = tick_jobs(30000, twice, {}, "account_process_tick", "tick_conserves");
-  for (auto& r : tick_jobs(30000, twice, {}, "account_process_tick", "tick_attributed")) rs.push_back(std::move(r));
-  for (const auto& r : rs)
-    if (r.name.rfind("tick.account_process_tick", 0) == 0 && r.verdict == Verdict::Violated) {
-      conserves |= r.detail.find("tick_conserves") != std::string::npos;
-      attributed |= r.detail.find("tick_attributed") != std::string::npos;
-    }
-  for (const auto& r : tick_jobs(30000, lost, {}, "account_process_tick", "steal_accounted"))
-    if (r.name.rfind("tick.account_process_tick", 0) == 0 && r.verdict == Verdict::Violated)
-      steal |= r.detail.find("steal_accounted") != std::string::npos;
-  EXPECT_TRUE(conserves);
-  EXPECT_TRUE(attributed);
-  EXPECT_TRUE(steal);
+// The broken variant `mutate` of `step` is caught: some job of `inv` is violated, naming it,
+// with a replayed counterexample; none is an error.
+template <class F>
+void expect_caught(F mutate, const char* step, const char* inv) {
+  const auto rs = tick_jobs(kMs, mutate, {}, step, inv);
+  ASSERT_FALSE(rs.empty()) << "no job for " << step << " " << inv;
+  bool caught = false;
+  for (const auto& r : rs) {
+    EXPECT_NE(r.verdict, Verdict::Error) << r.name << ": " << r.detail;
+    caught |= r.verdict == Verdict::Violated && r.detail.find(inv) != std::string::npos;
+  }
+  EXPECT_TRUE(caught) << step << " " << inv;
   expect_replayed(rs);
+}
+// Broken variants: a tick that also charges one ns to SOFTIRQ on top of the right bucket; steal
+// taken from prev_steal_time without reaching cpustat[STEAL]; irq time that goes backwards;
+// irq time charged to cpustat[IRQ] twice; the task clock one ns ahead of the split.
+const auto twice = [](auto& d, auto& c) { c.cpustat[SOFTIRQ] = d.add(c.cpustat[SOFTIRQ], d.template lit<64>(1)); };
+const auto lost = [](auto& d, auto& c) { c.prev_steal_time = d.add(c.prev_steal_time, d.template lit<64>(1)); };
+const auto back = [](auto& d, auto& c) { c.irqtime.total = d.sub(c.irqtime.total, d.template lit<64>(1)); };
+const auto irq_twice = [](auto& d, auto& c) { c.cpustat[IRQ] = d.add(c.cpustat[IRQ], d.template lit<64>(1)); };
+const auto ahead = [](auto& d, auto& c) { c.rq.clock_task = d.add(c.rq.clock_task, d.template lit<64>(1)); };
+
+TEST(ProofsTick, TickConservesAndAttributed) {
+  expect_holds("account_process_tick", "tick_conserves");
+  expect_holds("account_process_tick", "tick_attributed");
+  expect_caught(twice, "account_process_tick", "tick_conserves");
+  expect_caught(twice, "account_process_tick", "tick_attributed");
+}
+TEST(ProofsTick, TickStealAndPendingHold) {
+  expect_holds("account_process_tick", "steal_accounted");
+  expect_holds("account_process_tick", "irqtime_pending_bounded");
+  expect_caught(lost, "account_process_tick", "steal_accounted");
+}
+TEST(ProofsTick, TickMonotonic) {
+  expect_holds("account_process_tick", "monotonic");
+  expect_caught(back, "account_process_tick", "monotonic");
+}
+TEST(ProofsTick, IdleTicks) {
+  for (const char* inv : {"tick_conserves", "steal_accounted", "irqtime_pending_bounded", "monotonic"})
+    expect_holds("account_idle_ticks", inv);
+  expect_caught(back, "account_idle_ticks", "monotonic");
+  expect_caught(lost, "account_idle_ticks", "steal_accounted");
+}
+TEST(ProofsTick, IrqBoundary) {
+  for (const char* inv : {"irq_boundary_conserves", "irqtime_pending_bounded", "monotonic"})
+    expect_holds("irqtime_account_irq", inv);
+  expect_caught(irq_twice, "irqtime_account_irq", "irq_boundary_conserves");
+  expect_caught(back, "irqtime_account_irq", "monotonic");
+}
+TEST(ProofsTick, RqClock) {
+  for (const char* inv : {"rq_clock_split", "monotonic"}) expect_holds("update_rq_clock", inv);
+  expect_caught(ahead, "update_rq_clock", "rq_clock_split");
+  expect_caught(back, "update_rq_clock", "monotonic");
 }
 
 }  // namespace
