@@ -37,12 +37,17 @@ json patch_json(const arch::Patch& p) {
   json claims = json::array();
   for (auto c : p.claims)
     if (!c.empty()) claims.push_back(c);
+  json backports = json::array();
+  for (const auto& b : arch::backports)
+    if (b.id == p.id)
+      backports.push_back(json{{"series", b.first.series().str()}, {"first", b.first.str()}, {"source", b.source}});
   return json{{"id", p.id},
               {"title", p.title},
               {"before", p.before.str()},
               {"after", p.after.str()},
               {"mechanism", mechanism_name(p.mechanism)},
               {"claims", claims},
+              {"backports", backports},
               {"why", p.why}};
 }
 json mechanism_json(const arch::MechanismInfo& m) {
@@ -99,7 +104,10 @@ void list(const std::string& what, bool as_json) {
                  mechanism_name(p.mechanism), p.why);
       for (auto c : p.claims)
         if (!c.empty()) fmt::print(" {}", c);
-      fmt::print("\n\n");
+      fmt::print("\n");
+      for (const auto& b : arch::backports)
+        if (b.id == p.id) fmt::print("  stable {}.y: from {} ({})\n", b.first.series().str(), b.first.str(), b.source);
+      fmt::print("\n");
     }
   } else if (what == "mechanisms") {
     if (as_json) {
