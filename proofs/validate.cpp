@@ -93,6 +93,23 @@ std::vector<PatchReport> validate(const ValidateOptions& o) {
         derive_command(c);
         c.scope = claim_scope(p.mechanism, c.name);
       }
+      // Each stable series that carries the patch: the same claims with before = the point
+      // release before the backport and after = the one with it, named CLAIM@POINT.
+      for (const auto& b : arch::backports) {
+        if (b.id != p.id) continue;
+        arch::Patch q = p;
+        q.before = arch::v(b.first.major, b.first.minor, b.first.point - 1);
+        q.after = b.first;
+        for (auto& c : v->claims(q, o.timeout_ms)) {
+          require_replay(c);
+          derive_command(c);
+          c.scope = claim_scope(p.mechanism, c.name);
+          c.name += "@" + b.first.str();
+          c.detail = fmt::format("stable {}.y, {} -> {} ({}): {}", b.first.series().str(), q.before.str(),
+                                 q.after.str(), b.source, c.detail);
+          rep.claims.push_back(std::move(c));
+        }
+      }
     }
     return rep;
   };

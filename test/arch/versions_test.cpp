@@ -79,5 +79,28 @@ TEST(Versions, AppliedAnswersForPointReleases) {
   }
 }
 
+TEST(Versions, DebianConfigsListedAndInTheMatrix) {
+  const auto& all = arch::all_configs();
+  const auto& props = arch::configs();
+  for (const auto& k : props) EXPECT_NE(std::find(all.begin(), all.end(), k), all.end()) << k.name();
+  for (const char* n :
+       {"6.1.192-tick-hz250", "6.1.192-tick-irqtime-steal-hz250", "6.1.192-gen-hz250", "6.1.192-gen-irqtime-hz250",
+        "6.1.192-native-hz250", "6.1.192-native-steal-hz250", "6.12.117-tick-hz250", "6.12.117-tick-irqtime-hz250",
+        "6.12.117-gen-hz250", "6.12.117-gen-steal-hz250", "6.12.117-native-hz250", "6.12.117-native-steal-hz250"}) {
+    auto k = arch::find_config(n);
+    ASSERT_TRUE(k) << n;
+    EXPECT_NE(std::find(props.begin(), props.end(), *k), props.end()) << n;
+  }
+  // Every accepted name is listed: what find_config used to accept unlisted is in all_configs.
+  for (const char* n :
+       {"6.1-gen-hz250", "6.11-tick-hz1000", "4.13-gen-hz250", "6.1.104-tick-hz1000", "6.1.105-gen-hz250"}) {
+    auto k = arch::find_config(n);
+    ASSERT_TRUE(k) << n;
+    EXPECT_NE(std::find(all.begin(), all.end(), *k), all.end()) << n;
+  }
+  for (const auto& k : all) EXPECT_EQ(arch::find_config(k.name()), k) << k.name();
+  EXPECT_FALSE(arch::find_config("6.6.50-tick-hz250"));  // no backport of ours opens it
+}
+
 }  // namespace
 }  // namespace kacct
