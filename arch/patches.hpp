@@ -178,6 +178,29 @@ inline constexpr std::array patches = {
           Mechanism::GenVtime,
           {"gen_vtime.seq_brackets", "gen_vtime.no_time_lost", "", ""},
           "one prev write section per switch; the idle flush moves inside it (with the 5.5 IDLE/GUEST states)"},
+    // Steal in update_rq_clock_task(): prev_steal_time_rq jumps to the steal clock instead of
+    // advancing by the clamped steal, so steal beyond the elapsed delta is dropped, not charged
+    // to later updates. Id from the stable backports; 6.14 inferred from the v3 posting
+    // (2024-11-18, after the 6.13 merge window opened) and the 6.12.14 / 6.1.129 backports.
+    Patch{"108ad0999085",
+          "sched: Don't try to catch up excess steal time.",
+          v(6, 13),
+          v(6, 14),
+          Mechanism::Tick,
+          {"tick.steal_not_caught_up", "", "", ""},
+          "update_rq_clock_task: prev_steal_time_rq = steal clock (excess steal dropped, not carried)"},
+    // powerpc native vtime: vtime_reset() (starttime = mftb(), startspurr) from
+    // init_decrementer_clockevent() and secondary_cpu_time_init(), read in the Debian 6.12.117
+    // arch/powerpc/kernel/time.c. Its mainline id was not found in any source reachable here (the
+    // stable pushes list only their own ids); the key names it. 7.2 is inferred from the
+    // linux-7.1.y stable push of 2026-08-03 that carries it.
+    Patch{"ppc-vtime-boot-starttime",
+          "powerpc/vtime: Initialize starttime at boot for native accounting",
+          v(7, 1),
+          v(7, 2),
+          Mechanism::NativeVtime,
+          {"native_vtime.boot_starttime", "", "", ""},
+          "starttime (and startspurr) read from the TB at boot and at secondary CPU bring-up, not 0"},
 };
 
 // Stable backports: the first point release of a stable series that carries a patch, each row
@@ -195,7 +218,12 @@ inline constexpr std::array backports = {
     Backport{"ddae0ca2a8fe", v(6, 1, 100), "linux-source-6.1 changelog.Debian: 6.1.106-1, ChangeLog-6.1.100"},
     Backport{"3840cbe24cf0", v(6, 1, 113), "linux-source-6.1 changelog.Debian: 6.1.115-1, ChangeLog-6.1.113"},
     Backport{"3840cbe24cf0", v(6, 11, 3), "linux-source-6.12 changelog.Debian: 6.11.4-1, ChangeLog-6.11.3"},
+    Backport{"108ad0999085", v(6, 1, 129), "linux-source-6.1 changelog.Debian: 6.1.129-1, ChangeLog-6.1.129"},
+    Backport{"108ad0999085", v(6, 12, 14), "linux-source-6.12 changelog.Debian: 6.12.15-1, ChangeLog-6.12.14"},
     Backport{"570c8efd5eb7", v(6, 12, 42), "linux-source-6.12 changelog.Debian: 6.12.43-1, ChangeLog-6.12.42"},
+    Backport{"ppc-vtime-boot-starttime", v(6, 12, 101),
+             "linux-source-6.12 changelog.Debian: 6.12.101-1, ChangeLog-6.12.101; vtime_reset() callers read in "
+             "the 6.12.117 arch/powerpc/kernel/time.c"},
 };
 
 constexpr std::optional<Patch> find_patch(std::string_view id) {

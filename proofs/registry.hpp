@@ -36,6 +36,8 @@ std::vector<Result> tick_all_jobs(unsigned timeout_ms);
 std::vector<Result> cputime_all_jobs(unsigned timeout_ms);
 std::vector<Result> division_all_jobs(unsigned timeout_ms);
 std::vector<Result> cputime_adjust_claims(const arch::Patch&, unsigned timeout_ms);
+// Tick (108ad0999085), proofs/claims_tick.cpp.
+std::vector<Result> tick_claims(const arch::Patch&, unsigned timeout_ms);
 std::vector<Result> lazytlb_all_jobs(unsigned timeout_ms);
 std::vector<Result> lazytlb_claims(const arch::Patch&, unsigned timeout_ms);
 // Test hook: the step jobs of one mode with a mutant of model/lazytlb (they must fail).
