@@ -60,7 +60,9 @@ const std::vector<Row>& table() {
       {Kind::Job,
        "tick.account_idle_ticks",
        {"the NO_HZ idle exit's batch: any tick count n (jiffies - idle_jiffies) at once"},
-       {"the jiffies bookkeeping of tick_nohz_idle_enter/exit itself (n is arbitrary, not derived from it)"}},
+       {"the jiffies bookkeeping of tick_nohz_idle_enter/exit itself (n is arbitrary, not derived from it)",
+        "with irq time, n >= 2^31 (irqtime_account_idle_ticks(int) truncates it; 24.8 days at HZ=1000; the "
+        "concrete model follows the kernel there)"}},
       {Kind::Job,
        "tick.irqtime_account_irq",
        {"a hardirq or softirq boundary leaving task, hardirq or softirq context"},
