@@ -44,6 +44,12 @@ inline constexpr std::array hz_values = {100u, 250u, 300u, 1000u};
 inline constexpr std::array gen_versions = {v(4, 4), v(4, 7), v(4, 9), v(4, 14), v(5, 4), v(5, 5), v(6, 1), v(6, 12)};
 inline constexpr std::array gen_hz_values = {1000u};
 
+// Debian 12's kernels as point releases (the distro builds of arch/version.hpp run their base):
+// 6.1.192 (bookworm) and 6.12.117 (bookworm-backports). The props matrix runs them at HZ=250,
+// Debian's CONFIG_HZ, in every accounting mode with and without irq time and steal.
+inline constexpr std::array debian_versions = {v(6, 1, 192), v(6, 12, 117)};
+inline constexpr unsigned debian_hz = 250;
+
 // HAVE_VIRT_CPU_ACCOUNTING_GEN ("default y if 64BIT", arch/Kconfig; powerpc selects it outright
 // in 6.12) and HAVE_CONTEXT_TRACKING_USER (x86: if X86_64; powerpc: if PPC64 in 6.1, always in
 // 6.12), both needed by VIRT_CPU_ACCOUNTING_GEN (init/Kconfig 6.1 and 6.12). The release in

@@ -15,7 +15,7 @@
 namespace kacct::arch {
 
 struct Patch {
-  std::string_view id;     // 12-hex abbreviated commit id
+  std::string_view id;     // 12-hex abbreviated commit id (a key where the id is unknown)
   std::string_view title;  // subject line
   KVersion before;         // last release without it
   KVersion after;          // first release with it
@@ -178,6 +178,52 @@ inline constexpr std::array patches = {
           Mechanism::GenVtime,
           {"gen_vtime.seq_brackets", "gen_vtime.no_time_lost", "", ""},
           "one prev write section per switch; the idle flush moves inside it (with the 5.5 IDLE/GUEST states)"},
+    // Steal in update_rq_clock_task(): prev_steal_time_rq jumps to the steal clock instead of
+    // advancing by the clamped steal, so steal beyond the elapsed delta is dropped, not charged
+    // to later updates. Id from the stable backports; 6.14 inferred from the v3 posting
+    // (2024-11-18, after the 6.13 merge window opened) and the 6.12.14 / 6.1.129 backports.
+    Patch{"108ad0999085",
+          "sched: Don't try to catch up excess steal time.",
+          v(6, 13),
+          v(6, 14),
+          Mechanism::Tick,
+          {"tick.steal_not_caught_up", "", "", ""},
+          "update_rq_clock_task: prev_steal_time_rq = steal clock (excess steal dropped, not carried)"},
+    // powerpc native vtime: vtime_reset() (starttime = mftb(), startspurr) from
+    // init_decrementer_clockevent() and secondary_cpu_time_init(), read in the Debian 6.12.117
+    // arch/powerpc/kernel/time.c. Its mainline id was not found in any source reachable here (the
+    // stable pushes list only their own ids); the key names it. 7.2 is inferred from the
+    // linux-7.1.y stable push of 2026-08-03 that carries it.
+    Patch{"ppc-vtime-boot-starttime",
+          "powerpc/vtime: Initialize starttime at boot for native accounting",
+          v(7, 1),
+          v(7, 2),
+          Mechanism::NativeVtime,
+          {"native_vtime.boot_starttime", "", "", ""},
+          "starttime (and startspurr) read from the TB at boot and at secondary CPU bring-up, not 0"},
+};
+
+// Stable backports: the first point release of a stable series that carries a patch, each row
+// with where it was read. The Debian changelogs list each upstream stable update under its
+// ChangeLog-X.Y.Z heading; a patch under that heading arrived in X.Y.Z. Series not listed here
+// (e.g. 6.6.y, 5.15.y) are not modelled as having the backport: no source reachable here showed it.
+struct Backport {
+  std::string_view id;
+  KVersion first;  // first point release of its series with the patch
+  std::string_view source;
+};
+inline constexpr std::array backports = {
+    Backport{"77baa5bafcbe", v(6, 1, 105), "linux-source-6.1 changelog.Debian: 6.1.106-1, ChangeLog-6.1.105"},
+    Backport{"77baa5bafcbe", v(6, 10, 5), "linux-source-6.12 changelog.Debian: 6.10.6-1, ChangeLog-6.10.5"},
+    Backport{"ddae0ca2a8fe", v(6, 1, 100), "linux-source-6.1 changelog.Debian: 6.1.106-1, ChangeLog-6.1.100"},
+    Backport{"3840cbe24cf0", v(6, 1, 113), "linux-source-6.1 changelog.Debian: 6.1.115-1, ChangeLog-6.1.113"},
+    Backport{"3840cbe24cf0", v(6, 11, 3), "linux-source-6.12 changelog.Debian: 6.11.4-1, ChangeLog-6.11.3"},
+    Backport{"108ad0999085", v(6, 1, 129), "linux-source-6.1 changelog.Debian: 6.1.129-1, ChangeLog-6.1.129"},
+    Backport{"108ad0999085", v(6, 12, 14), "linux-source-6.12 changelog.Debian: 6.12.15-1, ChangeLog-6.12.14"},
+    Backport{"570c8efd5eb7", v(6, 12, 42), "linux-source-6.12 changelog.Debian: 6.12.43-1, ChangeLog-6.12.42"},
+    Backport{"ppc-vtime-boot-starttime", v(6, 12, 101),
+             "linux-source-6.12 changelog.Debian: 6.12.101-1, ChangeLog-6.12.101; vtime_reset() callers read in "
+             "the 6.12.117 arch/powerpc/kernel/time.c"},
 };
 
 constexpr std::optional<Patch> find_patch(std::string_view id) {
@@ -185,11 +231,24 @@ constexpr std::optional<Patch> find_patch(std::string_view id) {
     if (p.id.substr(0, id.size()) == id && id.size() >= 7) return p;
   return std::nullopt;
 }
-// Is the patch in this release? (An unknown id is a programming error: it throws.)
+// Is the patch in this release? In every point release of its mainline release's series and
+// later ones, and in a stable series that got it from the backported point release on. A distro
+// build answers as its base point release. (An unknown id is a programming error: it throws.)
 constexpr bool applied(std::string_view id, KVersion ver) {
   for (const auto& p : patches)
-    if (p.id == id) return ver >= p.after;
+    if (p.id == id) {
+      if (ver.series() >= p.after) return true;
+      for (const auto& b : backports)
+        if (b.id == id && b.first.series() == ver.series() && ver.upstream() >= b.first) return true;
+      return false;
+    }
   throw std::logic_error("arch::applied: unknown patch id " + std::string(id));
+}
+// The stable series (other than the patch's own mainline release) that carry a patch, oldest first.
+constexpr std::size_t backport_count(std::string_view id) {
+  std::size_t n = 0;
+  for (const auto& b : backports) n += b.id == id;
+  return n;
 }
 
 }  // namespace kacct::arch

@@ -1,5 +1,8 @@
 #include "arch/registry.hpp"
 
+#include <algorithm>
+#include <span>
+
 namespace kacct::arch {
 namespace hana = boost::hana;
 
@@ -15,53 +18,80 @@ std::optional<CpuFacts> find_cpu(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+void add_tick(std::vector<Config>& out, KVersion ver, std::span<const unsigned> hzs) {
+  for (bool irq : {false, true})
+    for (bool steal : {false, true})
+      for (unsigned hz : hzs) out.push_back(Config{ver, Accounting::Tick, irq, steal, hz});
+}
+void add_gen(std::vector<Config>& out, KVersion ver, std::span<const unsigned> hzs) {
+  for (bool irq : {false, true})
+    for (bool steal : {false, true})
+      for (unsigned hz : hzs) out.push_back(Config{ver, Accounting::Gen, irq, steal, hz});
+}
+// Native vtime: HZ only paces the trace's ticks (no TICK_NSEC in the arithmetic): one value.
+void add_native(std::vector<Config>& out, KVersion ver) {
+  for (bool steal : {false, true}) out.push_back(Config{ver, Accounting::Native, false, steal, 250});
+}
+// Within a model's range of mainline series (a point release counts as its series).
+template <class A>
+bool in_range(const A& versions, KVersion ver) {
+  return ver.series() >= versions.front() && ver.series() <= versions.back().series();
+}
+constexpr std::array kDebianHz = {debian_hz};
+}  // namespace
+
 const std::vector<Config>& configs() {
   static const std::vector<Config> list = [] {
     std::vector<Config> out;
-    for (auto ver : tick_versions)
-      for (bool irq : {false, true})
-        for (bool steal : {false, true})
-          for (unsigned hz : hz_values) out.push_back(Config{ver, Accounting::Tick, irq, steal, hz});
-    // Native vtime: HZ only paces the trace's ticks (no TICK_NSEC in the arithmetic): one value.
-    for (auto ver : native_versions)
-      for (bool steal : {false, true}) out.push_back(Config{ver, Accounting::Native, false, steal, 250});
-    for (auto ver : gen_versions)
-      for (bool irq : {false, true})
-        for (bool steal : {false, true})
-          for (unsigned hz : gen_hz_values) out.push_back(Config{ver, Accounting::Gen, irq, steal, hz});
+    for (auto ver : tick_versions) add_tick(out, ver, hz_values);
+    for (auto ver : native_versions) add_native(out, ver);
+    for (auto ver : gen_versions) add_gen(out, ver, gen_hz_values);
+    for (auto ver : debian_versions) {
+      add_tick(out, ver, kDebianHz);
+      add_native(out, ver);
+      add_gen(out, ver, kDebianHz);
+    }
+    return out;
+  }();
+  return list;
+}
+
+const std::vector<Config>& all_configs() {
+  static const std::vector<Config> list = [] {
+    std::vector<Config> out = configs();
+    auto seen = [&](const Config& c) { return std::find(out.begin(), out.end(), c) != out.end(); };
+    std::vector<Config> more;
+    // Gen vtime at every HZ of hz_values (the matrix runs one; Debian's kernels are HZ=250).
+    for (auto ver : gen_versions) add_gen(more, ver, hz_values);
+    // The releases each patch opens and closes, and the point releases around each backport,
+    // within each model's range: what `kacct validate` judges and replays on (e.g. 6.11, the
+    // only release of the 77baa5bafcbe era with the generic division; 6.1.104 and 6.1.105).
+    std::vector<KVersion> rel;
+    for (const auto& p : patches) rel.insert(rel.end(), {p.before, p.after});
+    for (const auto& b : backports)
+      rel.insert(rel.end(), {v(b.first.major, b.first.minor, b.first.point - 1), b.first});
+    for (auto ver : rel) {
+      if (in_range(tick_versions, ver)) add_tick(more, ver, hz_values);
+      if (in_range(gen_versions, ver)) add_gen(more, ver, hz_values);
+    }
+    // Native at the point releases of its backports (the mainline releases of native patches
+    // past the model's range are not offered).
+    for (const auto& b : backports)
+      if (find_patch(b.id)->mechanism == Mechanism::NativeVtime && in_range(native_versions, b.first)) {
+        add_native(more, v(b.first.major, b.first.minor, b.first.point - 1));
+        add_native(more, b.first);
+      }
+    for (const auto& c : more)
+      if (!seen(c)) out.push_back(c);
     return out;
   }();
   return list;
 }
 
 std::optional<Config> find_config(std::string_view name) {
-  for (const auto& c : configs())
+  for (const auto& c : all_configs())
     if (c.name() == name) return c;
-  // The test matrix runs gen vtime at one HZ; any HZ of hz_values names a real kernel too
-  // (Debian's 6.1 kernels, the QEMU oracle's, are HZ=250).
-  for (auto ver : gen_versions)
-    for (bool irq : {false, true})
-      for (bool steal : {false, true})
-        for (unsigned hz : hz_values)
-          if (Config c{ver, Accounting::Gen, irq, steal, hz}; c.name() == name) return c;
-  // Tick accounting at the release before or after any patch of the table, within the tick
-  // model's range (e.g. 6.11, the only release of the 77baa5bafcbe era with the generic
-  // division): unlisted, so the props matrix stays as it is.
-  for (const auto& p : patches)
-    for (auto ver : {p.before, p.after})
-      if (ver >= tick_versions.front() && ver <= tick_versions.back())
-        for (bool irq : {false, true})
-          for (bool steal : {false, true})
-            for (unsigned hz : hz_values)
-              if (Config c{ver, Accounting::Tick, irq, steal, hz}; c.name() == name) return c;
-  // Gen vtime likewise, within its range (4.6, 4.13: the releases gen vtime patches open).
-  for (const auto& p : patches)
-    for (auto ver : {p.before, p.after})
-      if (ver >= gen_versions.front() && ver <= gen_versions.back())
-        for (bool irq : {false, true})
-          for (bool steal : {false, true})
-            for (unsigned hz : hz_values)
-              if (Config c{ver, Accounting::Gen, irq, steal, hz}; c.name() == name) return c;
   return std::nullopt;
 }
 

@@ -16,9 +16,14 @@ namespace kacct::arch {
 // Every CPU's facts, in table order.
 const std::vector<CpuFacts>& cpus();
 std::optional<CpuFacts> find_cpu(std::string_view name);
-// Every configuration of the modelled mechanisms (legal on at least one CPU or not).
+// The configurations the property tests iterate (legal on at least one CPU or not): each
+// model's releases, and Debian 12's point releases (debian_versions) at HZ=250.
 const std::vector<Config>& configs();
-// By name: the configurations above, and gen vtime at any HZ of hz_values.
+// Every configuration a name is accepted for (`kacct list configs`, `check --all-configs`):
+// configs(), gen vtime at every HZ, and tick / gen (native: backports only) at the releases and
+// point releases the patch table opens and closes.
+const std::vector<Config>& all_configs();
+// By name: one of all_configs().
 std::optional<Config> find_config(std::string_view name);
 struct Combo {
   CpuFacts cpu;

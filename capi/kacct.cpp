@@ -86,7 +86,7 @@ const std::vector<std::string>& cpu_names() {
 const std::vector<std::string>& config_names() {
   static const std::vector<std::string> v = [] {
     std::vector<std::string> out;
-    for (const auto& k : arch::configs()) out.push_back(k.name());
+    for (const auto& k : arch::all_configs()) out.push_back(k.name());
     return out;
   }();
   return v;

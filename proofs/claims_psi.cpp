@@ -100,11 +100,14 @@ Result same_charge(const arch::Patch& p) {
   return r;
 }
 
+// The modelled release with the same PSI irq code as p.after (a point release has its
+// backports: 6.1.100 is 6.10's, 6.12.42 6.17's; a6fd16148fdd only matters with irq time off,
+// which the jobs do not run).
 const char* model_version(const arch::Patch& p) {
-  return p.after >= arch::v(6, 17)   ? "6.17"
-         : p.after >= arch::v(6, 12) ? "6.12"
-         : p.after >= arch::v(6, 10) ? "6.10"
-                                     : "6.1";
+  return arch::applied("570c8efd5eb7", p.after)   ? "6.17"
+         : arch::applied("3840cbe24cf0", p.after) ? "6.12"
+         : arch::applied("ddae0ca2a8fe", p.after) ? "6.10"
+                                                  : "6.1";
 }
 
 Result no_double_count(const arch::Patch& p, const std::vector<Result>& jobs) {
@@ -143,7 +146,7 @@ Result lock_held(const arch::Patch& p, const std::vector<Result>& jobs) {
     if (j.name.rfind("psi_irq.lock_held", 0) == 0) r = j;
   r.name = "psi_irq.lock_held";
   // The draft that called it before rq_lock in sched_tick, on the race scenario.
-  if (p.after >= arch::v(6, 10)) {
+  if (arch::applied("ddae0ca2a8fe", p.after)) {
     auto s = parse_script(
                  "psi v1\ncpus 2\ngroup 1 parent 0\ngroup 2 parent 1\ngroup 3 parent 1\ntask 1 group 2\nschedule 0 1\n"
                  "irq 0 300\nrace_tick_move 0 1 3 by 1\n")

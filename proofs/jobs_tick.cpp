@@ -121,6 +121,9 @@ struct TickCase {
       // need not rediscover it through the multiplier): over 146 years of idle
       as.push_back(z3::bvmul_no_overflow(ctx.bv_val(cfg.tick_nsec, 64), in.arg.e(), false));
       as.push_back(z3::ule(ctx.bv_val(cfg.tick_nsec, 64) * in.arg.e(), ctx.bv_val(kBound62, 64)));
+      // With irq time the count goes through irqtime_account_idle_ticks(int): 2^31 ticks or more
+      // are truncated (a kernel hazard, test Deviations.IdleTicksTruncatedToInt): left out here.
+      if (cfg.irq_time) as.push_back(z3::ult(in.arg.e(), ctx.bv_val(std::uint64_t{1} << 31, 64)));
     } else {
       as.push_back(z3::ule(c.irqtime.irq_start_time.e(), in.arg.e()));
       as.push_back(z3::ule(c.rq.clock.e(), in.arg.e()));

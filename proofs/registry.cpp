@@ -20,6 +20,7 @@ std::span<const ProofModel> proof_model_table() {
 
 std::span<const PatchValidator> validator_table() {
   static constexpr std::array table = {
+      PatchValidator{arch::Mechanism::Tick, tick_claims},
       PatchValidator{arch::Mechanism::CputimeAdjust, cputime_adjust_claims},
       PatchValidator{arch::Mechanism::LazyTlb, lazytlb_claims},
       PatchValidator{arch::Mechanism::PsiIrq, psi_irq_claims},

@@ -36,6 +36,8 @@ std::vector<Result> tick_all_jobs(unsigned timeout_ms);
 std::vector<Result> cputime_all_jobs(unsigned timeout_ms);
 std::vector<Result> division_all_jobs(unsigned timeout_ms);
 std::vector<Result> cputime_adjust_claims(const arch::Patch&, unsigned timeout_ms);
+// Tick (108ad0999085), proofs/claims_tick.cpp.
+std::vector<Result> tick_claims(const arch::Patch&, unsigned timeout_ms);
 std::vector<Result> lazytlb_all_jobs(unsigned timeout_ms);
 // The modes lazytlb_all_jobs covers ("refcount", "pre-6.4", ...), and one mode's jobs alone.
 std::vector<std::string> lazytlb_modes();

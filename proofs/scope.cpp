@@ -35,10 +35,10 @@ const std::vector<Row>& table() {
       {Kind::Model,
        "tick",
        {"per-CPU kernel_cpustat, steal clock, struct irqtime and rq clock of releases 4.11 on (cputime in ns)",
-        "with and without IRQ_TIME_ACCOUNTING and paravirt steal, every HZ value of the table (arch/)"},
+        "with and without IRQ_TIME_ACCOUNTING and paravirt steal, every HZ value of the table (arch/)",
+        "stable point releases through the backport table (e.g. 108ad0999085 in 6.1.129 and 6.12.14)"},
        {"releases before 4.11 (cputime_t in jiffies, whole-tick steal and irq sampling)",
         "32-bit unsigned long arithmetic (TICK_NSEC * ticks in 32 bits, the ULONG_MAX cap on other time)",
-        "108ad0999085 dropping excess steal (6.14 and stable backports; the model follows mainline 6.12)",
         "NO_HZ_FULL (gen_vtime is its own model)", "the idle-cputime refactor and the irqtime static key of 2026",
         kNoNmi, kNoHotplug}},
       {Kind::Job,
@@ -47,6 +47,11 @@ const std::vector<Row>& table() {
         "any per-CPU and task state satisfying the invariants"},
        {"the context switch's update_curr(), task exit and the readers (sum_exec_runtime and cputime_adjust are not "
         "in these jobs)"}},
+      {Kind::Claim,
+       "tick.steal_not_caught_up",
+       {"one update_rq_clock() with steal from any rq state on the release after the patch (Z3); a two-update "
+        "scenario on the release before for contrast"},
+       {"the tick's own steal_account_process_time() (unchanged by the patch)"}},
       {Kind::Job,
        "tick.account_process_tick",
        {"14 CPU contexts at the tick (user, nice, kernel, kernel in hardirq or softirq, idle, iowait, idle in "
@@ -55,7 +60,9 @@ const std::vector<Row>& table() {
       {Kind::Job,
        "tick.account_idle_ticks",
        {"the NO_HZ idle exit's batch: any tick count n (jiffies - idle_jiffies) at once"},
-       {"the jiffies bookkeeping of tick_nohz_idle_enter/exit itself (n is arbitrary, not derived from it)"}},
+       {"the jiffies bookkeeping of tick_nohz_idle_enter/exit itself (n is arbitrary, not derived from it)",
+        "with irq time, n >= 2^31 (irqtime_account_idle_ticks(int) truncates it; 24.8 days at HZ=1000; the "
+        "concrete model follows the kernel there)"}},
       {Kind::Job,
        "tick.irqtime_account_irq",
        {"a hardirq or softirq boundary leaving task, hardirq or softirq context"},
@@ -231,6 +238,10 @@ const std::vector<Row>& table() {
        "native_vtime.scaled_equals_unscaled",
        {"a kernel-then-user trace per CPU that lost the scaled code (k=1000, u=3000, s=2000 TB ticks)"},
        {kScenarioOnly}},
+      {Kind::Claim,
+       "native_vtime.boot_starttime",
+       {"a trace per CPU kind (POWER9 per CPU, MPC8xx per task) idling 10 ms from a boot TB of 1 s"},
+       {kScenarioOnly, "secondary CPUs brought up later than the trace's first event on them"}},
       {Kind::Claim,
        "native_vtime.split_no_overflow",
        {"the smallest overflowing split (dS * s wraps at the CPU's word width) as a trace per CPU that lost the "

@@ -104,6 +104,7 @@ std::vector<PatchReport> validate(const ValidateOptions& o) {
     const PatchValidator* v;
     arch::Patch row;
     double cost;
+    const arch::Backport* backport;  // judged on this stable series; null: on mainline
   };
   std::vector<PatchReport> out;
   std::vector<Unit> units;
@@ -131,8 +132,23 @@ std::vector<PatchReport> validate(const ValidateOptions& o) {
       // The same claim on the same releases (another patch of the series) reuses the first one's
       // work: cheap, and better not run at the same time (it would wait for the first).
       const bool again = !seen.insert(fmt::format("{}|{}|{}", claim, p.before.str(), p.after.str())).second;
-      units.push_back({i, out[i].claims.size(), v, row, again ? 1.0 : claim_cost(claim)});
+      units.push_back({i, out[i].claims.size(), v, row, again ? 1.0 : claim_cost(claim), nullptr});
       out[i].claims.emplace_back();
+    }
+    // Each stable series that carries the patch: the same claims with before = the point
+    // release before the backport and after = the one with it, named CLAIM@POINT.
+    for (const auto& b : arch::backports) {
+      if (b.id != p.id) continue;
+      for (auto claim : p.claims) {
+        if (claim.empty()) continue;
+        arch::Patch row = p;
+        row.claims = {};
+        row.claims[0] = claim;
+        row.before = arch::v(b.first.major, b.first.minor, b.first.point - 1);
+        row.after = b.first;
+        units.push_back({i, out[i].claims.size(), v, row, claim_cost(claim), &b});
+        out[i].claims.emplace_back();
+      }
     }
   }
   std::vector<std::size_t> order(units.size());
@@ -152,6 +168,11 @@ std::vector<PatchReport> validate(const ValidateOptions& o) {
     require_replay(r);
     derive_command(r);
     r.scope = claim_scope(u.row.mechanism, r.name);
+    if (const auto* b = u.backport) {
+      r.name += "@" + b->first.str();
+      r.detail = fmt::format("stable {}.y, {} -> {} ({}): {}", b->first.series().str(), u.row.before.str(),
+                             u.row.after.str(), b->source, r.detail);
+    }
     return r;
   };
   // Each result lands in its place: the output is the same as sequentially (only the solver's

@@ -16,11 +16,12 @@ template <class D>
 boolean<D> steal_accounted(D& d, const model::CpuAcct<D>& c) {
   return d.band(d.eq(c.cpustat[model::STEAL], c.prev_steal_time), d.ule(c.prev_steal_time, c.steal_clock));
 }
-// The rq clock is split exactly: clock == clock_task + irq time taken out + steal taken out,
-// and neither taken-out part runs ahead of its source.
+// The rq clock is split exactly: clock == clock_task + irq time taken out + steal taken out
+// (prev_steal_time_rq less the steal 108ad0999085 dropped), and neither taken-out part runs
+// ahead of its source.
 template <class D>
 boolean<D> rq_clock_split(D& d, const model::CpuAcct<D>& c) {
-  auto sum = d.add(c.rq.clock_task, d.add(c.rq.prev_irq_time, c.rq.prev_steal_time_rq));
+  auto sum = d.add(c.rq.clock_task, d.add(c.rq.prev_irq_time, d.sub(c.rq.prev_steal_time_rq, c.rq.steal_dropped)));
   return d.band(d.eq(c.rq.clock, sum),
                 d.band(d.ule(c.rq.prev_irq_time, c.irqtime.total), d.ule(c.rq.prev_steal_time_rq, c.steal_clock)));
 }

@@ -1,6 +1,7 @@
 // kacct list cpus|configs|patches|combos|mechanisms [--json]: views of the one table (arch/).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -29,20 +30,33 @@ json config_json(const arch::Config& k) {
     legal[std::string(c.name)] = arch::legal(c, k);
     if (auto r = cli::illegal_reason(c, k); !r.empty()) why[std::string(c.name)] = r;
   }
-  return json{{"name", k.name()},       {"version", k.version.str()}, {"accounting", accounting_name(k.acct)},
-              {"irq_time", k.irq_time}, {"steal", k.steal},           {"hz", k.hz},
-              {"legal", legal},         {"illegal_reasons", why}};
+  const auto& m = arch::configs();
+  const bool in_props = std::find(m.begin(), m.end(), k) != m.end();
+  return json{{"name", k.name()},
+              {"version", k.version.str()},
+              {"accounting", accounting_name(k.acct)},
+              {"irq_time", k.irq_time},
+              {"steal", k.steal},
+              {"hz", k.hz},
+              {"props", in_props},
+              {"legal", legal},
+              {"illegal_reasons", why}};
 }
 json patch_json(const arch::Patch& p) {
   json claims = json::array();
   for (auto c : p.claims)
     if (!c.empty()) claims.push_back(c);
+  json backports = json::array();
+  for (const auto& b : arch::backports)
+    if (b.id == p.id)
+      backports.push_back(json{{"series", b.first.series().str()}, {"first", b.first.str()}, {"source", b.source}});
   return json{{"id", p.id},
               {"title", p.title},
               {"before", p.before.str()},
               {"after", p.after.str()},
               {"mechanism", mechanism_name(p.mechanism)},
               {"claims", claims},
+              {"backports", backports},
               {"why", p.why}};
 }
 json mechanism_json(const arch::MechanismInfo& m) {
@@ -75,19 +89,23 @@ void list(const std::string& what, bool as_json) {
   } else if (what == "configs") {
     if (as_json) {
       json a = json::array();
-      for (const auto& k : arch::configs()) a.push_back(config_json(k));
+      for (const auto& k : arch::all_configs()) a.push_back(config_json(k));
       return print_json(a);
     }
     const auto n = arch::cpus().size();
-    Table t({"config", "legal on"});
-    for (const auto& k : arch::configs()) {
+    const auto& m = arch::configs();
+    Table t({"config", "props", "legal on"});
+    for (const auto& k : arch::all_configs()) {
       std::string on;
       std::size_t count = 0;
       for (const auto& c : arch::cpus())
         if (arch::legal(c, k)) ++count, on += (on.empty() ? "" : ",") + std::string(c.name);
-      t.row({k.name(), count == n ? "all CPUs" : count == 0 ? "none" : on});
+      t.row({k.name(), std::find(m.begin(), m.end(), k) != m.end() ? "yes" : "-",
+             count == n   ? "all CPUs"
+             : count == 0 ? "none"
+                          : on});
     }
-    fmt::print("{}", t.str());
+    fmt::print("{}{} configs, {} of them in the props matrix\n", t.str(), arch::all_configs().size(), m.size());
   } else if (what == "patches") {
     if (as_json) {
       json a = json::array();
@@ -99,7 +117,10 @@ void list(const std::string& what, bool as_json) {
                  mechanism_name(p.mechanism), p.why);
       for (auto c : p.claims)
         if (!c.empty()) fmt::print(" {}", c);
-      fmt::print("\n\n");
+      fmt::print("\n");
+      for (const auto& b : arch::backports)
+        if (b.id == p.id) fmt::print("  stable {}.y: from {} ({})\n", b.first.series().str(), b.first.str(), b.source);
+      fmt::print("\n");
     }
   } else if (what == "mechanisms") {
     if (as_json) {

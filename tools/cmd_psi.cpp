@@ -16,11 +16,8 @@ using json = nlohmann::ordered_json;
 using namespace kacct::model::psi;
 
 arch::KVersion parse_ver(const std::string& s) {
-  auto dot = s.find('.');
-  try {
-    if (dot == std::string::npos) throw std::invalid_argument(s);
-    return arch::v(unsigned(std::stoul(s.substr(0, dot))), unsigned(std::stoul(s.substr(dot + 1))));
-  } catch (const std::exception&) { throw Failure("--version: expected MAJOR.MINOR, got '" + s + "'"); }
+  if (auto v = arch::parse_version(s)) return *v;
+  throw Failure("--version: expected MAJOR.MINOR[.POINT] or a distro build (6.1.192-3), got '" + s + "'");
 }
 
 struct Opts {

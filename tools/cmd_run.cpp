@@ -321,10 +321,12 @@ void check_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std
   std::vector<arch::Combo> combos_to_check;
   if (!cpu_opt.empty()) {
     const auto cpu = resolve_cpu(cpu_opt);
-    for (const auto& k : arch::configs())
+    for (const auto& k : arch::all_configs())
       if (arch::legal(cpu, k)) combos_to_check.push_back({cpu, k});
   } else {
-    combos_to_check = arch::combos();
+    for (const auto& cpu : arch::cpus())  // every listed config, not only the props matrix
+      for (const auto& k : arch::all_configs())
+        if (arch::legal(cpu, k)) combos_to_check.push_back({cpu, k});
   }
   std::size_t bad = 0;
   for (const auto& c : combos_to_check) {

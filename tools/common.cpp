@@ -76,7 +76,7 @@ arch::Config resolve_config(const std::string& name) {
   // Name the closest spelling: same prefix up to the first difference is good enough here.
   std::string hint;
   std::size_t best = 0;
-  for (const auto& k : arch::configs()) {
+  for (const auto& k : arch::all_configs()) {
     auto n = k.name();
     std::size_t i = 0;
     while (i < n.size() && i < name.size() && n[i] == name[i]) ++i;

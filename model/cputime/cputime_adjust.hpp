@@ -26,6 +26,10 @@ enum class ScaleDiv : std::uint8_t {
 struct AdjustCfg {
   AdjustEra era = AdjustEra::ClampToRtime;
   ScaleDiv div = ScaleDiv::Exact128;
+  // Exact128 in the generic C (b29a62d87cc0 without an arch override): a quotient that does
+  // not fit in 64 bits returns U64_MAX ("n_hi >= c", lib/math/div64.c, read in 6.12.117). The
+  // quotient_fits obligation is still recorded. x86-64's divq would fault instead (false).
+  bool overflow_max = false;
 };
 
 inline AdjustCfg adjust_cfg(arch::KVersion ver, bool exact_mul_div_arch) {
@@ -44,6 +48,7 @@ inline AdjustCfg adjust_cfg(arch::KVersion ver, bool exact_mul_div_arch) {
     c.div = ScaleDiv::Exact128;
   else
     c.div = ScaleDiv::Generic2020;
+  c.overflow_max = c.div == ScaleDiv::Exact128 && !exact_mul_div_arch;
   return c;
 }
 
@@ -134,10 +139,24 @@ u64<D> mul_u64_u64_div_u64_generic(D& d, u64<D> a, u64<D> b, u64<D> c) {
   return s.res;
 }
 
+// The high 64 bits of a * b, from 32-bit halves (the generic C's own product when the compiler
+// has no 128-bit type, lib/math/div64.c 6.12).
+template <class D>
+u64<D> mul_hi_u64(D& d, u64<D> a, u64<D> b) {
+  auto lit = [&](std::uint64_t x) { return d.template lit<64>(x); };
+  auto lo32 = [&](u64<D> x) { return d.template zext<64>(d.template trunc<32>(x)); };
+  auto hi32 = [&](u64<D> x) { return d.lshr(x, lit(32), "mul_hi.shift"); };
+  auto x = d.mul(lo32(a), lo32(b));
+  auto y = d.add(d.mul(lo32(a), hi32(b)), hi32(x));
+  auto z = d.add(d.mul(hi32(a), hi32(b)), hi32(y));
+  y = d.add(d.mul(hi32(a), lo32(b)), lo32(y));
+  return d.add(z, hi32(y));
+}
+
 // stime * rtime / total by the era's routine. ScaleDiv::Abstract is the proofs' abstraction,
 // implemented by the symbolic domain (`Symbolic::abstract_mul_div`); concretely it is exact.
 template <class D>
-u64<D> scale(D& d, ScaleDiv how, u64<D> stime, u64<D> rtime, u64<D> total) {
+u64<D> scale(D& d, ScaleDiv how, u64<D> stime, u64<D> rtime, u64<D> total, bool overflow_max = false) {
   switch (how) {
     case ScaleDiv::Loop32: return scale_stime_loop32(d, stime, rtime, total);
     case ScaleDiv::Generic2020: return mul_u64_u64_div_u64_generic(d, stime, rtime, total);
@@ -146,7 +165,10 @@ u64<D> scale(D& d, ScaleDiv how, u64<D> stime, u64<D> rtime, u64<D> total) {
       [[fallthrough]];
     case ScaleDiv::Exact128: break;
   }
-  return d.mul_u64_u64_div_u64(stime, rtime, total, "cputime_adjust.div_nonzero");
+  auto q = d.mul_u64_u64_div_u64(stime, rtime, total, "cputime_adjust.div_nonzero");
+  if (!overflow_max || how != ScaleDiv::Exact128) return q;
+  // "if (n_hi >= c) return -1": the quotient does not fit.
+  return d.select(d.ule(total, mul_hi_u64(d, stime, rtime)), d.template lit<64>(~std::uint64_t{0}), q);
 }
 
 // cputime_adjust(curr, prev, &ut, &st): returns the (utime, stime) pair userspace sees and
@@ -171,7 +193,7 @@ PrevCputime<D> cputime_adjust(D& d, const AdjustCfg& cfg, const TaskCputime<D>& 
             branch(
                 d, d.eq(t.stime, zero), t, [&](S& u) { u.utime = rtime; },
                 [&](S& u) {
-                  u.stime = scale(d, cfg.div, u.stime, rtime, d.add(u.stime, u.utime));
+                  u.stime = scale(d, cfg.div, u.stime, rtime, d.add(u.stime, u.utime), cfg.overflow_max);
                   u.utime = d.sub(rtime, u.stime);
                 });
           });
@@ -187,7 +209,7 @@ PrevCputime<D> cputime_adjust(D& d, const AdjustCfg& cfg, const TaskCputime<D>& 
       t.stime = d.select(back, d.sub(rtime, t.prev.utime), t.stime);
     };
     auto scaled = [&](S& t) {
-      t.stime = scale(d, cfg.div, t.stime, rtime, d.add(t.stime, t.utime));
+      t.stime = scale(d, cfg.div, t.stime, rtime, d.add(t.stime, t.utime), cfg.overflow_max);
       if (cfg.era == AdjustEra::ClampToRtime) t.stime = d.min(t.stime, rtime);
     };
     if (cfg.era == AdjustEra::GotoUpdate) {

@@ -24,7 +24,7 @@ model::native::NativeCfg native_cfg(const arch::CpuFacts& cpu, const arch::Confi
   n.copy_startspurr = n.per_task && n.scaled && n.flush_epoch;  // 4.11..4.19 on PPC32
   n.zero_on_switch = n.per_task && !n.flush_epoch;              // 4.7..4.10
   n.splpar = cfg.steal && arch::native_splpar(cpu);
-  n.starttime_init = false;  // the 2026 fix is in no modelled release
+  n.starttime_init = arch::applied("ppc-vtime-boot-starttime", cfg.version);  // 6.12.101+
   n.tb_hz = cpu.tb_hz;
   const auto sc = tb_scale_of(cpu.tb_hz);
   n.tb_scale = sc.scale;
@@ -91,7 +91,7 @@ class NativeBackend {
     const UL spurr = spurr_at(i, e, now);
     now_ = now;
     cur_event_ = i;
-    if (!started_[cpu]) start(cpu, now);
+    if (!started_[cpu]) start(cpu, now, spurr);
     flushed_step_ = false;
     const auto cur = x.cur;
     const bool user = !kernel_side(x);
@@ -264,12 +264,16 @@ class NativeBackend {
     std::uint64_t tb = 0, tb_ts = 0, sp = 0, sp_ts = 0, now64 = 0;
     bool tb_set = false, sp_set = false;
   };
-  // Boot: the accounting data is zero (paca / thread_info); the 2026 fix starts the clock at the TB.
-  void start(std::uint32_t cpu, UL now) {
+  // Boot: the accounting data is zero (paca / thread_info). With the boot-starttime patch,
+  // vtime_reset() on the running (idle) context from init_decrementer_clockevent() (boot CPU)
+  // and secondary_cpu_time_init(): starttime = mftb(), startspurr = read_spurr(starttime) if
+  // scaled; starttime_user is not touched (a user exit sets it before a user entry reads it).
+  void start(std::uint32_t cpu, UL now, UL spurr) {
     started_[cpu] = true;
     if (cfg_.starttime_init) {
-      for (std::uint32_t t = 0; t < accts_.size(); ++t)
-        if (!cfg_.per_task || t == cpu) accts_[t].starttime = accts_[t].starttime_user = now;
+      auto& a = accts_[cpu];  // per CPU, or on PPC32 the CPU's idle task (task index cpu)
+      a.starttime = now;
+      if (cfg_.scaled) a.startspurr = spurr;
       origin_[cpu] = now;
     } else {
       origin_[cpu] = 0;

@@ -27,7 +27,7 @@ struct NativeCfg {
   bool copy_startspurr = false;  // PPC32 4.11..4.19: the switch also hands over startspurr
   bool zero_on_switch = false;   // PPC32 4.7..4.10: arch_vtime_task_switch zeroes the incoming user/system time
   bool splpar = false;           // shared-processor LPAR: steal from the dispatch trace log
-  bool starttime_init = false;   // starttime set from the TB at boot (the 2026 fix), else 0
+  bool starttime_init = false;   // vtime_reset() at boot and CPU bring-up (6.12.101+), else 0
   std::uint64_t tb_hz = 512'000'000;
   std::uint64_t tb_scale = 0;                  // tb_to_ns_scale (time_init)
   unsigned tb_shift = 0;                       // tb_to_ns_shift

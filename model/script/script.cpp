@@ -31,16 +31,10 @@ bool on_off(const Arg& a) {
 }
 
 arch::KVersion version(const Arg& a) {
-  const auto dot = a.s.find('.');
-  unsigned ma = 0, mi = 0;
-  auto whole = [](std::string_view s, unsigned& v) {
-    auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-    return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
-  };
-  if (dot == std::string_view::npos || !whole(a.s.substr(0, dot), ma) || !whole(a.s.substr(dot + 1), mi) || ma < 2 ||
-      ma > 9 || mi > 99)
-    a.fail("version must be MAJOR.MINOR, e.g. 6.6");
-  return arch::v(ma, mi);
+  const auto ver = arch::parse_version(a.s);
+  if (!ver || ver->major < 2 || ver->major > 9 || ver->minor > 99)
+    a.fail("version must be MAJOR.MINOR[.POINT] or a distro build (e.g. 6.6, 6.1.192, 6.1.192-3)");
+  return *ver;
 }
 
 namespace detail {

@@ -63,7 +63,7 @@ std::uint64_t number(const Arg&, std::uint64_t lo, std::uint64_t hi, std::string
 // The index of a.s in `names` ("unknown WHAT 'x' (a, b, ...)").
 std::size_t choice(const Arg&, std::span<const std::string_view> names, std::string_view what);
 bool on_off(const Arg&);
-arch::KVersion version(const Arg&);  // MAJOR.MINOR, 2..9 . 0..99
+arch::KVersion version(const Arg&);  // MAJOR.MINOR[.POINT] (2..9 . 0..99) or a distro build
 
 // The source line of event i (0 when the program was built in code).
 template <class Program>

@@ -18,9 +18,9 @@ struct IrqTime {  // struct irqtime (4.11+)
   BOOST_HANA_DEFINE_STRUCT(IrqTime, (u64<D>, total), (u64<D>, tick_delta), (u64<D>, irq_start_time));
 };
 template <class D>
-struct RqClock {  // the clock part of struct rq
+struct RqClock {  // the clock part of struct rq; steal_dropped is the model's (108ad0999085)
   BOOST_HANA_DEFINE_STRUCT(RqClock, (u64<D>, clock), (u64<D>, clock_task), (u64<D>, prev_irq_time),
-                           (u64<D>, prev_steal_time_rq));
+                           (u64<D>, prev_steal_time_rq), (u64<D>, steal_dropped));
 };
 template <class D>
 struct CpuAcct {
@@ -44,7 +44,7 @@ CpuAcct<D> zero_cpu(D& d) {
   c.cpustat.fill(z);
   c.prev_steal_time = c.steal_clock = z;
   c.irqtime = {z, z, z};
-  c.rq = {z, z, z, z};
+  c.rq = {z, z, z, z, z};
   return c;
 }
 template <class D>

@@ -14,11 +14,19 @@ inline constexpr std::uint32_t SOFTIRQ_OFFSET = 1u << 8;
 inline constexpr std::uint32_t HARDIRQ_OFFSET = 1u << 16;
 inline constexpr std::uint32_t SOFTIRQ_MASK = 0xffu << 8;
 inline constexpr std::uint32_t HARDIRQ_MASK = 0xfu << 16;
+inline constexpr std::uint32_t NMI_MASK = 0xfu << 20;  // NMI_BITS 4 (6.1.192, 6.12.117)
+// irq_count(): NMI | hardirq | softirq (without PREEMPT_RT; 6.1.192 and 6.12.117 preempt.h).
+inline constexpr std::uint32_t irq_count(std::uint32_t preempt_count) {
+  return preempt_count & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_MASK);
+}
 
 struct TickCfg {
   bool irq_time = false;                // CONFIG_IRQ_TIME_ACCOUNTING with sched_clock_irqtime on
   bool steal = false;                   // paravirt steal accounting enabled
   std::uint64_t tick_nsec = 4'000'000;  // TICK_NSEC for the config's HZ
+  // 108ad0999085 (6.14; 6.12.14, 6.1.129): update_rq_clock_task() drops steal beyond the
+  // elapsed delta instead of taking it out of later updates.
+  bool steal_drop_excess = false;
 };
 
 // The CPU context at an accounting call, as the kernel sees it (concrete: it comes from the
@@ -65,8 +73,7 @@ void account_idle_time(D& d, CpuAcct<D>& c, const TickCtx& x, u64<D> t) {
 template <class D>
 void account_system_time(D& d, CpuAcct<D>& c, TaskAcct<D>& p, const TickCtx& x, std::uint32_t hardirq_offset,
                          u64<D> t) {
-  const std::uint32_t irq_count = x.preempt_count & (HARDIRQ_MASK | SOFTIRQ_MASK);
-  if (x.pf_vcpu && irq_count - hardirq_offset == 0) return account_guest_time(d, c, p, x, t);
+  if (x.pf_vcpu && irq_count(x.preempt_count) - hardirq_offset == 0) return account_guest_time(d, c, p, x, t);
   Usage idx = SYSTEM;
   if ((x.preempt_count & HARDIRQ_MASK) - hardirq_offset)
     idx = IRQ;
@@ -137,10 +144,9 @@ void account_process_tick(D& d, const TickCfg& cfg, CpuAcct<D>& c, TaskAcct<D>& 
       d, d.ult(steal, cputime),
       [&](CpuAcct<D>& sc, TaskAcct<D>& sp) {
         auto t = d.sub(cputime, steal);
-        const std::uint32_t irq_count = x.preempt_count & (HARDIRQ_MASK | SOFTIRQ_MASK);
         if (x.user_tick)
           account_user_time(d, sc, sp, x, t);
-        else if (!x.is_idle || irq_count != HARDIRQ_OFFSET)
+        else if (!x.is_idle || irq_count(x.preempt_count) != HARDIRQ_OFFSET)
           account_system_time(d, sc, sp, x, HARDIRQ_OFFSET, t);
         else
           account_idle_time(d, sc, x, t);
@@ -148,10 +154,17 @@ void account_process_tick(D& d, const TickCfg& cfg, CpuAcct<D>& c, TaskAcct<D>& 
       c, p);
 }
 
-// account_idle_ticks(ticks) (4.11+): idle ticks credited on exit from nohz idle.
+// account_idle_ticks(unsigned long ticks) (4.11+): idle ticks credited on exit from nohz idle.
+// With irq time it calls irqtime_account_idle_ticks(int ticks): the count is truncated to int
+// and TICK_NSEC (a long) times a negative int sign-extends (6.1.192, 6.12.117 cputime.c).
 template <class D>
 void account_idle_ticks(D& d, const TickCfg& cfg, CpuAcct<D>& c, TaskAcct<D>& idle, const TickCtx& x, u64<D> ticks) {
-  if (cfg.irq_time) return irqtime_account_process_tick(d, cfg, c, idle, x, ticks);
+  if (cfg.irq_time) {
+    auto t32 = d.template zext<64>(d.template trunc<32>(ticks));
+    auto neg = d.ule(d.template lit<64>(0x8000'0000u), t32);
+    auto as_int = d.select(neg, d.add(t32, d.template lit<64>(0xffff'ffff'0000'0000ull)), t32);
+    return irqtime_account_process_tick(d, cfg, c, idle, x, as_int);
+  }
   auto cputime = d.mul(d.template lit<64>(cfg.tick_nsec), ticks);
   auto steal = steal_account_process_time(d, cfg, c, d.template lit<64>(~std::uint64_t{0}));
   when_each(
@@ -176,7 +189,8 @@ void irqtime_account_irq(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> now, Ir
 }
 
 // update_rq_clock(rq) + update_rq_clock_task(rq, delta) (6.1): clock_task advances by the
-// elapsed time minus irq time and steal, each clamped to what is left.
+// elapsed time minus irq time and steal, each clamped to what is left; steal beyond that stays
+// pending, or with 108ad0999085 is dropped (counted in the model's rq.steal_dropped).
 template <class D>
 void update_rq_clock(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> now) {
   auto delta = d.sub(now, c.rq.clock);
@@ -193,7 +207,12 @@ void update_rq_clock(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> now) {
         }
         if (cfg.steal) {
           auto st = d.min(d.sub(s.steal_clock, s.rq.prev_steal_time_rq), left);
-          s.rq.prev_steal_time_rq = d.add(s.rq.prev_steal_time_rq, st);
+          if (cfg.steal_drop_excess) {  // 108ad0999085: prev_steal_time_rq = the steal clock read
+            s.rq.steal_dropped = d.add(s.rq.steal_dropped, d.sub(d.sub(s.steal_clock, s.rq.prev_steal_time_rq), st));
+            s.rq.prev_steal_time_rq = s.steal_clock;
+          } else {
+            s.rq.prev_steal_time_rq = d.add(s.rq.prev_steal_time_rq, st);
+          }
           left = d.sub(left, st);
         }
         s.rq.clock_task = d.add(s.rq.clock_task, left);
