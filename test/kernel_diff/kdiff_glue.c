@@ -1,0 +1,120 @@
+/* One build of the extracted kernel functions (KD_PFX names it: tree and division flavour) and
+ * the table that the test calls them through. Compiled once per tree x flavour. */
+#include <setjmp.h>
+#include <string.h>
+
+#include "kshim.h"
+/* generated from the tarball by tools/kernel-diff/extract.py */
+#include "macros.h"
+#include "rename.h"
+#include "math64.inc"
+#ifdef KD_X86
+#include "div64_x86.inc"
+#else
+#include "div64_generic.inc"
+#endif
+#include "cputime.inc"
+
+#include "kdiff.h"
+#include "kdiff_trap.h"
+
+struct kd_cpustat_s kd_kcpustat;
+struct rq kd_rq;
+struct irqtime cpu_irqtime;
+struct task_struct *kd_current, *kd_ksoftirqd;
+unsigned int kd_preempt_count;
+u64 kd_sched_clock, kd_steal_clock;
+bool paravirt_steal_enabled;
+int sched_clock_irqtime;
+
+static struct task_struct task, other;
+
+static sigjmp_buf trap_jmp;
+
+static uint64_t kd_mul(uint64_t a, uint64_t b, uint64_t c, int* trapped) {
+  kd_arm_traps();
+  kd_trap_target = &trap_jmp;
+  volatile uint64_t r = 0;
+  *trapped = 0;
+  if (sigsetjmp(trap_jmp, 0)) {
+    *trapped = 1;
+    return 0;
+  }
+  r = mul_u64_u64_div_u64(a, b, c);
+  return r;
+}
+
+static void kd_adjust(const uint64_t curr[3], uint64_t prev[2], uint64_t out[2], int* trapped) {
+  kd_arm_traps();
+  kd_trap_target = &trap_jmp;
+  struct task_cputime tc = {.utime = curr[0], .stime = curr[1], .sum_exec_runtime = curr[2]};
+  static struct prev_cputime pc;
+  u64 ut = 0, st = 0;
+  pc.utime = prev[0];
+  pc.stime = prev[1];
+  *trapped = 0;
+  if (sigsetjmp(trap_jmp, 0)) {
+    *trapped = 1;
+    return;
+  }
+  cputime_adjust(&tc, &pc, &ut, &st);
+  prev[0] = pc.utime;
+  prev[1] = pc.stime;
+  out[0] = ut;
+  out[1] = st;
+}
+
+static void load(const struct kd_cpu* c, const struct kd_task* p, const struct kd_ctx* x) {
+  memcpy(kd_kcpustat.cpustat, c->cpustat, sizeof c->cpustat);
+  kd_rq.prev_steal_time = c->prev_steal_time;
+  kd_steal_clock = c->steal_clock;
+  cpu_irqtime.total = c->irq_total;
+  cpu_irqtime.tick_delta = c->irq_tick_delta;
+  cpu_irqtime.irq_start_time = c->irq_start_time;
+  kd_rq.nr_iowait.counter = x->nr_iowait;
+  kd_rq.idle = x->is_idle ? &task : &other;
+  kd_ksoftirqd = x->is_ksoftirqd ? &task : &other;
+  kd_current = &task;
+  kd_preempt_count = x->preempt_count;
+  sched_clock_irqtime = x->irq_time;
+  paravirt_steal_enabled = x->steal;
+  if (p) {
+    task.utime = p->utime;
+    task.stime = p->stime;
+    task.gtime = p->gtime;
+  }
+  task.flags = x->pf_vcpu ? PF_VCPU : 0;
+  task.nice = x->nice_pos ? 1 : 0;
+}
+static void store(struct kd_cpu* c, struct kd_task* p) {
+  memcpy(c->cpustat, kd_kcpustat.cpustat, sizeof c->cpustat);
+  c->prev_steal_time = kd_rq.prev_steal_time;
+  c->steal_clock = kd_steal_clock;
+  c->irq_total = cpu_irqtime.total;
+  c->irq_tick_delta = cpu_irqtime.tick_delta;
+  c->irq_start_time = cpu_irqtime.irq_start_time;
+  if (p) {
+    p->utime = task.utime;
+    p->stime = task.stime;
+    p->gtime = task.gtime;
+  }
+}
+
+static void kd_tick(struct kd_cpu* c, struct kd_task* p, const struct kd_ctx* x) {
+  load(c, p, x);
+  account_process_tick(&task, x->user_tick);
+  store(c, p);
+}
+static void kd_idle_ticks(struct kd_cpu* c, struct kd_task* p, const struct kd_ctx* x, unsigned long ticks) {
+  load(c, p, x);
+  account_idle_ticks(ticks);
+  store(c, p);
+}
+static void kd_irq(struct kd_cpu* c, const struct kd_ctx* x, uint64_t now, unsigned offset) {
+  load(c, 0, x);
+  kd_sched_clock = now;
+  irqtime_account_irq(&task, offset);
+  store(c, 0);
+}
+
+const struct kd_api KD_SYM(api) = {KD_NAME, kd_mul, kd_adjust, kd_tick, kd_idle_ticks, kd_irq};

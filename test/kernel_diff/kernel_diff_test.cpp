@@ -1,0 +1,518 @@
+// The kernel's own accounting functions, cut out of Debian's linux-source-6.1 (6.1.192) and
+// linux-source-6.12 (6.12.117) at build time and compiled in user space (kdiff_glue.c), against
+// the model's public functions on the same inputs: pinned inputs, edge values (0, 1, near 2^32,
+// 2^63 and 2^64, equal operands) and random ones. A disagreement fails the test unless it falls
+// in a class that docs/kernel-diff.md documents as an input the kernel's callers never pass.
+//
+// KACCT_KERNEL_DIFF_N=<n> sets the random inputs per function and tree (campaigns:
+// tools/kernel-diff/campaign.sh); KACCT_KERNEL_DIFF_SAMPLE=<hex> replays one input.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "arch/version.hpp"
+#include "model/cputime/cputime_adjust.hpp"
+#include "model/tick/tick.hpp"
+#include "test/kernel_diff/kdiff.h"
+
+namespace {
+using namespace kacct;
+using model::AdjustCfg;
+using u64 = std::uint64_t;
+
+// ---- which model configuration stands for a Debian tree: the one place to change.
+struct ModelConfig {
+  arch::KVersion ver;
+  std::uint64_t tick_nsec;  // Debian's amd64 configs: CONFIG_HZ=250 (the glue is built with HZ=250)
+};
+ModelConfig model_config_for_tree(std::string_view tree) {
+  if (tree == "6.1.192") return {arch::v(6, 1), 4'000'000};
+  if (tree == "6.12.117") return {arch::v(6, 12), 4'000'000};
+  throw std::invalid_argument("model_config_for_tree: no model config for " + std::string(tree));
+}
+
+struct Tree {
+  const char* name;
+  const kd_api* x86;  // mul_u64_u64_div_u64() from arch/x86/include/asm/div64.h (mulq; divq)
+  const kd_api* gen;  // the generic C one of lib/math/div64.c (arm64, riscv, ...)
+};
+const Tree trees[] = {{"6.1.192", &k61x86_api, &k61gen_api}, {"6.12.117", &k612x86_api, &k612gen_api}};
+
+// ---- inputs
+struct Rng {  // splitmix64: the sample's seed alone replays it
+  u64 s;
+  u64 next() {
+    u64 z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  u64 below(u64 n) { return next() % n; }
+  bool coin() { return next() & 1; }
+};
+u64 mix(u64 x) { return Rng{x}.next(); }
+
+// A value from the classes that break integer code, or a plain random one of random magnitude.
+u64 edge(Rng& r) {
+  switch (r.below(12)) {
+    case 0: return 0;
+    case 1: return 1 + r.below(3);
+    case 2: return (u64{1} << 32) - 2 + r.below(4);  // near 2^32
+    case 3: return (u64{1} << 63) - 2 + r.below(4);  // near 2^63
+    case 4: return ~u64{0} - r.below(3);             // near 2^64
+    case 5: return (u64{1} << r.below(64)) + r.below(3) - 1;
+    case 6: return r.next() & 0xffffffffull;
+    case 7: return r.next();
+    default: return r.next() >> r.below(64);  // log-uniform magnitude
+  }
+}
+
+unsigned env_count(unsigned fallback) {
+  const char* s = std::getenv("KACCT_KERNEL_DIFF_N");
+  return s ? unsigned(std::strtoul(s, nullptr, 10)) : fallback;
+}
+std::optional<u64> env_sample() {
+  const char* s = std::getenv("KACCT_KERNEL_DIFF_SAMPLE");
+  if (!s) return std::nullopt;
+  return std::strtoull(s, nullptr, 16);
+}
+
+// ---- disagreements
+struct Report {
+  explicit Report(std::string t) : test(std::move(t)) {}
+  std::string test;
+  unsigned runs = 0, agree = 0, unexplained = 0;
+  std::map<std::string, unsigned> explained;  // reason -> count
+  std::map<std::string, unsigned> causes;     // unexplained: likely cause -> count
+  std::vector<std::string> shown;
+
+  // input: a short description; k/m: both results; why: documented reason or "" (a failure)
+  void disagree(u64 seed, const std::function<std::string()>& input, const std::string& k, const std::string& m,
+                const std::string& why, const std::string& cause = "") {
+    if (!why.empty()) {
+      ++explained[why];
+      return;
+    }
+    ++unexplained;
+    const std::string c = cause.empty() ? "unknown" : cause;
+    // the first few of each cause, so that a rare cause is not hidden behind a frequent one
+    if (causes[c]++ < 3)
+      shown.push_back(fmt::format(
+          "  input: {}\n  kernel: {}\n  model:  {}\n  likely cause: {}\n  replay: KACCT_KERNEL_DIFF_SAMPLE={:x} {} "
+          "--gtest_filter={}",
+          input(), k, m, c, seed, ::testing::internal::GetArgvs()[0], test));
+  }
+  void finish(const std::string& what) {
+    std::string s =
+        fmt::format("{}: {} inputs, {} agree, {} unexplained disagreements", what, runs, agree, unexplained);
+    for (const auto& [why, n] : explained) s += fmt::format("\n  {} documented ({})", n, why);
+    for (const auto& [c, n] : causes) s += fmt::format("\n  {} unexplained, likely cause: {}", n, c);
+    std::printf("%s\n", s.c_str());
+    for (const auto& x : shown) std::printf("DISAGREEMENT %s\n%s\n", what.c_str(), x.c_str());
+    EXPECT_EQ(unexplained, 0u) << what;
+  }
+};
+
+// Run `one(seed)` on the pinned seeds (pinned inputs are coded by seed < pinned) and n random ones.
+void campaign(unsigned n, unsigned pinned, const std::function<void(u64)>& one) {
+  if (auto s = env_sample()) return one(*s);
+  for (u64 i = 0; i < pinned; ++i) one(i);
+  const u64 base = 0x6b616363745f6b64ull;  // fixed: the test is deterministic; replay by seed
+  for (u64 i = 0; i < n; ++i) one(std::max<u64>(mix(base + i), pinned));
+}
+
+std::string hex3(u64 a, u64 b, u64 c) { return fmt::format("a={} b={} c={}", a, b, c); }
+
+// ---- Documented inputs the kernel's callers never pass (docs/kernel-diff.md, "Inputs the
+// callers never pass"): a disagreement on one of these is counted, not failed. Each class is
+// one where the model reports an obligation (undefined behaviour in C) or the kernel narrows a
+// type, and no caller can reach it.
+bool failed(const Concrete& d, std::string_view site) {
+  for (auto s : d.failed)
+    if (s == site) return true;
+  return false;
+}
+// Likely causes of unexplained disagreements, printed to help whoever fixes the model.
+const char* const cause_u64_max =
+    "generic mul_u64_u64_div_u64 since b29a62d87cc0 returns U64_MAX when the quotient does not fit; the model "
+    "records an obligation";
+const char* const cause_clamp = "the model's era lacks the stime <= rtime clamp of 77baa5bafcbe (a stable backport)";
+
+std::string mul_reason(u64 a, u64 b, u64 c, const Concrete& d) {
+  if (c == 0 && failed(d, "mul_u64_u64_div_u64.div_nonzero"))
+    return "division by zero (undefined; cputime_adjust divides by stime + utime, both nonzero)";
+  if (failed(d, "mul_u64_u64_div_u64.shift") && a >= (u64{1} << 63) && b >= (u64{1} << 63))
+    return "generic shift by 64 (undefined; needs stime and rtime >= 2^63 ns)";
+  return "";
+}
+std::string adjust_reason(const u64 curr[3], const Concrete& d) {
+  if (curr[0] + curr[1] == 0 &&
+      (failed(d, "cputime_adjust.div_nonzero") || failed(d, "mul_u64_u64_div_u64.div_nonzero")))
+    return "stime + utime wraps to 0 (division by zero; 2^64 ns of task time)";
+  if (failed(d, "mul_u64_u64_div_u64.shift") && curr[1] >= (u64{1} << 63) && curr[2] >= (u64{1} << 63))
+    return "generic shift by 64 (undefined; needs stime and rtime >= 2^63 ns)";
+  return "";
+}
+
+// ---- mul_u64_u64_div_u64(a, b, c) against model::scale() of the era's division
+TEST(KernelDiff, MulU64U64DivU64) {
+  const unsigned n = env_count(1'000'000);
+  for (const auto& t : trees) {
+    const auto mc = model_config_for_tree(t.name);
+    for (bool x86 : {true, false}) {
+      const kd_api* k = x86 ? t.x86 : t.gen;
+      const AdjustCfg cfg = model::adjust_cfg(mc.ver, x86);
+      Report rep{"KernelDiff.MulU64U64DivU64"};
+      campaign(n, 0, [&](u64 seed) {
+        Rng r{seed};
+        u64 a = edge(r), b = edge(r), c = edge(r);
+        switch (r.below(6)) {  // equal operands
+          case 0: b = a; break;
+          case 1: c = b; break;
+          case 2: c = a; break;
+          default: break;
+        }
+        // the cputime_adjust shape: c = a + something
+        if (r.below(4) == 0) c = a + edge(r);
+        int trapped = 0;
+        u64 kv = k->mul_u64_u64_div_u64(a, b, c, &trapped);
+        Concrete d;
+        u64 mv = model::scale(d, cfg.div, a, b, c);
+        ++rep.runs;
+        const bool mtrap = !d.ok();
+        if (bool(trapped) == mtrap && (mtrap || kv == mv)) {
+          ++rep.agree;
+          return;
+        }
+        std::string ks = trapped ? "trap (#DE / division by zero)" : fmt::format("{}", kv);
+        std::string ms =
+            mtrap ? fmt::format("{} with failed obligation {}", mv, d.failed.front()) : fmt::format("{}", mv);
+        rep.disagree(
+            seed, [&] { return hex3(a, b, c); }, ks, ms, mul_reason(a, b, c, d),
+            !trapped && kv == ~u64{0} && failed(d, "mul_u64_u64_div_u64.quotient_fits") ? cause_u64_max : "");
+      });
+      rep.finish(fmt::format("mul_u64_u64_div_u64 {} {}", t.name, x86 ? "x86-64" : "generic"));
+    }
+  }
+}
+
+// ---- cputime_adjust(): short sequences on one prev_cputime, as repeated reads of one task do
+TEST(KernelDiff, CputimeAdjust) {
+  const unsigned n = env_count(1'000'000);
+  // Pinned: the 2024 arm64 report (generic division, stime > rtime after the division).
+  struct Pin {
+    u64 utime, stime, rtime, prev_u, prev_s;
+  };
+  const Pin pins[] = {{1416780000, 175136586720000, 135989749728000, 0, 0}};
+  for (const auto& t : trees) {
+    const auto mc = model_config_for_tree(t.name);
+    for (bool x86 : {true, false}) {
+      const kd_api* k = x86 ? t.x86 : t.gen;
+      const AdjustCfg cfg = model::adjust_cfg(mc.ver, x86);
+      Report rep{"KernelDiff.CputimeAdjust"};
+      campaign(n, std::size(pins), [&](u64 seed) {
+        Rng r{seed};
+        u64 kprev[2], curr[3];
+        unsigned calls;
+        if (seed < std::size(pins)) {
+          const auto& p = pins[seed];
+          curr[0] = p.utime, curr[1] = p.stime, curr[2] = p.rtime, kprev[0] = p.prev_u, kprev[1] = p.prev_s;
+          calls = 1;
+        } else {
+          const bool zero_prev = r.coin();
+          kprev[0] = zero_prev ? 0 : edge(r);
+          kprev[1] = zero_prev ? 0 : edge(r);
+          curr[0] = edge(r), curr[1] = edge(r), curr[2] = edge(r);
+          if (r.below(4) == 0) curr[1] = curr[0];
+          calls = 1 + unsigned(r.below(3));
+        }
+        model::PrevCputime<Concrete> mprev{kprev[0], kprev[1]};
+        for (unsigned call = 0; call < calls; ++call) {
+          if (call > 0) {  // the task ran on: every counter grows (or wraps, rarely)
+            const unsigned sh = unsigned(r.below(64));
+            curr[0] += r.coin() ? r.next() >> sh : 0;
+            curr[1] += r.coin() ? r.next() >> sh : 0;
+            curr[2] += r.next() >> sh;
+          }
+          const u64 in_prev[2] = {kprev[0], kprev[1]};
+          auto input = [&] {
+            return fmt::format("call {} of {}: utime={} stime={} rtime={} prev=({}, {})", call + 1, calls, curr[0],
+                               curr[1], curr[2], in_prev[0], in_prev[1]);
+          };
+          u64 kout[2] = {0, 0};
+          int trapped = 0;
+          k->cputime_adjust(curr, kprev, kout, &trapped);
+          Concrete d;
+          model::TaskCputime<Concrete> mc_{curr[0], curr[1], curr[2]};
+          auto mout = model::cputime_adjust(d, cfg, mc_, mprev);
+          ++rep.runs;
+          const bool mtrap = !d.ok();
+          const bool same = bool(trapped) == mtrap && (mtrap || (kout[0] == mout.utime && kout[1] == mout.stime &&
+                                                                 kprev[0] == mprev.utime && kprev[1] == mprev.stime));
+          if (same) {
+            ++rep.agree;
+            if (trapped) return;
+            continue;
+          }
+          std::string ks = trapped ? "trap" : fmt::format("(utime {}, stime {})", kout[0], kout[1]);
+          std::string ms = mtrap ? fmt::format("failed obligation {}", d.failed.front())
+                                 : fmt::format("(utime {}, stime {})", mout.utime, mout.stime);
+          std::string cause;
+          if (!trapped) {  // would the stime <= rtime clamp, or U64_MAX on overflow, explain it?
+            Concrete d2;
+            model::PrevCputime<Concrete> p2{in_prev[0], in_prev[1]};
+            AdjustCfg c2 = cfg;
+            c2.era = model::AdjustEra::ClampToRtime;
+            auto o2 = model::cputime_adjust(d2, c2, mc_, p2);
+            if (cfg.era != c2.era && d2.ok() && o2.utime == kout[0] && o2.stime == kout[1])
+              cause = cause_clamp;
+            else if (failed(d, "cputime_adjust.div_nonzero") == false && failed(d, "mul_u64_u64_div_u64.quotient_fits"))
+              cause = cause_u64_max;
+          }
+          rep.disagree(seed, input, ks, ms, adjust_reason(curr, d), cause);
+          return;  // the states differ from here on
+        }
+      });
+      rep.finish(fmt::format("cputime_adjust {} {}", t.name, x86 ? "x86-64" : "generic"));
+    }
+  }
+}
+
+// ---- the tick: state and context
+struct TickInput {
+  kd_cpu c{};
+  kd_task p{};
+  kd_ctx x{};
+};
+TickInput random_tick_input(Rng& r) {
+  TickInput in;
+  for (auto& v : in.c.cpustat) v = r.below(3) ? r.next() >> r.below(64) : edge(r);
+  // pending steal (steal_clock - prev_steal_time): mostly below a tick, sometimes huge or "negative"
+  in.c.prev_steal_time = edge(r);
+  switch (r.below(4)) {
+    case 0: in.c.steal_clock = in.c.prev_steal_time; break;
+    case 1: in.c.steal_clock = in.c.prev_steal_time + r.below(8'000'000); break;
+    default: in.c.steal_clock = edge(r); break;
+  }
+  in.c.irq_total = edge(r);
+  in.c.irq_tick_delta = r.coin() ? r.below(8'000'000) : edge(r);
+  in.c.irq_start_time = edge(r);
+  in.p = {edge(r), edge(r), edge(r)};
+  auto& x = in.x;
+  x.user_tick = r.coin();
+  x.is_idle = r.below(3) == 0;
+  x.is_ksoftirqd = r.below(4) == 0;
+  x.pf_vcpu = r.below(4) == 0;
+  x.nice_pos = r.coin();
+  x.nr_iowait = r.coin();
+  x.irq_time = r.coin();
+  x.steal = r.coin();
+  if (r.below(5)) {  // as the timer interrupt sees it: its own hardirq, maybe nested, softirq, bh off
+    x.preempt_count = unsigned((1 + r.below(2)) * model::HARDIRQ_OFFSET + (r.coin() ? model::SOFTIRQ_OFFSET : 0) +
+                               (r.below(4) == 0 ? 2 * model::SOFTIRQ_OFFSET : 0) + r.below(3));
+  } else if (r.coin()) {
+    x.preempt_count = unsigned(r.next());
+  } else {  // a tick taken inside an NMI, or an NMI count otherwise plausible
+    x.preempt_count = unsigned(model::HARDIRQ_OFFSET + (r.coin() ? model::SOFTIRQ_OFFSET : 0) + (1u << 20));
+  }
+  return in;
+}
+model::TickCtx model_ctx(const kd_ctx& x) {
+  model::TickCtx t;
+  t.user_tick = x.user_tick;
+  t.preempt_count = x.preempt_count;
+  t.is_idle = x.is_idle;
+  t.is_ksoftirqd = x.is_ksoftirqd;
+  t.pf_vcpu = x.pf_vcpu;
+  t.nice_pos = x.nice_pos;
+  t.nr_iowait = x.nr_iowait;
+  return t;
+}
+struct ModelTick {
+  model::CpuAcct<Concrete> c;
+  model::TaskAcct<Concrete> p;
+  model::TickCfg cfg;
+};
+ModelTick model_state(const TickInput& in, const ModelConfig& mc) {
+  Concrete d;
+  ModelTick m{model::zero_cpu(d), model::zero_task(d), {}};
+  for (unsigned i = 0; i < model::NR_STATS; ++i) m.c.cpustat[i] = in.c.cpustat[i];
+  m.c.prev_steal_time = in.c.prev_steal_time;
+  m.c.steal_clock = in.c.steal_clock;
+  m.c.irqtime = {in.c.irq_total, in.c.irq_tick_delta, in.c.irq_start_time};
+  m.p.utime = in.p.utime, m.p.stime = in.p.stime, m.p.gtime = in.p.gtime;
+  m.cfg.irq_time = in.x.irq_time;
+  m.cfg.steal = in.x.steal;
+  m.cfg.tick_nsec = mc.tick_nsec;
+  return m;
+}
+std::string describe(const kd_cpu& c, const kd_task& p) {
+  std::string s = "cpustat=[";
+  for (unsigned i = 0; i < model::NR_STATS; ++i) s += fmt::format("{}{}", i ? " " : "", c.cpustat[i]);
+  return s + fmt::format(
+                 "] prev_steal_time={} steal_clock={} irqtime=(total {}, tick_delta {}, irq_start_time {}) "
+                 "task=(utime {}, stime {}, gtime {})",
+                 c.prev_steal_time, c.steal_clock, c.irq_total, c.irq_tick_delta, c.irq_start_time, p.utime, p.stime,
+                 p.gtime);
+}
+std::string describe(const kd_ctx& x) {
+  return fmt::format(
+      "preempt_count={:#x} user_tick={} idle={} ksoftirqd={} pf_vcpu={} nice>0={} nr_iowait>0={} "
+      "irq_time={} steal={}",
+      x.preempt_count, x.user_tick, x.is_idle, x.is_ksoftirqd, x.pf_vcpu, x.nice_pos, x.nr_iowait, x.irq_time, x.steal);
+}
+kd_cpu from_model(const model::CpuAcct<Concrete>& c) {
+  kd_cpu k{};
+  for (unsigned i = 0; i < model::NR_STATS; ++i) k.cpustat[i] = c.cpustat[i];
+  k.prev_steal_time = c.prev_steal_time;
+  k.steal_clock = c.steal_clock;
+  k.irq_total = c.irqtime.total, k.irq_tick_delta = c.irqtime.tick_delta, k.irq_start_time = c.irqtime.irq_start_time;
+  return k;
+}
+bool same(const kd_cpu& a, const kd_cpu& b) {
+  for (unsigned i = 0; i < model::NR_STATS; ++i)
+    if (a.cpustat[i] != b.cpustat[i]) return false;
+  return a.prev_steal_time == b.prev_steal_time && a.steal_clock == b.steal_clock && a.irq_total == b.irq_total &&
+         a.irq_tick_delta == b.irq_tick_delta && a.irq_start_time == b.irq_start_time;
+}
+bool same(const kd_task& a, const model::TaskAcct<Concrete>& b) {
+  return a.utime == b.utime && a.stime == b.stime && a.gtime == b.gtime;
+}
+
+// Documented inputs the kernel's callers never pass (docs/kernel-diff.md, "Inputs callers never pass").
+std::string tick_reason(const kd_ctx& x) {
+  if (x.preempt_count & 0xf00000u) return "NMI bits in preempt_count: the tick never runs in NMI";
+  return "";
+}
+
+TEST(KernelDiff, AccountProcessTick) {
+  const unsigned n = env_count(1'000'000);
+  for (const auto& t : trees) {
+    const auto mc = model_config_for_tree(t.name);
+    Report rep{"KernelDiff.AccountProcessTick"};
+    campaign(n, 0, [&](u64 seed) {
+      Rng r{seed};
+      TickInput in = random_tick_input(r);
+      const TickInput before = in;
+      auto input = [&] { return describe(before.c, before.p) + " " + describe(before.x); };
+      ModelTick m = model_state(in, mc);
+      t.x86->account_process_tick(&in.c, &in.p, &in.x);
+      Concrete d;
+      model::account_process_tick(d, m.cfg, m.c, m.p, model_ctx(in.x));
+      ++rep.runs;
+      kd_cpu mk = from_model(m.c);
+      if (d.ok() && same(in.c, mk) && same(in.p, m.p)) {
+        ++rep.agree;
+        return;
+      }
+      rep.disagree(seed, input, describe(in.c, in.p), describe(mk, {m.p.utime, m.p.stime, m.p.gtime}),
+                   tick_reason(in.x));
+    });
+    rep.finish(fmt::format("account_process_tick {}", t.name));
+  }
+}
+
+TEST(KernelDiff, AccountIdleTicks) {
+  const unsigned n = env_count(1'000'000);
+  for (const auto& t : trees) {
+    const auto mc = model_config_for_tree(t.name);
+    Report rep{"KernelDiff.AccountIdleTicks"};
+    campaign(n, 0, [&](u64 seed) {
+      Rng r{seed};
+      TickInput in = random_tick_input(r);
+      in.x.user_tick = 0;  // tick_nohz_account_idle_time() runs in the idle task, outside irq
+      in.x.preempt_count = unsigned(r.below(3));
+      const u64 ticks = r.below(3) ? 1 + r.below(r.coin() ? 100 : 100'000) : edge(r);
+      const TickInput before = in;
+      auto input = [&] {
+        return fmt::format("ticks={} ", ticks) + describe(before.c, before.p) + " " + describe(before.x);
+      };
+      ModelTick m = model_state(in, mc);
+      t.x86->account_idle_ticks(&in.c, &in.p, &in.x, ticks);
+      Concrete d;
+      model::account_idle_ticks(d, m.cfg, m.c, m.p, model_ctx(in.x), ticks);
+      ++rep.runs;
+      kd_cpu mk = from_model(m.c);
+      if (d.ok() && same(in.c, mk) && same(in.p, m.p)) {
+        ++rep.agree;
+        return;
+      }
+      std::string why;
+      if (in.x.irq_time && ticks > 0x7fffffffu) why = "irqtime_account_idle_ticks(int): more than INT_MAX idle ticks";
+      rep.disagree(seed, input, describe(in.c, in.p), describe(mk, {m.p.utime, m.p.stime, m.p.gtime}), why);
+    });
+    rep.finish(fmt::format("account_idle_ticks {}", t.name));
+  }
+}
+
+// ---- irqtime_account_irq() at the four irq boundaries, against the class the simulator's tick
+// backend passes for the same context (model/tick/backend.hpp: leaving_class, IrqExit -> Hardirq).
+TEST(KernelDiff, IrqtimeAccountIrq) {
+  const unsigned n = env_count(1'000'000);
+  enum Kind { IrqEnter, IrqExit, SoftirqEnter, SoftirqExit };
+  const char* kind_names[] = {"irq_enter", "irq_exit", "softirq_enter", "softirq_exit"};
+  for (const auto& t : trees) {
+    const auto mc = model_config_for_tree(t.name);
+    Report rep{"KernelDiff.IrqtimeAccountIrq"};
+    campaign(n, 0, [&](u64 seed) {
+      Rng r{seed};
+      TickInput in = random_tick_input(r);
+      const Kind kind = Kind(r.below(4));
+      // the context being left: hardirq depth, serving a softirq, in ksoftirqd
+      unsigned depth = unsigned(r.below(3));
+      bool softirq = r.coin();
+      const bool ksoftirqd = r.below(4) == 0;
+      if (kind == IrqExit && depth == 0) depth = 1;
+      if (kind == SoftirqEnter) depth = 0, softirq = false;  // __do_softirq runs with hardirqs done
+      if (kind == SoftirqExit) depth = 0, softirq = true;
+      const unsigned pc_before =
+          depth * unsigned(model::HARDIRQ_OFFSET) + (softirq ? unsigned(model::SOFTIRQ_OFFSET) : 0u);
+      // The kernel's count and offset at the call: irq_enter after its increment (offset
+      // HARDIRQ_OFFSET), softirq entry after __local_bh_disable_ip(SOFTIRQ_OFFSET) (offset
+      // SOFTIRQ_OFFSET), the exits before their decrement (offset 0).
+      unsigned pc = pc_before, offset = 0;
+      if (kind == IrqEnter) pc += unsigned(model::HARDIRQ_OFFSET), offset = unsigned(model::HARDIRQ_OFFSET);
+      if (kind == SoftirqEnter) pc += unsigned(model::SOFTIRQ_OFFSET), offset = unsigned(model::SOFTIRQ_OFFSET);
+      pc += unsigned(r.below(3));  // preempt-disable depth
+      in.x.preempt_count = pc;
+      in.x.is_ksoftirqd = ksoftirqd;
+      const u64 now = r.coin() ? in.c.irq_start_time + (r.next() >> r.below(64)) : edge(r);
+      model::IrqClass cls = model::IrqClass::None;
+      if (kind == IrqExit || depth > 0)
+        cls = model::IrqClass::Hardirq;
+      else if (softirq && !ksoftirqd)
+        cls = model::IrqClass::Softirq;
+      const TickInput before = in;
+      auto input = [&] {
+        return fmt::format("{} now={} depth={} softirq={} ksoftirqd={} ", kind_names[kind], now, depth, softirq,
+                           ksoftirqd) +
+               describe(before.c, before.p) + " " + describe(before.x);
+      };
+      ModelTick m = model_state(in, mc);
+      t.x86->irqtime_account_irq(&in.c, &in.x, now, offset);
+      Concrete d;
+      model::irqtime_account_irq(d, m.cfg, m.c, now, cls);
+      ++rep.runs;
+      kd_cpu mk = from_model(m.c);
+      if (d.ok() && same(in.c, mk)) {
+        ++rep.agree;
+        return;
+      }
+      rep.disagree(seed, input, describe(in.c, in.p), describe(mk, in.p), "");
+    });
+    rep.finish(fmt::format("irqtime_account_irq {}", t.name));
+  }
+}
+
+}  // namespace
