@@ -22,6 +22,15 @@ struct kd_ctx { /* what the accounting functions read besides the state */
   int steal;    /* paravirt_steal_enabled */
 };
 
+struct kd_vtime { /* struct vtime of one task, and the task flags vtime reads */
+  uint64_t starttime, utime, stime, gtime;
+  unsigned seq;
+  int state; /* enum vtime_state */
+  int cpu;   /* vtime->cpu (unsigned int in the kernel: -1 is UINT_MAX) */
+  int pf_vcpu, is_idle, nice_pos;
+};
+enum kd_vtime_op { KD_USER_ENTER, KD_USER_EXIT, KD_GUEST_ENTER, KD_GUEST_EXIT, KD_ACCOUNT_KERNEL };
+
 struct kd_api {
   const char* name;
   /* *trapped = 1 when the call raised SIGFPE/SIGILL (divq #DE, division by zero) */
@@ -31,6 +40,15 @@ struct kd_api {
   void (*account_process_tick)(struct kd_cpu* c, struct kd_task* p, const struct kd_ctx* x);
   void (*account_idle_ticks)(struct kd_cpu* c, struct kd_task* p, const struct kd_ctx* x, unsigned long ticks);
   void (*irqtime_account_irq)(struct kd_cpu* c, const struct kd_ctx* x, uint64_t now, unsigned offset);
+  /* gen vtime: c and x as above (x->preempt_count is irq_count(); x's task fields unused) */
+  void (*vtime_op)(enum kd_vtime_op op, struct kd_cpu* c, struct kd_task* p, struct kd_vtime* v, const struct kd_ctx* x,
+                   uint64_t now);
+  /* vtime_task_switch_generic(prev) with next as current */
+  void (*vtime_task_switch)(struct kd_cpu* c, struct kd_task* prev, struct kd_vtime* pv, struct kd_task* next,
+                            struct kd_vtime* nv, const struct kd_ctx* x, uint64_t now);
+  /* task_cputime(t, &utime, &stime): returns its bool */
+  int (*task_cputime)(const struct kd_task* p, const struct kd_vtime* v, uint64_t now, uint64_t* utime,
+                      uint64_t* stime);
 };
 
 extern const struct kd_api k61x86_api, k61gen_api, k612x86_api, k612gen_api;

@@ -3,10 +3,11 @@
 #include <setjmp.h>
 #include <string.h>
 
-#include "kshim.h"
-/* generated from the tarball by tools/kernel-diff/extract.py */
-#include "macros.h"
+/* generated from the tarball by tools/kernel-diff/extract.py; rename.h first, so that a struct
+ * tag sharing a function's name (task_cputime) is prefixed everywhere alike */
 #include "rename.h"
+#include "kshim.h"
+#include "macros.h"
 #include "math64.inc"
 #ifdef KD_X86
 #include "div64_x86.inc"
@@ -117,4 +118,71 @@ static void kd_irq(struct kd_cpu* c, const struct kd_ctx* x, uint64_t now, unsig
   store(c, 0);
 }
 
-const struct kd_api KD_SYM(api) = {KD_NAME, kd_mul, kd_adjust, kd_tick, kd_idle_ticks, kd_irq};
+static void load_vtime(struct task_struct* t, const struct kd_task* p, const struct kd_vtime* v) {
+  t->utime = p->utime;
+  t->stime = p->stime;
+  t->gtime = p->gtime;
+  t->vtime.seqcount.sequence = v->seq;
+  t->vtime.starttime = v->starttime;
+  t->vtime.state = (enum vtime_state)v->state;
+  t->vtime.cpu = (unsigned)v->cpu;
+  t->vtime.utime = v->utime;
+  t->vtime.stime = v->stime;
+  t->vtime.gtime = v->gtime;
+  t->flags = v->pf_vcpu ? PF_VCPU : 0;
+  t->idle_task = v->is_idle;
+  t->nice = v->nice_pos ? 1 : 0;
+}
+static void store_vtime(const struct task_struct* t, struct kd_task* p, struct kd_vtime* v) {
+  p->utime = t->utime;
+  p->stime = t->stime;
+  p->gtime = t->gtime;
+  v->seq = t->vtime.seqcount.sequence;
+  v->starttime = t->vtime.starttime;
+  v->state = (int)t->vtime.state;
+  v->cpu = (int)t->vtime.cpu;
+  v->utime = t->vtime.utime;
+  v->stime = t->vtime.stime;
+  v->gtime = t->vtime.gtime;
+  v->pf_vcpu = (t->flags & PF_VCPU) != 0;
+}
+static void kd_vtime_op(enum kd_vtime_op op, struct kd_cpu* c, struct kd_task* p, struct kd_vtime* v,
+                        const struct kd_ctx* x, uint64_t now) {
+  load(c, 0, x);
+  load_vtime(&task, p, v);
+  kd_sched_clock = now;
+  switch (op) {
+    case KD_USER_ENTER: vtime_user_enter(&task); break;
+    case KD_USER_EXIT: vtime_user_exit(&task); break;
+    case KD_GUEST_ENTER: vtime_guest_enter(&task); break;
+    case KD_GUEST_EXIT: vtime_guest_exit(&task); break;
+    case KD_ACCOUNT_KERNEL: vtime_account_kernel(&task); break;
+  }
+  store(c, 0);
+  store_vtime(&task, p, v);
+}
+static void kd_vtime_switch(struct kd_cpu* c, struct kd_task* prev, struct kd_vtime* pv, struct kd_task* next,
+                            struct kd_vtime* nv, const struct kd_ctx* x, uint64_t now) {
+  load(c, 0, x);
+  load_vtime(&task, prev, pv);
+  load_vtime(&other, next, nv);
+  kd_current = &other;
+  kd_sched_clock = now;
+  vtime_task_switch_generic(&task);
+  store(c, 0);
+  store_vtime(&task, prev, pv);
+  store_vtime(&other, next, nv);
+}
+static int kd_task_cputime(const struct kd_task* p, const struct kd_vtime* v, uint64_t now, uint64_t* ut,
+                           uint64_t* st) {
+  load_vtime(&task, p, v);
+  kd_sched_clock = now;
+  u64 u = 0, s = 0;
+  int r = task_cputime(&task, &u, &s);
+  *ut = u;
+  *st = s;
+  return r;
+}
+
+const struct kd_api KD_SYM(api) = {KD_NAME, kd_mul,      kd_adjust,       kd_tick,        kd_idle_ticks,
+                                   kd_irq,  kd_vtime_op, kd_vtime_switch, kd_task_cputime};

@@ -23,6 +23,7 @@
 
 #include "arch/version.hpp"
 #include "model/cputime/cputime_adjust.hpp"
+#include "model/gen/gen.hpp"
 #include "model/tick/tick.hpp"
 #include "test/kernel_diff/kdiff.h"
 
@@ -512,6 +513,169 @@ TEST(KernelDiff, IrqtimeAccountIrq) {
       rep.disagree(seed, input, describe(in.c, in.p), describe(mk, in.p), "");
     });
     rep.finish(fmt::format("irqtime_account_irq {}", t.name));
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// ---- gen vtime (CONFIG_VIRT_CPU_ACCOUNTING_GEN): the context-tracking hooks, the switch and the
+// task_cputime() reader on one task's struct vtime, against model::GenStep / model::task_cputime.
+struct VtimeInput {
+  kd_task p{};
+  kd_vtime v{};
+};
+VtimeInput random_vtime(Rng& r) {
+  VtimeInput in;
+  in.p = {edge(r), edge(r), edge(r)};
+  auto& v = in.v;
+  v.starttime = r.below(4) ? r.next() >> r.below(64) : edge(r);
+  auto residue = [&] { return r.below(4) ? r.below(4'100'000) : edge(r); };  // mostly below TICK_NSEC
+  v.utime = residue(), v.stime = residue(), v.gtime = residue();
+  v.seq = unsigned(r.below(3) ? 2 * r.below(1000) : r.next());
+  v.state = int(r.below(5));
+  v.cpu = r.coin() ? 0 : -1;
+  v.pf_vcpu = v.state == model::VT_GUEST ? r.below(8) != 0 : r.below(8) == 0;
+  v.is_idle = v.state == model::VT_IDLE ? r.below(8) != 0 : r.below(8) == 0;
+  v.nice_pos = r.coin();
+  return in;
+}
+model::VtimeTask<Concrete> model_vtime(const kd_vtime& v) {
+  return {std::uint32_t(v.seq), v.starttime, v.utime, v.stime, v.gtime, 0, 0, 0};
+}
+model::VtimeCtl model_ctl(const kd_vtime& v) {
+  model::VtimeCtl s;
+  s.state = model::VState(v.state);
+  s.pf_vcpu = v.pf_vcpu;
+  s.is_idle = v.is_idle;
+  s.nice_pos = v.nice_pos;
+  s.cpu = v.cpu;
+  return s;
+}
+std::string describe(const kd_vtime& v) {
+  return fmt::format(
+      "vtime=(seq {}, starttime {}, utime {}, stime {}, gtime {}, state {}, cpu {}) pf_vcpu={} idle={} "
+      "nice>0={}",
+      v.seq, v.starttime, v.utime, v.stime, v.gtime, model::vstate_name(model::VState(v.state)), v.cpu, v.pf_vcpu,
+      v.is_idle, v.nice_pos);
+}
+bool same_vtime(const kd_vtime& a, const kd_vtime& b) {
+  return a.seq == b.seq && a.starttime == b.starttime && a.utime == b.utime && a.stime == b.stime &&
+         a.gtime == b.gtime && a.state == b.state && a.cpu == b.cpu && bool(a.pf_vcpu) == bool(b.pf_vcpu);
+}
+kd_vtime from_model(const model::VtimeTask<Concrete>& v, const model::VtimeCtl& s, const kd_vtime& flags) {
+  kd_vtime k = flags;
+  k.seq = v.seq, k.starttime = v.starttime, k.utime = v.utime, k.stime = v.stime, k.gtime = v.gtime;
+  k.state = int(s.state), k.cpu = s.cpu, k.pf_vcpu = s.pf_vcpu;
+  return k;
+}
+
+TEST(KernelDiff, GenVtime) {
+  const unsigned n = env_count(300'000);
+  const char* op_names[] = {"vtime_user_enter", "vtime_user_exit",      "vtime_guest_enter",
+                            "vtime_guest_exit", "vtime_account_kernel", "vtime_task_switch_generic",
+                            "task_cputime"};
+  for (const auto& t : trees) {
+    const auto mc = model_config_for_tree(t.name);
+    const model::GenCfg g = model::gen_cfg(mc.ver, 250);
+    Report rep{"KernelDiff.GenVtime"};
+    campaign(n, 0, [&](u64 seed) {
+      Rng r{seed};
+      TickInput in = random_tick_input(r);
+      // irq_count() at the hook: context tracking runs outside irq, vtime_account_kernel in irq too
+      in.x.preempt_count = r.below(4) ? 0 : unsigned(r.coin() ? model::HARDIRQ_OFFSET : model::SOFTIRQ_OFFSET);
+      if (r.below(16) == 0) in.x.preempt_count = unsigned(r.next());
+      if (!in.x.irq_time && r.below(4)) in.c.irq_tick_delta = 0;  // pending irq time needs irq time on
+      VtimeInput a = random_vtime(r), b = random_vtime(r);
+      const int op = int(r.below(7));
+      const u64 now = r.below(4) ? a.v.starttime + (r.next() >> r.below(64)) : edge(r);
+      const TickInput before = in;
+      const VtimeInput a0 = a, b0 = b;
+      auto input = [&] {
+        std::string s = fmt::format("{} now={} ", op_names[op], now) + describe(before.c, before.p) + " " +
+                        describe(before.x) + " task " + describe(a0.v) +
+                        fmt::format(" times=(utime {}, stime {}, gtime {})", a0.p.utime, a0.p.stime, a0.p.gtime);
+        if (op == 5) s += " next " + describe(b0.v);
+        return s;
+      };
+
+      const std::uint32_t irq_count =
+          in.x.preempt_count & unsigned(0xf00000u | model::HARDIRQ_MASK | model::SOFTIRQ_MASK);
+      const model::GenCtx x{irq_count, bool(in.x.nr_iowait), bool(a.v.pf_vcpu)};
+      const model::GenNow<Concrete> gn{now, 0};
+      ++rep.runs;
+      if (op == 6) {  // the reader
+        u64 ku = 0, ks = 0;
+        const int kr = t.x86->task_cputime(&a.p, &a.v, now, &ku, &ks);
+        Concrete dz;
+        model::TaskAcct<Concrete> mt_ = model::zero_task(dz);
+        mt_.utime = a.p.utime, mt_.stime = a.p.stime, mt_.gtime = a.p.gtime;
+        const auto mt = model::task_cputime(g, model_vtime(a.v), model_ctl(a.v), mt_, now, 0);
+        if (ku == mt.utime && ks == mt.stime && bool(kr) == mt.pending) {
+          ++rep.agree;
+          return;
+        }
+        rep.disagree(seed, input, fmt::format("(utime {}, stime {}, {})", ku, ks, kr),
+                     fmt::format("(utime {}, stime {}, {})", mt.utime, mt.stime, mt.pending), "");
+        return;
+      }
+      struct Out {
+        kd_cpu c;
+        kd_task p;
+        kd_vtime v, nv;
+        bool ok;
+      };
+      auto run_model = [&](bool irq_time) {
+        TickInput mi = before;
+        mi.x.irq_time = irq_time;
+        ModelTick m = model_state(mi, mc);
+        m.p.utime = a0.p.utime, m.p.stime = a0.p.stime, m.p.gtime = a0.p.gtime;
+        Concrete d;
+        auto vc = model::zero_vtime_cpu(d);
+        model::GenCost cost;
+        model::GenStep<Concrete> st{d, m.cfg, g, m.c, vc, cost};
+        auto mv = model_vtime(a0.v);
+        auto ms = model_ctl(a0.v);
+        auto nv = model_vtime(b0.v);
+        auto ns = model_ctl(b0.v);
+        switch (op) {
+          case 0: st.user_enter(mv, m.p, ms, x, gn); break;
+          case 1: st.user_exit(mv, m.p, ms, x, gn); break;
+          case 2: st.guest_enter(mv, m.p, ms, x, gn); break;
+          case 3: st.guest_exit(mv, m.p, ms, x, gn); break;
+          case 4: st.account_kernel(mv, m.p, ms, x, gn); break;
+          default: st.task_switch(mv, m.p, ms, nv, ns, x, gn, gn, 0); break;
+        }
+        return Out{from_model(m.c),
+                   {m.p.utime, m.p.stime, m.p.gtime},
+                   from_model(mv, ms, a0.v),
+                   from_model(nv, ns, b0.v),
+                   d.ok()};
+      };
+      if (op == 5)
+        t.x86->vtime_task_switch(&in.c, &a.p, &a.v, &b.p, &b.v, &in.x, now);
+      else
+        t.x86->vtime_op(kd_vtime_op(op), &in.c, &a.p, &a.v, &in.x, now);
+      auto agrees = [&](const Out& o) {
+        return o.ok && same(in.c, o.c) && a.p.utime == o.p.utime && a.p.stime == o.p.stime && a.p.gtime == o.p.gtime &&
+               same_vtime(a.v, o.v) && (op != 5 || same_vtime(b.v, o.nv));
+      };
+      const Out o = run_model(in.x.irq_time);
+      if (agrees(o)) {
+        ++rep.agree;
+        return;
+      }
+      std::string why;
+      if (in.x.preempt_count & 0xf00000u)
+        why = "NMI bits in irq_count(): vtime hooks never run in NMI";
+      else if (!in.x.irq_time && before.c.irq_tick_delta != 0 && agrees(run_model(true)))
+        why = "irq time pending with sched_clock_irqtime off (only after disable_sched_clock_irqtime())";
+      std::string ks = describe(in.c, a.p) + " task " + describe(a.v) + (op == 5 ? " next " + describe(b.v) : "");
+      std::string mstr = describe(o.c, o.p) + " task " + describe(o.v) + (op == 5 ? " next " + describe(o.nv) : "");
+      rep.disagree(seed, input, ks, mstr, why);
+    });
+    rep.finish(fmt::format("gen vtime {}", t.name));
   }
 }
 

@@ -27,6 +27,11 @@ CPUTIME = [
     ("account_idle_time", 1), ("steal_account_process_time", 1), ("account_other_time", 1),
     ("irqtime_account_process_tick", 1), ("irqtime_account_idle_ticks", 1),
     ("account_process_tick", 1), ("account_idle_ticks", 1), ("cputime_adjust", 2),
+    # CONFIG_VIRT_CPU_ACCOUNTING_GEN
+    ("vtime_delta", 1), ("get_vtime_delta", 1), ("vtime_account_system", 1), ("vtime_account_guest", 1),
+    ("__vtime_account_kernel", 1), ("vtime_account_kernel", 1), ("vtime_user_enter", 1), ("vtime_user_exit", 1),
+    ("vtime_guest_enter", 1), ("vtime_guest_exit", 1), ("vtime_account_idle", 1),
+    ("vtime_task_switch_generic", 1), ("task_cputime", 1),
 ]
 MACROS = [
     ("include/linux/preempt.h", n, 1) for n in (

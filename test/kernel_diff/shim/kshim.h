@@ -75,9 +75,30 @@ struct task_cputime {
 struct sched_entity {
   u64 sum_exec_runtime;
 };
+enum vtime_state { /* sched.h (5.5+) */
+                   VTIME_INACTIVE = 0,
+                   VTIME_IDLE,
+                   VTIME_SYS,
+                   VTIME_USER,
+                   VTIME_GUEST,
+};
+typedef struct {
+  unsigned sequence;
+} seqcount_t;
+struct vtime {
+  seqcount_t seqcount;
+  unsigned long long starttime;
+  enum vtime_state state;
+  unsigned int cpu;
+  u64 utime;
+  u64 stime;
+  u64 gtime;
+};
 struct task_struct {
   unsigned int flags;
   int nice;
+  bool idle_task; /* PF_IDLE */
+  struct vtime vtime;
   u64 utime, stime, gtime;
   struct sched_entity se;
   struct prev_cputime prev_cputime;
@@ -128,6 +149,15 @@ extern int sched_clock_irqtime;
 #define paravirt_steal_clock(cpu) kd_steal_clock
 #define task_nice(p) ((p)->nice)
 #define vtime_accounting_enabled_this_cpu() false
+/* gen vtime: one writer, so the readers never retry; the sequence is compared with the model's */
+#define vtime_accounting_enabled() true
+#define sched_clock() kd_sched_clock
+#define is_idle_task(p) ((p)->idle_task)
+#define write_seqcount_begin(s) ((s)->sequence++)
+#define write_seqcount_end(s) ((s)->sequence++)
+#define read_seqcount_begin(s) ((s)->sequence)
+#define read_seqcount_retry(s, seq) ((s)->sequence != (seq))
+#define WARN_ON_ONCE(c) ((void)(c))
 #define u64_stats_update_begin(s) ((void)(s))
 #define u64_stats_update_end(s) ((void)(s))
 #define raw_spin_lock_irqsave(l, f) ((void)(l), (f) = 0)
