@@ -31,6 +31,20 @@ struct kd_vtime { /* struct vtime of one task, and the task flags vtime reads */
 };
 enum kd_vtime_op { KD_USER_ENTER, KD_USER_EXIT, KD_GUEST_ENTER, KD_GUEST_EXIT, KD_ACCOUNT_KERNEL };
 
+struct kd_psi_group { /* one cgroup's psi_group and its psi_group_cpu on the one CPU */
+  uint32_t irq_full;  /* times[PSI_IRQ_FULL] */
+  uint64_t state_start;
+  unsigned seq; /* groupc->seq (trees without the per-CPU psi_seq) */
+  int parent;   /* index, -1 for the root (psi_system) */
+  int enabled;
+};
+struct kd_psi {          /* the rq and CPU side */
+  uint64_t psi_irq_time; /* rq->psi_irq_time */
+  unsigned psi_seq;      /* the per-CPU psi_seq (trees that have it) */
+  uint64_t irq_total;    /* irq_time_read() */
+  uint64_t now;          /* cpu_clock() */
+};
+
 struct kd_api {
   const char* name;
   /* *trapped = 1 when the call raised SIGFPE/SIGILL (divq #DE, division by zero) */
@@ -47,6 +61,10 @@ struct kd_api {
   void (*vtime_task_switch)(struct kd_cpu* c, struct kd_task* prev, struct kd_vtime* pv, struct kd_task* next,
                             struct kd_vtime* nv, const struct kd_ctx* x, uint64_t now);
   /* task_cputime(t, &utime, &stime): returns its bool */
+  /* psi_account_irqtime(rq, curr, prev): curr's pid (0: the idle task) and group; prev_group -1
+   * for prev == NULL. Returns whether the tree has the per-CPU psi_seq. */
+  int (*psi_account_irqtime)(struct kd_psi_group* g, int ngroups, struct kd_psi* s, int curr_pid, int curr_group,
+                             int prev_group);
   int (*task_cputime)(const struct kd_task* p, const struct kd_vtime* v, uint64_t now, uint64_t* utime,
                       uint64_t* stime);
 };

@@ -15,6 +15,8 @@
 #include "div64_generic.inc"
 #endif
 #include "cputime.inc"
+#include "psi_tree.h"
+#include "psi.inc"
 
 #include "kdiff.h"
 #include "kdiff_trap.h"
@@ -184,5 +186,43 @@ static int kd_task_cputime(const struct kd_task* p, const struct kd_vtime* v, ui
   return r;
 }
 
-const struct kd_api KD_SYM(api) = {KD_NAME, kd_mul,      kd_adjust,       kd_tick,        kd_idle_ticks,
-                                   kd_irq,  kd_vtime_op, kd_vtime_switch, kd_task_cputime};
+seqcount_t psi_seq;
+bool psi_disabled;
+
+enum { KD_MAX_GROUPS = 8 };
+static int kd_psi(struct kd_psi_group* g, int n, struct kd_psi* s, int curr_pid, int curr_group, int prev_group) {
+  static struct psi_group groups[KD_MAX_GROUPS];
+  static struct psi_group_cpu gcpu[KD_MAX_GROUPS];
+  if (n > KD_MAX_GROUPS) n = KD_MAX_GROUPS;
+  memset(groups, 0, sizeof groups);
+  memset(gcpu, 0, sizeof gcpu);
+  for (int i = 0; i < n; ++i) {
+    groups[i].parent = g[i].parent >= 0 ? &groups[g[i].parent] : 0;
+    groups[i].enabled = g[i].enabled;
+    groups[i].pcpu = &gcpu[i];
+    gcpu[i].times[PSI_IRQ_FULL] = g[i].irq_full;
+    gcpu[i].state_start = g[i].state_start;
+    gcpu[i].seq.sequence = g[i].seq;
+  }
+  kd_rq.psi_irq_time = s->psi_irq_time;
+  psi_seq.sequence = s->psi_seq;
+  cpu_irqtime.total = s->irq_total;
+  kd_sched_clock = s->now;
+  psi_disabled = false;
+  task.pid = curr_pid;
+  task.psi_group = &groups[curr_group];
+  other.pid = 1;
+  other.psi_group = prev_group >= 0 ? &groups[prev_group] : 0;
+  psi_account_irqtime(&kd_rq, &task, prev_group >= 0 ? &other : 0);
+  for (int i = 0; i < n; ++i) {
+    g[i].irq_full = gcpu[i].times[PSI_IRQ_FULL];
+    g[i].state_start = gcpu[i].state_start;
+    g[i].seq = gcpu[i].seq.sequence;
+  }
+  s->psi_irq_time = kd_rq.psi_irq_time;
+  s->psi_seq = psi_seq.sequence;
+  return KD_PSI_PERCPU_SEQ;
+}
+
+const struct kd_api KD_SYM(api) = {KD_NAME, kd_mul,      kd_adjust,       kd_tick, kd_idle_ticks,
+                                   kd_irq,  kd_vtime_op, kd_vtime_switch, kd_psi,  kd_task_cputime};

@@ -24,6 +24,7 @@
 #include "arch/version.hpp"
 #include "model/cputime/cputime_adjust.hpp"
 #include "model/gen/gen.hpp"
+#include "model/psi/psi.hpp"
 #include "model/tick/tick.hpp"
 #include "test/kernel_diff/kdiff.h"
 
@@ -136,9 +137,9 @@ void campaign(unsigned n, unsigned pinned, const std::function<void(u64)>& one) 
 std::string hex3(u64 a, u64 b, u64 c) { return fmt::format("a={} b={} c={}", a, b, c); }
 
 // ---- Documented inputs the kernel's callers never pass (docs/kernel-diff.md, "Inputs the
-// kernel's callers never pass"): a disagreement on one of these is counted, not failed. Each class is
-// one where the model reports an obligation (undefined behaviour in C) or the kernel narrows a
-// type, and no caller can reach it.
+// kernel's callers never pass"): a disagreement on one of these is counted, not failed. Each
+// class is recognised on the input and, where it can be, confirmed (the model's own failed
+// obligation, or a re-run of the model).
 bool failed(const Concrete& d, std::string_view site) {
   for (auto s : d.failed)
     if (s == site) return true;
@@ -679,6 +680,130 @@ TEST(KernelDiff, GenVtime) {
       rep.disagree(seed, input, ks, mstr, why);
     });
     rep.finish(fmt::format("gen vtime {}", t.name));
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// ---- PSI irq: psi_account_irqtime(rq, curr, prev) on a random cgroup tree, against
+// model::psi::psi_account_irqtime_new (the form both trees carry; a model version without
+// ddae0ca2a8fe has no such call and is reported as a deviation).
+struct PsiOut {
+  std::vector<kd_psi_group> g;
+  kd_psi s{};
+  bool ok = true;
+};
+PsiOut run_model_psi(arch::KVersion ver, const std::vector<kd_psi_group>& g, const kd_psi& s, int curr_pid,
+                     int curr_group, int prev_group) {
+  namespace psi = model::psi;
+  psi::PsiCfg cfg;
+  cfg.ver = ver;
+  cfg.irqtime = true;
+  Concrete d;
+  psi::World<Concrete> w;
+  const int ng = int(g.size());
+  for (int i = 0; i < ng; ++i) {
+    w.c.parent.push_back(g[i].parent);
+    w.c.enabled.push_back(char(g[i].enabled));
+  }
+  // task 0: the idle task (root group); 1: curr; 2: prev
+  w.c.tasks = {psi::Task{0, 0}, psi::Task{curr_group, 0}, psi::Task{std::max(prev_group, 0), 0}};
+  const int mcurr = curr_pid == 0 ? 0 : 1, mprev = prev_group < 0 ? -1 : 2;
+  w.c.curr = {mcurr};
+  w.c.lock_owner = {0};
+  w.c.in_irq = {0};
+  w.v.now = s.now;
+  auto acct = model::zero_cpu(d);
+  acct.irqtime.total = s.irq_total;
+  w.v.cpu = {psi::PsiCpu<Concrete>{acct, s.psi_irq_time, s.psi_seq}};
+  for (int i = 0; i < ng; ++i) w.v.gc.push_back({psi::GroupCpu<Concrete>{g[i].irq_full, g[i].state_start, g[i].seq}});
+  PsiOut o{g, s, true};
+  psi::psi_account_irqtime_new(d, cfg, w, 0, 0, mcurr, mprev, psi::Site::Tick);
+  for (int i = 0; i < ng; ++i) {
+    o.g[i].irq_full = w.v.gc[i][0].irq_full;
+    o.g[i].state_start = w.v.gc[i][0].state_start;
+    o.g[i].seq = w.v.gc[i][0].seq;
+  }
+  o.s.psi_irq_time = w.v.cpu[0].psi_irq_time;
+  o.s.psi_seq = w.v.cpu[0].psi_seq;
+  o.ok = d.ok();
+  return o;
+}
+bool same_psi(const std::vector<kd_psi_group>& a, const kd_psi& as, const PsiOut& b) {
+  if (!b.ok || as.psi_irq_time != b.s.psi_irq_time || as.psi_seq != b.s.psi_seq) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].irq_full != b.g[i].irq_full || a[i].state_start != b.g[i].state_start || a[i].seq != b.g[i].seq)
+      return false;
+  return true;
+}
+std::string describe_psi(const std::vector<kd_psi_group>& g, const kd_psi& s) {
+  std::string out = fmt::format("rq->psi_irq_time={} psi_seq={} irq_time_read={} cpu_clock={} groups=[", s.psi_irq_time,
+                                s.psi_seq, s.irq_total, s.now);
+  for (std::size_t i = 0; i < g.size(); ++i)
+    out += fmt::format("{}(parent {}, {}, irq_full {}, state_start {}, seq {})", i ? " " : "", g[i].parent,
+                       g[i].enabled ? "on" : "off", g[i].irq_full, g[i].state_start, g[i].seq);
+  return out + "]";
+}
+
+TEST(KernelDiff, PsiAccountIrqtime) {
+  const unsigned n = env_count(200'000);
+  for (const auto& t : trees) {
+    const auto mc = model_config_for_tree(t.name);
+    model::psi::PsiCfg cfg;
+    cfg.ver = mc.ver;
+    Report rep{"KernelDiff.PsiAccountIrqtime"};
+    campaign(n, 0, [&](u64 seed) {
+      Rng r{seed};
+      const int ng = 1 + int(r.below(4));
+      std::vector<kd_psi_group> g(ng);
+      for (int i = 0; i < ng; ++i) {
+        g[i].parent = i == 0 ? -1 : int(r.below(u64(i)));
+        g[i].enabled = i == 0 || r.below(4) != 0;
+        g[i].irq_full = std::uint32_t(r.below(3) ? r.next() >> r.below(32) : edge(r));
+        g[i].state_start = edge(r);
+        g[i].seq = unsigned(r.below(3) ? 2 * r.below(1000) : r.next());
+      }
+      kd_psi s{};
+      s.psi_irq_time = r.below(3) ? r.next() >> r.below(64) : edge(r);
+      s.irq_total = r.below(3) ? s.psi_irq_time + (r.next() >> r.below(64)) : edge(r);
+      s.psi_seq = unsigned(r.below(3) ? 2 * r.below(1000) : r.next());
+      s.now = edge(r);
+      const int curr_pid = r.below(5) == 0 ? 0 : 1 + int(r.below(1000));
+      const int curr_group = curr_pid == 0 ? 0 : int(r.below(u64(ng)));
+      const int prev_group = r.below(3) == 0 ? -1 : int(r.below(u64(ng)));
+      const auto g0 = g;
+      const kd_psi s0 = s;
+      auto input = [&] {
+        return fmt::format("curr pid {} group {} prev {} ", curr_pid, curr_group,
+                           prev_group < 0 ? std::string("NULL") : fmt::format("group {}", prev_group)) +
+               describe_psi(g0, s0);
+      };
+      t.x86->psi_account_irqtime(g.data(), ng, &s, curr_pid, curr_group, prev_group);
+      ++rep.runs;
+      std::string cause;
+      if (cfg.charge_at_tick()) {
+        const PsiOut o = run_model_psi(mc.ver, g0, s0, curr_pid, curr_group, prev_group);
+        if (same_psi(g, s, o)) {
+          ++rep.agree;
+          return;
+        }
+        if (!cfg.percpu_seq() &&
+            same_psi(g, s, run_model_psi(arch::v(6, 17), g0, s0, curr_pid, curr_group, prev_group)))
+          cause = "the model's version lacks the per-CPU psi_seq of 570c8efd5eb7 (a stable backport)";
+        rep.disagree(seed, input, describe_psi(g, s), describe_psi(o.g, o.s), "", cause);
+        return;
+      }
+      // The model's version charges PSI irq time from update_rq_clock_task() (before
+      // ddae0ca2a8fe): it has no psi_account_irqtime(rq, curr, prev) to compare with.
+      const PsiOut o = run_model_psi(arch::v(6, 10), g0, s0, curr_pid, curr_group, prev_group);
+      rep.disagree(seed, input, describe_psi(g, s), "no such call in the model's version", "",
+                   same_psi(g, s, o) ? "the model's version lacks ddae0ca2a8fe (psi_account_irqtime out of "
+                                       "update_rq_clock_task; a stable backport); its 6.10 form agrees"
+                                     : "");
+    });
+    rep.finish(fmt::format("psi_account_irqtime {}", t.name));
   }
 }
 

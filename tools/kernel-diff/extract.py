@@ -6,6 +6,7 @@ Writes, into OUT (a build directory, never the repository):
   div64_generic.inc  mul_u64_u64_div_u64() of lib/math/div64.c (generic C)
   div64_x86.inc    mul_u64_u64_div_u64() of arch/x86/include/asm/div64.h (mulq/divq)
   math64.inc       div64_u64(), div64_u64_rem() of include/linux/math64.h (64-bit)
+  psi.inc          record_times(), psi_account_irqtime() (+ psi_write_begin/end) of kernel/sched/psi.c
   macros.h         preempt-count, TICK_NSEC and PF_VCPU macros
   rename.h         one #define per extracted non-static function, prefixing it (KD_SYM)
   SOURCE           tarball, file and line of every piece
@@ -33,6 +34,10 @@ CPUTIME = [
     ("vtime_guest_enter", 1), ("vtime_guest_exit", 1), ("vtime_account_idle", 1),
     ("vtime_task_switch_generic", 1), ("task_cputime", 1),
 ]
+# kernel/sched/psi.c: the PSI irq charge (both trees carry the 6.10 form, psi_account_irqtime(rq,
+# curr, prev)); psi_write_begin/end and for_each_group only where the per-CPU psi_seq is backported.
+PSI = [("record_times", 1, False), ("psi_write_begin", 1, True), ("psi_write_end", 1, True),
+       ("psi_account_irqtime", 1, False)]
 MACROS = [
     ("include/linux/preempt.h", n, 1) for n in (
         "PREEMPT_BITS", "SOFTIRQ_BITS", "HARDIRQ_BITS", "NMI_BITS", "PREEMPT_SHIFT", "SOFTIRQ_SHIFT",
@@ -44,7 +49,7 @@ MACROS = [
     ("include/linux/preempt.h", "softirq_count", 2), ("include/linux/preempt.h", "irq_count", 2),
     ("include/vdso/jiffies.h", "TICK_NSEC", 1), ("include/linux/sched.h", "PF_VCPU", 1),
 ]
-FILES = ["kernel/sched/cputime.c", "lib/math/div64.c", "arch/x86/include/asm/div64.h",
+FILES = ["kernel/sched/psi.c", "kernel/sched/cputime.c", "lib/math/div64.c", "arch/x86/include/asm/div64.h",
          "include/linux/math64.h", "include/linux/preempt.h", "include/vdso/jiffies.h",
          "include/linux/sched.h"]
 
@@ -52,6 +57,10 @@ FILES = ["kernel/sched/cputime.c", "lib/math/div64.c", "arch/x86/include/asm/div
 def die(msg):
     sys.stderr.write("kernel-diff extract: " + msg + "\n")
     sys.exit(1)
+
+
+def has_function(lines, name):
+    return any(re.match(r"^(?:[A-Za-z_][\w \*]*\s[\*]*)?" + re.escape(name) + r"\(", l) for l in lines)
 
 
 def cut_function(lines, name, nth, where):
@@ -88,11 +97,11 @@ def cut_macro(lines, name, nth, where):
         if pat.match(line):
             seen += 1
             if seen == nth:
-                out = [line]
+                out, start = [line], i
                 while out[-1].rstrip().endswith("\\"):
                     i += 1
                     out.append(lines[i])
-                return out, i + 1
+                return out, start + 1
     die(f"{where}: #define {name} (occurrence {nth}) not found")
 
 
@@ -138,6 +147,16 @@ def main():
         return (file, (body, line))
 
     emit("cputime.inc", [fn("kernel/sched/cputime.c", n, k) for n, k in CPUTIME])
+    psi = [fn("kernel/sched/psi.c", n, k) for n, k, optional in PSI
+           if not optional or has_function(src["kernel/sched/psi.c"], n)]
+    fe = [l for l in src["kernel/sched/psi.c"] if re.match(r"^#\s*define\s+for_each_group\b", l)]
+    if fe:
+        body, line = cut_macro(src["kernel/sched/psi.c"], "for_each_group", 1, "kernel/sched/psi.c")
+        record.append(f"kernel/sched/psi.c:{line} #define for_each_group")
+        psi.insert(0, ("kernel/sched/psi.c", (body, line)))
+    emit("psi.inc", psi)
+    with open(os.path.join(a.out, "psi_tree.h"), "w") as fh:  # which form this tree has
+        fh.write("#define KD_PSI_PERCPU_SEQ %d\n" % int(has_function(src["kernel/sched/psi.c"], "psi_write_begin")))
     emit("div64_generic.inc", [fn("lib/math/div64.c", "mul_u64_u64_div_u64", 1)])
     x86 = fn("arch/x86/include/asm/div64.h", "mul_u64_u64_div_u64", 1)
     emit("div64_x86.inc", [x86])

@@ -45,6 +45,9 @@ typedef struct {
   int counter;
 } atomic_t;
 #define atomic_read(v) ((v)->counter)
+typedef struct {
+  unsigned sequence;
+} seqcount_t;
 
 enum cpu_usage_stat { /* kernel_stat.h */
                       CPUTIME_USER,
@@ -82,9 +85,6 @@ enum vtime_state { /* sched.h (5.5+) */
                    VTIME_USER,
                    VTIME_GUEST,
 };
-typedef struct {
-  unsigned sequence;
-} seqcount_t;
 struct vtime {
   seqcount_t seqcount;
   unsigned long long starttime;
@@ -94,7 +94,32 @@ struct vtime {
   u64 stime;
   u64 gtime;
 };
+enum psi_states { /* psi_types.h, CONFIG_IRQ_TIME_ACCOUNTING */
+                  PSI_IO_SOME,
+                  PSI_IO_FULL,
+                  PSI_MEM_SOME,
+                  PSI_MEM_FULL,
+                  PSI_CPU_SOME,
+                  PSI_CPU_FULL,
+                  PSI_IRQ_FULL,
+                  PSI_NONIDLE,
+                  NR_PSI_STATES,
+};
+struct psi_group_cpu { /* the fields psi_account_irqtime() and record_times() touch */
+  seqcount_t seq;      /* until the per-CPU psi_seq */
+  u32 state_mask;
+  u32 times[NR_PSI_STATES];
+  u64 state_start;
+};
+struct psi_group {
+  struct psi_group* parent;
+  bool enabled;
+  struct psi_group_cpu* pcpu; /* one CPU */
+  u32 rtpoll_states;
+};
 struct task_struct {
+  int pid;
+  struct psi_group* psi_group; /* task_psi_group(): its cgroup's psi, or psi_system */
   unsigned int flags;
   int nice;
   bool idle_task; /* PF_IDLE */
@@ -111,6 +136,7 @@ struct irqtime {
 };
 struct rq {
   struct task_struct* idle;
+  u64 psi_irq_time;
   u64 prev_steal_time;
   atomic_t nr_iowait;
 };
@@ -158,6 +184,19 @@ extern int sched_clock_irqtime;
 #define read_seqcount_begin(s) ((s)->sequence)
 #define read_seqcount_retry(s, seq) ((s)->sequence != (seq))
 #define WARN_ON_ONCE(c) ((void)(c))
+/* PSI */
+#define static_branch_likely(k) (*(k))
+#define task_psi_group(t) ((t)->psi_group)
+#define task_cpu(p) 0
+#define irq_time_read(cpu) (cpu_irqtime.total)
+#define cpu_clock(cpu) kd_sched_clock
+#define per_cpu_ptr(p, cpu) (p)
+#define lockdep_assert_rq_held(rq) ((void)(rq))
+#define psi_schedule_rtpoll_work(g, delay, force) ((void)(g))
+#define psi_seq KD_SYM(psi_seq)
+#define psi_disabled KD_SYM(psi_disabled)
+extern seqcount_t psi_seq;
+extern bool psi_disabled;
 #define u64_stats_update_begin(s) ((void)(s))
 #define u64_stats_update_end(s) ((void)(s))
 #define raw_spin_lock_irqsave(l, f) ((void)(l), (f) = 0)
