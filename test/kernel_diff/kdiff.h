@@ -45,6 +45,18 @@ struct kd_psi {          /* the rq and CPU side */
   uint64_t now;          /* cpu_clock() */
 };
 
+/* The tick helpers called one by one (static ones included: the glue is in their file). */
+enum kd_tick_fn {
+  KD_ACCOUNT_USER_TIME,            /* account_user_time(p, arg) */
+  KD_ACCOUNT_GUEST_TIME,           /* account_guest_time(p, arg) */
+  KD_ACCOUNT_SYSTEM_INDEX_TIME,    /* account_system_index_time(p, arg, iarg) */
+  KD_ACCOUNT_SYSTEM_TIME,          /* account_system_time(p, iarg, arg) */
+  KD_ACCOUNT_IDLE_TIME,            /* account_idle_time(arg) */
+  KD_STEAL_ACCOUNT_PROCESS_TIME,   /* returns steal_account_process_time(arg) */
+  KD_ACCOUNT_OTHER_TIME,           /* returns account_other_time(arg) */
+  KD_IRQTIME_ACCOUNT_PROCESS_TICK, /* irqtime_account_process_tick(p, x->user_tick, iarg) */
+};
+
 struct kd_api {
   const char* name;
   /* *trapped = 1 when the call raised SIGFPE/SIGILL (divq #DE, division by zero) */
@@ -65,6 +77,8 @@ struct kd_api {
    * for prev == NULL. Returns whether the tree has the per-CPU psi_seq. */
   int (*psi_account_irqtime)(struct kd_psi_group* g, int ngroups, struct kd_psi* s, int curr_pid, int curr_group,
                              int prev_group);
+  uint64_t (*tick_fn)(enum kd_tick_fn f, struct kd_cpu* c, struct kd_task* p, const struct kd_ctx* x, uint64_t arg,
+                      int iarg);
   int (*task_cputime)(const struct kd_task* p, const struct kd_vtime* v, uint64_t now, uint64_t* utime,
                       uint64_t* stime);
 };

@@ -224,5 +224,23 @@ static int kd_psi(struct kd_psi_group* g, int n, struct kd_psi* s, int curr_pid,
   return KD_PSI_PERCPU_SEQ;
 }
 
-const struct kd_api KD_SYM(api) = {KD_NAME, kd_mul,      kd_adjust,       kd_tick, kd_idle_ticks,
-                                   kd_irq,  kd_vtime_op, kd_vtime_switch, kd_psi,  kd_task_cputime};
+static uint64_t kd_tick_fn(enum kd_tick_fn f, struct kd_cpu* c, struct kd_task* p, const struct kd_ctx* x, uint64_t arg,
+                           int iarg) {
+  u64 r = 0;
+  load(c, p, x);
+  switch (f) {
+    case KD_ACCOUNT_USER_TIME: account_user_time(&task, arg); break;
+    case KD_ACCOUNT_GUEST_TIME: account_guest_time(&task, arg); break;
+    case KD_ACCOUNT_SYSTEM_INDEX_TIME: account_system_index_time(&task, arg, (enum cpu_usage_stat)iarg); break;
+    case KD_ACCOUNT_SYSTEM_TIME: account_system_time(&task, iarg, arg); break;
+    case KD_ACCOUNT_IDLE_TIME: account_idle_time(arg); break;
+    case KD_STEAL_ACCOUNT_PROCESS_TIME: r = steal_account_process_time(arg); break;
+    case KD_ACCOUNT_OTHER_TIME: r = account_other_time(arg); break;
+    case KD_IRQTIME_ACCOUNT_PROCESS_TICK: irqtime_account_process_tick(&task, x->user_tick, iarg); break;
+  }
+  store(c, p);
+  return r;
+}
+
+const struct kd_api KD_SYM(api) = {KD_NAME,     kd_mul,          kd_adjust, kd_tick,    kd_idle_ticks,  kd_irq,
+                                   kd_vtime_op, kd_vtime_switch, kd_psi,    kd_tick_fn, kd_task_cputime};

@@ -461,6 +461,65 @@ TEST(KernelDiff, AccountIdleTicks) {
   }
 }
 
+// ---- the helpers one by one, with arguments their callers in this file never vary (maxtime,
+// hardirq_offset, the index, the tick count).
+TEST(KernelDiff, TickHelpers) {
+  const unsigned n = env_count(1'000'000);
+  const char* fn_names[] = {"account_user_time",   "account_guest_time",          "account_system_index_time",
+                            "account_system_time", "account_idle_time",           "steal_account_process_time",
+                            "account_other_time",  "irqtime_account_process_tick"};
+  for (const auto& t : trees) {
+    const auto mc = model_config_for_tree(t.name);
+    Report rep{"KernelDiff.TickHelpers"};
+    campaign(n, 0, [&](u64 seed) {
+      Rng r{seed};
+      TickInput in = random_tick_input(r);
+      // irq time off at run time leaves nothing pending (see GenVtime for the one exception)
+      if (!in.x.irq_time) in.c.irq_tick_delta = 0;
+      const int f = int(r.below(8));
+      const u64 arg = r.below(3) ? r.next() >> r.below(64) : edge(r);
+      int iarg = 0;
+      if (f == KD_ACCOUNT_SYSTEM_INDEX_TIME) iarg = int(r.below(model::NR_STATS));
+      if (f == KD_ACCOUNT_SYSTEM_TIME)  // the callers' offsets: HARDIRQ_OFFSET (tick), irq_count() (vtime)
+        iarg = r.coin() ? int(model::HARDIRQ_OFFSET)
+                        : int(in.x.preempt_count & (model::HARDIRQ_MASK | model::SOFTIRQ_MASK));
+      if (f == KD_IRQTIME_ACCOUNT_PROCESS_TICK) iarg = r.coin() ? 1 : int(r.below(u64{1} << r.below(32)));
+      const TickInput before = in;
+      auto input = [&] {
+        return fmt::format("{}(arg {}, iarg {}) ", fn_names[f], arg, iarg) + describe(before.c, before.p) + " " +
+               describe(before.x);
+      };
+      const u64 kr = t.x86->tick_fn(kd_tick_fn(f), &in.c, &in.p, &in.x, arg, iarg);
+      ModelTick m = model_state(before, mc);
+      Concrete d;
+      const auto x = model_ctx(before.x);
+      u64 mr = 0;
+      switch (f) {
+        case KD_ACCOUNT_USER_TIME: model::account_user_time(d, m.c, m.p, x, arg); break;
+        case KD_ACCOUNT_GUEST_TIME: model::account_guest_time(d, m.c, m.p, x, arg); break;
+        case KD_ACCOUNT_SYSTEM_INDEX_TIME:
+          model::account_system_index_time(d, m.c, m.p, arg, model::Usage(iarg));
+          break;
+        case KD_ACCOUNT_SYSTEM_TIME: model::account_system_time(d, m.c, m.p, x, std::uint32_t(iarg), arg); break;
+        case KD_ACCOUNT_IDLE_TIME: model::account_idle_time(d, m.c, x, arg); break;
+        case KD_STEAL_ACCOUNT_PROCESS_TIME: mr = model::steal_account_process_time(d, m.cfg, m.c, arg); break;
+        case KD_ACCOUNT_OTHER_TIME: mr = model::account_other_time(d, m.cfg, m.c, arg); break;
+        default: model::irqtime_account_process_tick(d, m.cfg, m.c, m.p, x, u64(iarg)); break;
+      }
+      ++rep.runs;
+      kd_cpu mk = from_model(m.c);
+      if (d.ok() && kr == mr && same(in.c, mk) && same(in.p, m.p)) {
+        ++rep.agree;
+        return;
+      }
+      rep.disagree(seed, input, fmt::format("returned {} ", kr) + describe(in.c, in.p),
+                   fmt::format("returned {} ", mr) + describe(mk, {m.p.utime, m.p.stime, m.p.gtime}),
+                   tick_reason(before.x));
+    });
+    rep.finish(fmt::format("tick helpers {}", t.name));
+  }
+}
+
 // ---- irqtime_account_irq() at the four irq boundaries, against the class the simulator's tick
 // backend passes for the same context (model/tick/backend.hpp: leaving_class, IrqExit -> Hardirq).
 TEST(KernelDiff, IrqtimeAccountIrq) {
