@@ -81,6 +81,7 @@ struct kd_api {
                       int iarg);
   int (*task_cputime)(const struct kd_task* p, const struct kd_vtime* v, uint64_t now, uint64_t* utime,
                       uint64_t* stime);
+  const char* version; /* the tree's VERSION.PATCHLEVEL.SUBLEVEL */
 };
 
 extern const struct kd_api k61x86_api, k61gen_api, k612x86_api, k612gen_api;

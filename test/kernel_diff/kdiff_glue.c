@@ -16,6 +16,7 @@
 #endif
 #include "cputime.inc"
 #include "psi_tree.h"
+#include "tree.h"
 #include "psi.inc"
 
 #include "kdiff.h"
@@ -242,5 +243,6 @@ static uint64_t kd_tick_fn(enum kd_tick_fn f, struct kd_cpu* c, struct kd_task* 
   return r;
 }
 
-const struct kd_api KD_SYM(api) = {KD_NAME,     kd_mul,          kd_adjust, kd_tick,    kd_idle_ticks,  kd_irq,
-                                   kd_vtime_op, kd_vtime_switch, kd_psi,    kd_tick_fn, kd_task_cputime};
+const struct kd_api KD_SYM(api) = {KD_NAME,       kd_mul,     kd_adjust,       kd_tick,
+                                   kd_idle_ticks, kd_irq,     kd_vtime_op,     kd_vtime_switch,
+                                   kd_psi,        kd_tick_fn, kd_task_cputime, KD_TREE_VERSION};

@@ -51,6 +51,15 @@ struct Tree {
 };
 const Tree trees[] = {{"6.1.192", &k61x86_api, &k61gen_api}, {"6.12.117", &k612x86_api, &k612gen_api}};
 
+// The extracted trees are the ones named here: a Debian package update must be noticed (and
+// model_config_for_tree() revisited), not compared under the old name.
+TEST(KernelDiff, TreesAreTheNamedReleases) {
+  for (const auto& t : trees)
+    for (const kd_api* k : {t.x86, t.gen})
+      EXPECT_STREQ(k->version, t.name) << "the installed Debian source tree changed: update trees[] and "
+                                          "model_config_for_tree() in test/kernel_diff/kernel_diff_test.cpp";
+}
+
 // ---- inputs
 struct Rng {  // splitmix64: the sample's seed alone replays it
   u64 s;

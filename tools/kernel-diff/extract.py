@@ -6,6 +6,7 @@ Writes, into OUT (a build directory, never the repository):
   div64_generic.inc  mul_u64_u64_div_u64() of lib/math/div64.c (generic C)
   div64_x86.inc    mul_u64_u64_div_u64() of arch/x86/include/asm/div64.h (mulq/divq)
   math64.inc       div64_u64(), div64_u64_rem() of include/linux/math64.h (64-bit)
+  tree.h           the tree's version, from its Makefile
   psi.inc          record_times(), psi_account_irqtime() (+ psi_write_begin/end) of kernel/sched/psi.c
   macros.h         preempt-count, TICK_NSEC and PF_VCPU macros
   rename.h         one #define per extracted non-static function, prefixing it (KD_SYM)
@@ -49,7 +50,7 @@ MACROS = [
     ("include/linux/preempt.h", "softirq_count", 2), ("include/linux/preempt.h", "irq_count", 2),
     ("include/vdso/jiffies.h", "TICK_NSEC", 1), ("include/linux/sched.h", "PF_VCPU", 1),
 ]
-FILES = ["kernel/sched/psi.c", "kernel/sched/cputime.c", "lib/math/div64.c", "arch/x86/include/asm/div64.h",
+FILES = ["Makefile", "kernel/sched/psi.c", "kernel/sched/cputime.c", "lib/math/div64.c", "arch/x86/include/asm/div64.h",
          "include/linux/math64.h", "include/linux/preempt.h", "include/vdso/jiffies.h",
          "include/linux/sched.h"]
 
@@ -157,6 +158,13 @@ def main():
     emit("psi.inc", psi)
     with open(os.path.join(a.out, "psi_tree.h"), "w") as fh:  # which form this tree has
         fh.write("#define KD_PSI_PERCPU_SEQ %d\n" % int(has_function(src["kernel/sched/psi.c"], "psi_write_begin")))
+    # the tree's own version (top-level Makefile), so that a package update is noticed
+    mk = {k: v for k, v in (re.match(r"^(VERSION|PATCHLEVEL|SUBLEVEL) = (\d+)", l).groups()
+                            for l in src["Makefile"][:10] if re.match(r"^(VERSION|PATCHLEVEL|SUBLEVEL) = \d+", l))}
+    if len(mk) != 3:
+        die(f"{a.tarball}: no VERSION/PATCHLEVEL/SUBLEVEL in the Makefile")
+    with open(os.path.join(a.out, "tree.h"), "w") as fh:
+        fh.write('#define KD_TREE_VERSION "%s.%s.%s"\n' % (mk["VERSION"], mk["PATCHLEVEL"], mk["SUBLEVEL"]))
     emit("div64_generic.inc", [fn("lib/math/div64.c", "mul_u64_u64_div_u64", 1)])
     x86 = fn("arch/x86/include/asm/div64.h", "mul_u64_u64_div_u64", 1)
     emit("div64_x86.inc", [x86])
