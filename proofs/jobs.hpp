@@ -21,8 +21,10 @@ using AdjustMutation = Mutation<model::PrevCputime>;
 
 // `hzs` empty: every HZ value of the table; `only_step` empty: every step (else e.g.
 // "account_process_tick"); `only_inv` empty: every invariant (else e.g. "tick_conserves").
+// want: if set, only the jobs whose name it accepts are run (the others are not built at all).
 std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate = {}, std::vector<unsigned> hzs = {},
-                              const std::string& only_step = {}, const std::string& only_inv = {});
+                              const std::string& only_step = {}, const std::string& only_inv = {},
+                              const std::function<bool(const std::string&)>& want = {});
 std::vector<Result> cputime_jobs(unsigned timeout_ms, const AdjustMutation& mutate = {});
 std::vector<Result> division_jobs(unsigned timeout_ms);
 // The facts of exact floor division that the symbolic domain's abstraction assumes

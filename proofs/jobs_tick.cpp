@@ -238,7 +238,8 @@ Result job(const std::string& name, const std::vector<Inv>& invs, const Family& 
 }  // namespace
 
 std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate, std::vector<unsigned> hzs,
-                              const std::string& only_step, const std::string& only_inv) {
+                              const std::string& only_step, const std::string& only_inv,
+                              const std::function<bool(const std::string&)>& want) {
   std::vector<Result> out;
   const auto ctxs = contexts();
   if (hzs.empty()) hzs.assign(arch::hz_values.begin(), arch::hz_values.end());
@@ -268,8 +269,9 @@ std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate, st
       // One invariant per query: the conjunction is much slower to bit-blast than its parts.
       for (Inv i : invs) {
         if (!only_inv.empty() && only_inv != inv_name(i)) continue;
-        out.push_back(
-            job(fmt::format("tick.{}.{}[{}]", step, inv_name(i), fam.name()), {i}, fam, cs, timeout_ms, mutate, h));
+        auto name = fmt::format("tick.{}.{}[{}]", step, inv_name(i), fam.name());
+        if (want && !want(name)) continue;
+        out.push_back(job(name, {i}, fam, cs, timeout_ms, mutate, h));
       }
     };
     add("account_process_tick",
