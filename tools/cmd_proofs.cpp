@@ -178,7 +178,9 @@ void validate_cmd(const std::vector<std::string>& ids, unsigned timeout, unsigne
       throw Failure(fmt::format("unknown patch id '{}' (give >= 7 hex digits); known patches:{}", id, known_patches()));
   std::vector<proofs::PatchReport> reports;
   try {
-    reports = proofs::validate({ids, timeout, jobs ? jobs : std::max(1u, std::thread::hardware_concurrency())});
+    // One thread more than CPUs: a claim often waits for a shared result another claim is
+    // computing (proofs/memo.hpp). All patches here: -j 2 76 s, -j 3 52 s, same verdicts.
+    reports = proofs::validate({ids, timeout, jobs ? jobs : std::thread::hardware_concurrency() + 1});
   } catch (const std::invalid_argument& e) {
     throw Failure(fmt::format("{}; known patches:{}", e.what(), known_patches()));
   }
@@ -250,7 +252,7 @@ void add_proofs(CLI::App& app) {
   auto* val = app.add_subcommand("validate", "Check the claims of kernel patches (arch/patches.hpp)");
   val->add_option("PATCH", p->patches, "patch ids (>= 7 hex digits; default: all)");
   val->add_option("--timeout-ms", p->timeout, "solver timeout per claim")->check(CLI::Range(1u, 86'400'000u));
-  val->add_option("-j,--jobs", p->jobs, "claims judged in parallel (default: one per CPU)")
+  val->add_option("-j,--jobs", p->jobs, "claims judged in parallel (default: one more than CPUs)")
       ->check(CLI::Range(1u, 1024u));
   val->add_flag("--json", p->json, "JSON output: a list of PatchReport::json()");
   val->add_option("--save-counterexamples", p->save,
