@@ -260,13 +260,8 @@ std::vector<Result> gen_vtime_claims(const arch::Patch& p, unsigned timeout_ms) 
       out.push_back(seq_brackets(p));
     else if (c == "gen_vtime.fork_no_double_count")
       out.push_back(fork_no_double_count(p));
-    else {
-      Result r;
-      r.name = c;
-      r.verdict = Verdict::Error;
-      r.detail = "no judge for this claim";
-      out.push_back(r);
-    }
+    else
+      out.push_back(unknown_claim(c));
   }
   return out;
 }

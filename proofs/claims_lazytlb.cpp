@@ -227,11 +227,7 @@ std::vector<Result> lazytlb_claims(const arch::Patch& p, unsigned timeout_ms) {
     } else if (c == "lazy_tlb.ipi_cost") {
       out.push_back(ipi_cost(p));
     } else {
-      Result r;
-      r.name = c;
-      r.verdict = Verdict::Error;
-      r.detail = "unknown lazytlb claim";
-      out.push_back(std::move(r));
+      out.push_back(unknown_claim(c));
     }
   }
   return out;

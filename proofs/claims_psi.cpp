@@ -206,13 +206,8 @@ std::vector<Result> psi_irq_claims(const arch::Patch& p, unsigned timeout_ms) {
       out.push_back(lock_held(p, claim_jobs(ver, {"lock_held"}, timeout_ms)));
     else if (claim == "psi_irq.seq_even")
       out.push_back(seq_even(claim_jobs(ver, {"seq_even"}, timeout_ms)));
-    else {
-      Result r;
-      r.name = std::string(claim);
-      r.verdict = Verdict::Error;
-      r.detail = "unknown claim";
-      out.push_back(std::move(r));
-    }
+    else
+      out.push_back(unknown_claim(claim));
   }
   return out;
 }

@@ -95,11 +95,7 @@ std::vector<Result> tick_claims(const arch::Patch& p, unsigned timeout_ms) {
     if (claim == "tick.steal_not_caught_up") {
       out.push_back(steal_not_caught_up(p, timeout_ms));
     } else {
-      Result r;
-      r.name = std::string(claim);
-      r.verdict = Verdict::Error;
-      r.detail = "unknown claim";
-      out.push_back(std::move(r));
+      out.push_back(unknown_claim(claim));
     }
   }
   return out;

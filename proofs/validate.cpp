@@ -84,6 +84,14 @@ double claim_cost(std::string_view claim) {
 }
 }  // namespace
 
+Result unknown_claim(std::string_view claim) {
+  Result r;
+  r.name = std::string(claim);
+  r.verdict = Verdict::Error;
+  r.detail = "no judge for this claim in its mechanism's validator (proofs/claims_*.cpp)";
+  return r;
+}
+
 std::vector<PatchReport> validate(const ValidateOptions& o) {
   std::vector<arch::Patch> chosen;
   if (o.patches.empty()) chosen.assign(arch::patches.begin(), arch::patches.end());

@@ -78,6 +78,9 @@ struct Result {
 // concretely; without, it becomes an error. Applied to every job and claim `prove` and
 // `validate` return.
 void require_replay(Result& r);
+// A claim its mechanism's validator has no judge for (a name in arch/patches.hpp it does not
+// know): an error verdict, never silently skipped.
+Result unknown_claim(std::string_view claim);
 
 struct ProveOptions {
   std::string model;  // "" = all; else "tick", "cputime_adjust", "division"
