@@ -26,6 +26,18 @@ constexpr KVersion v(unsigned ma, unsigned mi, unsigned point = 0) {
   return {std::uint8_t(ma), std::uint8_t(mi), std::uint16_t(point), 0};
 }
 
+// The last minor release of each closed mainline major (the v3.19, v4.20 and v5.19 tags; each
+// was followed by X+1.0). Walks over every mainline release go through next_mainline().
+struct ClosedMajor {
+  std::uint8_t major, last_minor;
+};
+inline constexpr std::array closed_majors = {ClosedMajor{3, 19}, ClosedMajor{4, 20}, ClosedMajor{5, 19}};
+constexpr KVersion next_mainline(KVersion k) {
+  for (auto c : closed_majors)
+    if (k.major == c.major && k.minor >= c.last_minor) return v(c.major + 1u, 0);
+  return v(k.major, k.minor + 1u);
+}
+
 // Distro builds by their package version. Each is its base point release plus the distro's
 // own patches; none of those touch the modelled accounting code (the changelog entries after
 // the upstream merge, read below, are unrelated fixes), so the model runs the base.

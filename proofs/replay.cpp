@@ -65,18 +65,12 @@ std::optional<AdjustCfg> parse_adjust(std::string_view s) {
 std::optional<Releases> shipped(const AdjustCfg& a) {
   std::optional<Releases> r;
   // 3.10 (scale_stime's loop, 55eaa7c1f511) to the newest modelled release.
-  for (unsigned major = 3; major <= 6; ++major)
-    for (unsigned minor = 0; minor <= 20; ++minor) {
-      const auto ver = arch::v(major, minor);
-      if (ver < arch::v(3, 10) || (major == 3 && minor > 19) || (major == 5 && minor > 19) ||
-          ver > arch::tick_versions.back())
-        continue;
-      for (bool exact : {false, true})
-        if (same(adjust_cfg(ver, exact), a)) {
-          if (!r) r = Releases{ver, ver};
-          r->last = ver;
-        }
-    }
+  for (auto ver = arch::v(3, 10); ver <= arch::tick_versions.back(); ver = arch::next_mainline(ver))
+    for (bool exact : {false, true})
+      if (same(adjust_cfg(ver, exact), a)) {
+        if (!r) r = Releases{ver, ver};
+        r->last = ver;
+      }
   return r;
 }
 

@@ -48,6 +48,19 @@ TEST(Versions, OrderedAsReleased) {
   EXPECT_LT(v(6, 6, 80), v(6, 12));
 }
 
+// Every mainline release in order: a closed major's last minor is followed by the next major.
+TEST(Versions, NextMainlineCrossesMajors) {
+  EXPECT_EQ(arch::next_mainline(arch::v(3, 18)), arch::v(3, 19));
+  EXPECT_EQ(arch::next_mainline(arch::v(3, 19)), arch::v(4, 0));
+  EXPECT_EQ(arch::next_mainline(arch::v(4, 19)), arch::v(4, 20));
+  EXPECT_EQ(arch::next_mainline(arch::v(4, 20)), arch::v(5, 0));
+  EXPECT_EQ(arch::next_mainline(arch::v(5, 19)), arch::v(6, 0));
+  EXPECT_EQ(arch::next_mainline(arch::v(6, 1)), arch::v(6, 2));
+  unsigned n = 0;  // 3.10 .. 6.12: 10 + 21 + 20 + 13 releases
+  for (auto k = arch::v(3, 10); k <= arch::v(6, 12); k = arch::next_mainline(k)) ++n;
+  EXPECT_EQ(n, 64u);
+}
+
 TEST(Versions, AppliedAnswersForPointReleases) {
   using arch::applied;
   // 77baa5bafcbe (6.11): 6.1.105 and 6.10.5 from the Debian changelogs.
