@@ -135,6 +135,10 @@ struct Report {
     std::printf("%s\n", s.c_str());
     for (const auto& x : shown) std::printf("DISAGREEMENT %s\n%s\n", what.c_str(), x.c_str());
     EXPECT_EQ(unexplained, 0u) << what;
+    // A run that compared nothing (no inputs, or every one set aside as documented) proves
+    // nothing: fail, except when replaying one chosen input.
+    EXPECT_GT(runs, 0u) << what << ": no input was compared";
+    if (!env_sample()) { EXPECT_GT(agree, 0u) << what << ": no input agreed (all set aside)"; }
   }
 };
 
