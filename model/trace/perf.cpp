@@ -689,6 +689,7 @@ void Converter::feed_steal(const Record& r) {
 }
 
 void Converter::on_tick_steal(const Record& r) {
+  if (!num_field(r.fields, "now") || !num_field(r.fields, "steal")) return bad(r, "now=<ns> steal=<ns>");
   ++conv_.stats.tick_steal.records;
   used(r);
 }

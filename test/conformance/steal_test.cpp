@@ -131,5 +131,22 @@ TEST(TickSteal, StealThatDoesNotFitIsCounted) {
   EXPECT_EQ(r.steal_unknown_before, 1u);
 }
 
+// A garbled record is not a steal of 0: it is reported, and its tick's steal is unknown.
+TEST(TickSteal, AMalformedRecordIsNotZeroSteal) {
+  std::string t = text({7, 9});
+  const auto at = t.find("steal=9");
+  ASSERT_NE(at, std::string::npos);
+  t.replace(at, 7, "steal=x");
+  const auto p =
+      sim::predict(t, options(), *arch::find_cpu("x86-64"), *arch::find_config("6.12-tick-steal-hz250"), 500);
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  const auto& st = p.value().conversion.stats;
+  EXPECT_EQ(st.repairs.at("malformed tracepoint fields skipped"), 1u);
+  EXPECT_EQ(st.tick_steal.records, 1u);
+  EXPECT_EQ(st.tick_steal.ticks_without, 1u);
+  ASSERT_EQ(p.value().reads.size(), 1u);
+  EXPECT_EQ(p.value().reads[0].steal_unknown_before, 1u);
+}
+
 }  // namespace
 }  // namespace kacct
