@@ -492,8 +492,8 @@ void Converter::record(const Record& r) {
       {"irq:softirq_exit", {Gate::Current, &Converter::on_softirq_exit}},
       {"irq:softirq_raise", {Gate::Current, &Converter::on_ignored}},
       {"irq_vectors:local_timer_entry", {Gate::Current, &Converter::on_local_timer_entry}},
-      {"kacct:tick_steal", {Gate::None, &Converter::on_tick_steal}},  // tools/record-perf/steal.bt
       {"irq_vectors:local_timer_exit", {Gate::Current, &Converter::on_ignored}},
+      {"kacct:tick_steal", {Gate::None, &Converter::on_tick_steal}},  // tools/record-perf/steal.bt
       // gen vtime probes (perf_vtime.cpp); unknown events when the trace has no task probes
       {"kprobes:bacct_add_tsk", {Gate::Current, &Converter::on_kprobe}},
       {"kprobes:cputime_adjust", {Gate::Current, &Converter::on_kprobe}},
@@ -717,7 +717,13 @@ void Converter::on_hrtimer_expire_entry(const Record& r) {
       set_mode(c, Mode::Kernel, r, "kernel entry inferred (kernel tick)");
   }
   const bool user_now = cpu(c).mode == Mode::User && cpu(c).irq_depth == 0 && !cpu(c).in_softirq;
-  if (!emit(ev(Kind::Tick, c), r)) return;
+  if (!emit(ev(Kind::Tick, c), r)) {
+    // Steal fed for it stays pending in the model: the CPU's next tick would take it too.
+    if (const auto q = steal_q_.find(c); q != steal_q_.end())
+      for (const auto& t : q->second)
+        if (t.tick == index(r) && t.ns > t.left) steal_overfed_.insert(c);
+    return;
+  }
   if (cpu(c).current != 0) ++st.task_ticks[cpu(c).current][user_now ? 0 : 1];
   tick_steal_done(r);
 }
@@ -731,8 +737,8 @@ void Converter::tick_steal_done(const Record& r) {
   if (pos == q->second.size() || q->second[pos].tick != index(r)) return;
   const TickStealIn t = q->second[pos++];
   const std::uint64_t cur = cpu(r.cpu).current, left = t.left;
-  const bool unknown = !t.known;
-  if (t.known) {
+  const bool unknown = !t.known || steal_overfed_.erase(r.cpu);
+  if (!unknown) {
     ++ts.ticks;
     ts.ns += t.ns - left;
     ts.max_ns = std::max(ts.max_ns, t.ns);
@@ -748,7 +754,7 @@ void Converter::tick_steal_done(const Record& r) {
     if (const TaskState* t = tr_->task(cur)) ++steal_unknown_[t->pid];
     if (conv_.stats.notes.size() < 20)
       conv_.stats.notes.push_back(
-          unknown ? fmt::format("perf line {}: tick on cpu {} has no tick_steal record", r.line, r.cpu)
+          unknown ? fmt::format("perf line {}: the steal of the tick on cpu {} is not known", r.line, r.cpu)
                   : fmt::format("perf line {}: {} ns of the tick's steal did not fit since "
                                 "cpu {}'s previous tick",
                                 r.line, left, r.cpu));

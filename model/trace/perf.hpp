@@ -75,8 +75,10 @@ struct Stats {
   struct TickSteal {
     std::uint64_t records = 0;                 // kacct:tick_steal records
     std::uint64_t ticks = 0, ticks_steal = 0;  // emitted ticks with a record; of them with S > 0
-    std::uint64_t ticks_without = 0;           // emitted ticks with no record, in a trace that has records
-    std::uint64_t ns = 0, max_ns = 0;          // steal fed to the model (sum, largest one tick)
+    // Emitted ticks with no record (in a trace that has records), or after a dropped tick whose
+    // steal was already fed (the model's next tick would take both).
+    std::uint64_t ticks_without = 0;
+    std::uint64_t ns = 0, max_ns = 0;  // steal fed to the model (sum, largest one tick)
     // Steal that did not fit between the tick and the previous one on its CPU (the model's
     // tick then takes out less than the kernel's): reads of affected tasks may be off.
     std::uint64_t ticks_unplaced = 0, unplaced_ns = 0;

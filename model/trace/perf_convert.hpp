@@ -134,6 +134,7 @@ class Converter {
   };
   std::unordered_map<std::uint32_t, std::vector<TickStealIn>> steal_q_;
   std::unordered_map<std::uint32_t, std::size_t> steal_next_;       // cpu -> position in steal_q_
+  std::set<std::uint32_t> steal_overfed_;                           // cpus whose fed steal a dropped tick left pending
   std::unordered_map<std::uint64_t, std::uint64_t> steal_unknown_;  // tgid -> its ticks with unknown steal
 };
 
