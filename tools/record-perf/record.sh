@@ -44,7 +44,11 @@ perf record -q -a -m 4096 --kernel-callchains -o "$tmp/perf.data" -e "$events" \
 steal1=$(steal)
 steal_arg=()
 if [ -n "$bt_pid" ]; then
-  kill -INT $bt_pid
+  # SIGINT makes bpftrace print the map and exit; one was seen lost once: repeated every 5 s.
+  for _ in $(seq 12); do
+    kill -INT $bt_pid 2>/dev/null || break
+    for _ in $(seq 50); do kill -0 $bt_pid 2>/dev/null || break; sleep 0.1; done
+  done
   wait $bt_pid || true
   bt_pid_done=$bt_pid
   bt_pid=
