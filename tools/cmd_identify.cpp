@@ -356,7 +356,7 @@ Identity identify(const IdentifySources& src) {
          fmt::format("names kernel '{}' but {} says '{}': the two files are from different kernels", pv_uname, f_rel,
                      id.uname_r));
   std::optional<arch::KVersion> ver;
-  if (auto d = id.proc_version.find(" Debian "); d != std::string::npos) {
+  if (auto d = id.proc_version.rfind(" Debian "); d != std::string::npos) {  // the last: gcc names Debian too
     const auto b = d + 8;
     const auto pkg = id.proc_version.substr(b, id.proc_version.find(' ', b) - b);
     if (auto k = arch::parse_version(pkg); k && k->build) {
