@@ -469,6 +469,13 @@ Identity identify(const IdentifySources& src) {
     } else if (p.key == "no-steal-acc" && cpu_x86) {
       if (k.steal) id.notes.push_back(fmt::format("{}: no-steal-acc: KVM steal time is not accounted", f_cmd));
       k.steal = false;
+    } else if (p.key == "nohz" && (p.value == "off" || p.value == "0" || p.value == "n" || p.value == "N")) {
+      // tick_nohz_activate() returns early: no CPU ever stops its tick; context tracking (vtime
+      // on nohz_full CPUs) is set up regardless, in tick_nohz_init().
+      id.notes.push_back(
+          fmt::format("{}: nohz={}: the tick never stops, idle or nohz_full; vtime still runs on the "
+                      "nohz_full CPUs",
+                      f_cmd, p.value));
     } else if (p.key == "psi" && id.psi_built) {
       const auto& b = p.value;
       if (b == "1" || b == "y" || b == "Y" || b == "on") id.psi = true;
