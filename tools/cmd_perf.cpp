@@ -29,10 +29,11 @@ namespace perf = trace::perf;
 struct KnownConfig {
   std::string config;
   std::optional<std::uint64_t> nohz_full;
+  std::string cpu;  // identify's CPU ("" = --cpu's)
 };
 KnownConfig default_config(const std::string& given, const std::string& trace_path, const std::string& root) {
-  if (!given.empty()) return {given, std::nullopt};
-  const KnownConfig fallback{"6.12-tick-steal-hz250", std::nullopt};
+  if (!given.empty()) return {given, std::nullopt, ""};
+  const KnownConfig fallback{"6.12-tick-steal-hz250", std::nullopt, ""};
   if (trace_path == "-") return fallback;
   const auto meta = std::filesystem::path(trace_path).parent_path() / "meta.json";
   std::ifstream in(meta);
@@ -43,7 +44,7 @@ KnownConfig default_config(const std::string& given, const std::string& trace_pa
   if (!id) return fallback;
   fmt::print(stderr, "kacct: no --config: using {} from `kacct identify` (this machine runs {}, which {} names)\n",
              id->config.name(), id->uname_r, meta.string());
-  return {id->config.name(), id->nohz_mask()};
+  return {id->config.name(), id->nohz_mask(), std::string(id->cpu.name)};
 }
 
 perf::Conversion convert_or_exit(const std::string& path, const perf::Options& o) {
@@ -256,12 +257,13 @@ void add_perf(CLI::App& app) {
     c->add_flag("--json", *as_json, "JSON output");
     add_common(c, *cpu, *ncpus);
     c->callback([=] {
-      const auto facts = resolve_cpu(*cpu);
       const auto known = default_config(*config, *path, *machine);
+      const auto cpu_name = c->count("--cpu") || known.cpu.empty() ? *cpu : known.cpu;
+      const auto facts = resolve_cpu(cpu_name);
       const auto cfg = resolve_config(known.config);
       require_legal(facts, cfg);
       perf::Options o;
-      o.cpu_model = *cpu;
+      o.cpu_model = cpu_name;
       o.ncpus = *ncpus;
       for (const auto& r : *reads) {
         std::string err;
