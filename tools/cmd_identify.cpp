@@ -218,6 +218,35 @@ std::vector<Param> parse_cmdline(std::string_view l) {
 }
 
 // ---- the CPU from /proc/cpuinfo.
+bool starts(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+// powerpc's cpu_name (the "cpu" line) -> the CPU table's entry; nullopt for CPUs it lacks
+// (e500mc, 47x, 40x, 6xx/7xx/74xx, Cell, ...).
+std::optional<arch::CpuFacts> cpu_of_cputable_name(std::string_view full) {
+  auto word = full.substr(0, full.find_first_of(" ,("));
+  const char* name = nullptr;
+  if (starts(full, "(generic 44x") || starts(word, "440") || starts(word, "460"))
+    name = "44x";
+  else if (word == "8xx")
+    name = "MPC8xx";
+  else if (starts(word, "e300c"))
+    name = "e300";
+  else if (word == "e500" || word == "e500v1" || word == "e500v2")
+    name = "e500";
+  else if (word == "e5500" || word == "e6500")
+    name = word == "e5500" ? "e5500" : "e6500";
+  else if (starts(word, "PPC970"))
+    name = "PPC970";
+  else if (word == "PA6T")
+    name = "PA6T";
+  else if (starts(word, "POWER10"))
+    name = "POWER10";
+  else
+    for (const char* p : {"POWER5", "POWER6", "POWER7", "POWER8", "POWER9"})
+      if (starts(word, p) && (word.size() == 5 + 1 || !is_digit(word[6]))) name = p;
+  if (!name) return std::nullopt;
+  return arch::find_cpu(name);
+}
+
 struct CpuSeen {
   arch::CpuFacts cpu;
   std::string how;
@@ -228,7 +257,7 @@ struct CpuSeen {
 CpuSeen parse_cpuinfo(const std::string& file, std::string_view text) {
   CpuSeen s;
   std::string vendor, family, model, ppc_cpu;
-  std::size_t ppc_line = 0, ppc_col = 0;
+  std::size_t ppc_line = 0, ppc_col = 0, vendor_line = 0;
   bool lm = false, any_flags = false;
   std::size_t flags_line = 0;
   const auto ls = lines_of(text);
@@ -249,6 +278,7 @@ CpuSeen parse_cpuinfo(const std::string& file, std::string_view text) {
       fail(file, i + 1, 1, "an arm64 CPU ('CPU implementer'): the CPU table has no arm64 entry (kacct list cpus)");
     } else if (key == "vendor_id" && vendor.empty()) {
       vendor = val;
+      vendor_line = i + 1;
     } else if (key == "cpu family" && family.empty()) {
       family = val;
     } else if (key == "model" && model.empty()) {
@@ -267,6 +297,8 @@ CpuSeen parse_cpuinfo(const std::string& file, std::string_view text) {
       s.platform = val;
     }
   }
+  if (vendor == "IBM/S390")
+    fail(file, vendor_line, 1, "an s390 CPU: the CPU table has no s390 entry (kacct list cpus)");
   if (!vendor.empty()) {
     if (!any_flags) fail(file, 0, 0, "x86 CPU without a 'flags' line");
     if (!lm)
@@ -274,22 +306,11 @@ CpuSeen parse_cpuinfo(const std::string& file, std::string_view text) {
     s.cpu = *arch::find_cpu("x86-64");
     s.how = fmt::format("{}: {} family {} model {}, 'lm' in flags", file, vendor, family, model);
   } else if (!ppc_cpu.empty()) {
-    // "POWER9 (architected), altivec supported", "PPC970MP, altivec supported", "e5500".
-    std::string_view word = ppc_cpu;
-    word = word.substr(0, word.find_first_of(" ,("));
-    std::optional<arch::CpuFacts> hit;
-    for (const auto& c : arch::cpus()) {
-      if (c.isa == arch::Isa::X86_64) continue;
-      std::string n(c.name), w(word);
-      std::transform(n.begin(), n.end(), n.begin(), ::tolower);
-      std::transform(w.begin(), w.end(), w.begin(), ::tolower);
-      if (w == n || (w.size() > n.size() && w.substr(0, n.size()) == n && !is_digit(w[n.size()])) ||
-          (n == "44x" && w.size() >= 3 && w.substr(0, 2) == "44"))
-        hit = c;
-    }
+    // cputable.c / cpu_specs_*.h cpu_name: "POWER9 (architected)", "POWER8E (raw)", "POWER5+",
+    // "PPC970MP", "e300c3", "e500v2", "e5500", "8xx", "440EPX", "460EX Rev. B", "(generic 44x PPC)".
+    std::optional<arch::CpuFacts> hit = cpu_of_cputable_name(ppc_cpu);
     if (!hit)
-      fail(file, ppc_line, ppc_col,
-           fmt::format("powerpc CPU '{}' is not in the CPU table (kacct list cpus)", std::string(word)));
+      fail(file, ppc_line, ppc_col, fmt::format("powerpc CPU '{}' is not in the CPU table (kacct list cpus)", ppc_cpu));
     s.cpu = *hit;
     s.how = fmt::format("{}:{}: cpu {}", file, ppc_line, ppc_cpu);
   } else {
