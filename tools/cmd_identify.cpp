@@ -384,7 +384,8 @@ Identity identify(const IdentifySources& src) {
       ver = k;
       id.version_how = fmt::format("{}: Debian package {}, a distro build the model runs as its base {}", f_ver, pkg,
                                    k->upstream().str());
-    } else if (auto up = leading_version(pkg); up && pkg.size() > up->str().size() && pkg[up->str().size()] == '-') {
+    } else if (auto up = leading_version(pkg); up && pkg.find_first_not_of("0123456789.") != std::string::npos &&
+                                               pkg[pkg.find_first_not_of("0123456789.")] == '-') {
       ver = up;
       id.version_how = fmt::format(
           "{}: Debian package {}: its upstream point release {} (the table has no distro build of that name)", f_ver,
