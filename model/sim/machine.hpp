@@ -128,6 +128,8 @@ struct CpuCtx {
   bool nohz = false;
   std::uint32_t nr_iowait = 0;
   std::uint64_t idle_jiffies = 0;  // jiffies at idle_enter (TICK_NSEC steps from ts 0)
+  bool offline = false;            // between cpu_offline and cpu_online
+  std::uint64_t offline_ts = 0;    // ts of the last cpu_offline
 };
 
 }  // namespace kacct::sim

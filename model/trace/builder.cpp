@@ -29,7 +29,7 @@ int clamp_nice(int n) { return std::clamp(n, -20, 19); }
 
 class Builder {
  public:
-  explicit Builder(const BuildSpec& s) : header_(build_header(s)), tr_(header_) {}
+  explicit Builder(const BuildSpec& s) : header_(build_header(s)), tr_(header_), hotplug_(s.hotplug) {}
 
   void step(const Action& a) {
     now_ += a.dt;
@@ -115,6 +115,15 @@ class Builder {
         break;
       }
       case Op::Idle:
+        if (hotplug_ && arg % 4 == 3) {  // events on an offline CPU are illegal: the tracker drops them
+          if (c.offline)
+            e.kind = Kind::CpuOnline;
+          else if (c.current != 0 || c.nohz_idle || !process) {
+            if (!switch_to(e, c, cur, 0, arg)) return;
+          } else
+            e.kind = Kind::CpuOffline;
+          break;
+        }
         if (c.current != 0 || !process) return;
         e.kind = c.nohz_idle ? Kind::IdleExit : Kind::IdleEnter;
         break;
@@ -242,6 +251,7 @@ class Builder {
   uint64_t next_tid_ = kFirstFork;
   uint64_t next_mm_ = 100;
   uint64_t reads_ = 0;
+  bool hotplug_ = false;
 };
 
 }  // namespace
@@ -307,6 +317,7 @@ BuildSpec spec_from_bytes(uint8_t a, uint8_t b, std::string cpu_model) {
   s.vcpu = (b & 1) != 0;
   s.nice = nices[(b >> 1) & 7];
   s.vcpu_nice = (b & 0x10) ? 7 : 0;
+  s.hotplug = (b & 0x20) != 0;
   return s;
 }
 
