@@ -77,6 +77,7 @@ class GenBackend {
       offline_pending_[e.cpu] = 0;
       out_.hotplug_offline_as_idle += ns;
       hotplug_inv_ = "gen_vtime.hotplug_offline_not_accounted";
+      hotplug_fix_ = kNotFixed;
       hotplug_msg_ = fmt::format(
           "cpu {}: the idle task's first vtime flush after cpu_online counts the {} ns the CPU "
           "was offline as idle time (no vtime_init_idle() at bring-up since 5.14)",
@@ -203,6 +204,7 @@ class GenBackend {
     if (died > old) {
       out_.hotplug_online_dropped += died - old;
       hotplug_inv_ = "gen_vtime.hotplug_online_time_kept";
+      hotplug_fix_ = "f1a0a376ca0c";  // 5.14: no vtime_init_idle() at bring-up (the idle time is kept)
       hotplug_msg_ = fmt::format(
           "cpu {}: vtime_init_idle() at cpu_online drops the {} ns of idle time between the idle "
           "task's last vtime snapshot and cpu_offline",
@@ -261,7 +263,7 @@ class GenBackend {
       k_.violate(i, "gen_vtime.seq_brackets", "vtime changed without a write section, or seq != 2 x sections");
     if (!spec::gen::gen_vtime_monotonic(d, before.v, v))
       k_.violate(i, "gen_vtime.ghost_monotonic", "a vtime ghost went backwards");
-    if (!hotplug_msg_.empty()) k_.violate(i, hotplug_inv_, hotplug_msg_);
+    if (!hotplug_msg_.empty()) k_.violate(i, hotplug_inv_, hotplug_msg_, hotplug_fix_);
     // Reader monotonicity: a finding, not a violation (the kernel's readers drop residues).
     if (k_.o.check) watch_readers(i, cpu, cur, k_.p.events[i].ts);
   }
@@ -332,6 +334,7 @@ class GenBackend {
   std::vector<std::array<std::uint64_t, model::NR_STATS>> last_stat_;
   std::vector<std::uint64_t> offline_pending_ = std::vector<std::uint64_t>(k_.p.header.ncpus, 0);  // ns, 5.14+
   const char* hotplug_inv_ = "";
+  std::string_view hotplug_fix_;
   std::string hotplug_msg_;
 };
 

@@ -166,6 +166,7 @@ class NativeBackend {
     // the last pre-offline hook, offline period included.
     if (offline_pending_[cpu] != 0 && accts_[cpu].starttime != idle_start) {
       hotplug_inv_ = "native_vtime.hotplug_offline_not_accounted";
+      hotplug_fix_ = "ppc-vtime-boot-starttime";
       hotplug_msg_ = fmt::format(
           "cpu {}: the first vtime delta after cpu_online includes the {} TB ticks the CPU was offline "
           "(no vtime_reset() in secondary_cpu_time_init() before 6.12.101)",
@@ -179,7 +180,7 @@ class NativeBackend {
 
   void check(std::size_t i, std::uint32_t cpu, std::uint32_t cur, const Snapshot& before) {
     auto& d = k_.d;
-    if (!hotplug_msg_.empty()) k_.violate(i, hotplug_inv_, hotplug_msg_);
+    if (!hotplug_msg_.empty()) k_.violate(i, hotplug_inv_, hotplug_msg_, hotplug_fix_);
     const auto& x = k_.ctx[cpu];
     const A& a = acct_of(cpu, x.cur);
     const bool ks = kernel_side(x);
@@ -317,6 +318,7 @@ class NativeBackend {
     if (lost != 0) {
       out_.hotplug_online_lost_tb += lost;
       hotplug_inv_ = "native_vtime.hotplug_online_time_kept";
+      hotplug_fix_ = kNotFixed;
       hotplug_msg_ = fmt::format(
           "cpu {}: vtime_reset() at cpu_online drops the {} TB ticks between the last accounting hook and "
           "cpu_offline (online time in no bucket)",
@@ -430,6 +432,7 @@ class NativeBackend {
   std::vector<UL> tb_offline_ = std::vector<UL>(k_.p.header.ncpus, 0);       // TB at the last cpu_offline
   std::vector<UL> offline_pending_ = std::vector<UL>(k_.p.header.ncpus, 0);  // before 6.12.101: not yet counted
   const char* hotplug_inv_ = "";
+  std::string_view hotplug_fix_;
   std::string hotplug_msg_;
   UL now_ = 0;
   std::size_t cur_event_ = 0;

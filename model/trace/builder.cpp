@@ -43,6 +43,13 @@ class Builder {
     e.ts = now_;
     e.cpu = cpu;
 
+    if (hotplug_ && c.offline) {  // any other event there is illegal: a tick or idle action brings it back
+      if (kOps[a.op % 32] != Op::Tick && kOps[a.op % 32] != Op::Idle) return;
+      e.kind = Kind::CpuOnline;
+      if (tr_.apply(e)) return;
+      events_.push_back(std::move(e));
+      return;
+    }
     switch (kOps[a.op % 32]) {
       case Op::Tick:
         e.kind = c.nohz_idle ? Kind::IdleExit : Kind::Tick;  // the tick restarts on nohz exit
@@ -115,10 +122,8 @@ class Builder {
         break;
       }
       case Op::Idle:
-        if (hotplug_ && arg % 4 == 3) {  // events on an offline CPU are illegal: the tracker drops them
-          if (c.offline)
-            e.kind = Kind::CpuOnline;
-          else if (c.current != 0 || c.nohz_idle || !process) {
+        if (hotplug_ && arg % 2 == 1) {
+          if (c.current != 0 || c.nohz_idle || !process) {
             if (!switch_to(e, c, cur, 0, arg)) return;
           } else
             e.kind = Kind::CpuOffline;

@@ -28,8 +28,9 @@ struct BuildSpec {
   bool vcpu = true;        // a vcpu task ("qemu-kvm", tid 900); the only task that enters guest mode
   int nice = 0;            // nice of the odd-numbered processes (1, 3); clamped to -20..19
   int vcpu_nice = 0;       // nice of the vcpu task; clamped to -20..19
-  // CPU hotplug: an idle action with arg % 4 == 3 takes its CPU offline (via idle_exit / a
-  // switch to idle first) or brings it back. Off by default: existing seeds build the same traces.
+  // CPU hotplug: an idle action with an odd arg takes its CPU offline (via idle_exit / a switch
+  // to idle first); on an offline CPU a tick or idle action brings it back and every other action
+  // is dropped. Off by default: existing seeds build the same traces.
   bool hotplug = false;
   bool operator==(const BuildSpec&) const = default;
 };
