@@ -60,6 +60,23 @@ TEST_P(HotplugProp, OfflineTimeInNoBucketAndOnlyHotplugFindings) {
           // What the kernel counts or drops over hotplug: offline time counted at most once;
           // online time dropped is at most the online time (the run's own invariants say the rest).
           if (const auto* g = r.backend_result<model::GenResult>()) {
+            // Tasks never run on an offline CPU: on the ns variants (every CPU nohz_full, no gap,
+            // no other time) each task's vtime is still exactly its true on-CPU time.
+            const auto& gc = c.model.gen;
+            if (gc.variant != model::GenVariant::Jiffy && gc.switch_gap == 0 && gc.nohz_full == ~std::uint64_t{0} &&
+                !c.cfg.irq_time && !c.cfg.steal)
+              for (std::size_t k = t.header.ncpus; k < prog.value().tasks.size(); ++k) {
+                const auto it = L.task.find(prog.value().tasks[k].tid);
+                if (it == L.task.end()) continue;
+                const auto& v = g->vtime[k];
+                std::uint64_t total = v.consumed - g->inherited[k];
+                if (g->ctl[k].state != model::VT_INACTIVE && L.end_ts > v.starttime) total += L.end_ts - v.starttime;
+                if (total != it->second.total())
+                  RC_FAIL(report(cpu, c.cfg,
+                                 "task " + std::to_string(it->first) + ": vtime " + std::to_string(total) +
+                                     " != truth " + std::to_string(it->second.total()),
+                                 t));
+              }
             if (g->hotplug_offline_as_idle > offline)
               RC_FAIL(report(cpu, c.cfg, "offline time counted as idle exceeds the offline time", t));
             if (g->hotplug_online_dropped > L.end_ts * t.header.ncpus - offline)
@@ -75,7 +92,7 @@ TEST_P(HotplugProp, OfflineTimeInNoBucketAndOnlyHotplugFindings) {
       },
       100);
   // The generator does exercise hotplug, and the vtime eras' hotplug behaviour is reached.
-  EXPECT_GT(cases_with_cycles, 10u);
+  EXPECT_GT(cases_with_cycles, 3u);  // about 1 in 5 cases (measured 20-24 of 100)
   RecordProperty("cases_with_hotplug", std::to_string(cases_with_cycles));
   RecordProperty("hotplug_findings", std::to_string(hotplug_findings));
   std::printf("%s: %zu cases brought a CPU back; %zu hotplug findings\n", std::string(cpu.name).c_str(),
