@@ -45,7 +45,7 @@ const std::vector<Row>& table() {
         kNoNmi,
         "CPU hotplug beyond the cpustat side: tick_sched's idle_sleeptime over hotplug and /proc/stat's fallback to "
         "cpustat idle for an offline CPU (no tick_sched in the model), steal the hypervisor reports for an offline "
-        "period"}},
+        "period, 6.12's extra update_rq_clock() in sched_cpu_dying()"}},
       {Kind::Job,
        "tick.",
        {"one step of account_process_tick(), account_idle_ticks(n), irqtime_account_irq() or update_rq_clock() from "
