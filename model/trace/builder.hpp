@@ -56,7 +56,7 @@ Trace build(const BuildSpec&, std::span<const Action>);
 std::vector<Action> random_actions(uint64_t seed, size_t n_actions);
 Trace random_trace(uint64_t seed, const BuildSpec&, size_t n_actions);
 
-// Byte decoders (fuzzer, seed files): a spec from two bytes, and 8 bytes per action
+// Byte decoders (fuzzer, seed files): a spec from two bytes (bit 0x20 of the second: hotplug), and 8 bytes per action
 // (op, cpu, arg little-endian, dt little-endian); a trailing partial action is dropped.
 BuildSpec spec_from_bytes(uint8_t a, uint8_t b, std::string cpu_model);
 std::vector<Action> actions_from_bytes(std::span<const uint8_t>);
