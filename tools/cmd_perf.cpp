@@ -73,6 +73,17 @@ json stats_json(const perf::Stats& s) {
   j["markers"] = s.markers;
   j["reads"] = s.reads;
   j["notes"] = s.notes;
+  if (s.tick_steal.records) {
+    const auto& t = s.tick_steal;
+    j["tick_steal"] = {{"records", t.records},
+                       {"ticks", t.ticks},
+                       {"ticks_steal", t.ticks_steal},
+                       {"ticks_without", t.ticks_without},
+                       {"ns", t.ns},
+                       {"max_ns", t.max_ns},
+                       {"ticks_unplaced", t.ticks_unplaced},
+                       {"unplaced_ns", t.unplaced_ns}};
+  }
   if (s.vtime.active) {
     const auto& v = s.vtime;
     j["vtime"] = {{"cpus", v.cpus},
@@ -324,6 +335,7 @@ void add_perf(CLI::App& app) {
         }
         x["rtime_ns"] = r.rtime_ns;
         x["lost_events_before"] = r.lost_events_before;
+        if (r.steal_unknown_before) x["steal_unknown_before"] = r.steal_unknown_before;
         j["reads"].push_back(x);
       }
       json by_tid = json::object();
@@ -385,6 +397,10 @@ void add_perf(CLI::App& app) {
       if (conv.stats.lost_events)
         fmt::print("perf lost {} events: predictions after the first loss may differ from the kernel\n",
                    conv.stats.lost_events);
+      if (const auto& ts = conv.stats.tick_steal; ts.records)
+        fmt::print(
+            "tick steal: {} ns over {} of {} ticks (largest {} ns); {} ticks without a record, {} ns did not fit\n",
+            ts.ns, ts.ticks_steal, ts.ticks + ts.ticks_without, ts.max_ns, ts.ticks_without, ts.unplaced_ns);
       if (!conv.stats.repairs.empty()) {
         fmt::print("repairs (events perf did not record, inferred):\n");
         for (const auto& [k, v] : conv.stats.repairs) fmt::print("  {:>8}  {}\n", v, k);

@@ -85,6 +85,7 @@ trace::Result<Prediction> predict(std::string_view text, const trace::perf::Opti
     p.value = r.rtime;
     p.rtime_ns = r.rtime;
     p.lost_events_before = i < c.stats.lost_before_read.size() ? c.stats.lost_before_read[i] : 0;
+    p.steal_unknown_before = i < c.stats.steal_unknown_before_read.size() ? c.stats.steal_unknown_before_read[i] : 0;
     out.reads.push_back(p);
   }
   for (auto tid : threads)
@@ -123,9 +124,11 @@ std::vector<ReadComparison> compare(const Prediction& p, const std::vector<Kerne
     for (const auto& rc : clocks)
       if (rc.marker == k.marker && rc.kind == k.kind) clock = &rc;
     if (clock) c.how = clock->how;
-    if (!lo || lo->lost_events_before > 0) {
-      c.detail =
-          lo ? "perf lost events before this read" : "no prediction (the marker or the read is not in the trace)";
+    if (!lo || lo->lost_events_before > 0 || lo->steal_unknown_before > 0) {
+      c.detail = !lo                          ? "no prediction (the marker or the read is not in the trace)"
+                 : lo->lost_events_before > 0 ? "perf lost events before this read"
+                                              : fmt::format("the steal of {} earlier ticks of the process is not known",
+                                                            lo->steal_unknown_before);
       out.push_back(c);
       continue;
     }

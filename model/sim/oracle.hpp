@@ -28,6 +28,9 @@ struct PredictedRead {
   std::uint64_t value = 0;                   // clock reads, ns
   std::uint64_t rtime_ns = 0;
   std::uint64_t lost_events_before = 0;  // perf lost events before this read: exact only if 0
+  // Ticks of the reading thread group before this read whose steal the trace does not give
+  // (no tick_steal record for it, or more than fit since the previous tick): exact only if 0.
+  std::uint64_t steal_unknown_before = 0;
 };
 // Gen vtime traces (kprobes): the kernel's task_cputime() at every transition, from the task's
 // next probe, against the model's at the same clock (ns).
@@ -69,7 +72,8 @@ struct ReadComparison {
 // Compares each kernel read with the prediction. Exact: the same values in the read's unit, and,
 // where the kernel's cputime_adjust() inputs were probed, the same rtime and utime inputs.
 // WithinBounds: a read whose clock is only bounded (taskstats: no probe sees it) lies between the
-// predictions at both bounds. Unverifiable: no prediction (marker lost) or perf lost events before.
+// predictions at both bounds. Unverifiable: no prediction (marker lost), perf lost events before,
+// or a tick of the group whose steal is not known (a trace with tick_steal records) came before.
 std::vector<ReadComparison> compare(const Prediction&, const std::vector<KernelRead>&);
 std::string_view name(Agreement);
 

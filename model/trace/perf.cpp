@@ -239,9 +239,13 @@ namespace detail {
 Conversion Converter::run() {
   vtime_setup();
   declare();
+  steal_setup();
   Tracker tr(conv_.trace.header);
   tr_ = &tr;
-  for (const auto& r : recs_) record(r);
+  for (const auto& r : recs_) {
+    feed_steal(r);
+    record(r);
+  }
   tr_ = nullptr;
   return std::move(conv_);
 }
@@ -455,6 +459,8 @@ bool Converter::emit_read(const ReadSpec& spec, std::uint64_t id, const Record& 
   if (!emit_at(e, r, t)) return false;
   ++conv_.stats.reads;
   conv_.stats.lost_before_read.push_back(conv_.stats.lost_events);
+  const auto g = steal_unknown_.find(tr_->current(r.cpu).pid);
+  conv_.stats.steal_unknown_before_read.push_back(g == steal_unknown_.end() ? 0 : g->second);
   return true;
 }
 
@@ -487,6 +493,7 @@ void Converter::record(const Record& r) {
       {"irq:softirq_raise", {Gate::Current, &Converter::on_ignored}},
       {"irq_vectors:local_timer_entry", {Gate::Current, &Converter::on_local_timer_entry}},
       {"irq_vectors:local_timer_exit", {Gate::Current, &Converter::on_ignored}},
+      {"kacct:tick_steal", {Gate::None, &Converter::on_tick_steal}},  // tools/record-perf/steal.bt
       // gen vtime probes (perf_vtime.cpp); unknown events when the trace has no task probes
       {"kprobes:bacct_add_tsk", {Gate::Current, &Converter::on_kprobe}},
       {"kprobes:cputime_adjust", {Gate::Current, &Converter::on_kprobe}},
@@ -631,11 +638,66 @@ void Converter::on_local_timer_entry(const Record& r) {
   used(r);
   timer_mode_[r.cpu] = chain_says_user(r);
 }
+bool Converter::is_tick(const Record& r) const {
+  if (r.event != "timer:hrtimer_expire_entry") return false;
+  const auto fn = field(r.fields, "function");
+  return fn && std::find(o_.tick_functions.begin(), o_.tick_functions.end(), *fn) != o_.tick_functions.end();
+}
+
+// Pairs each kacct:tick_steal record with its tick: the hrtimer expiry on the same CPU with the
+// same now= (both tracepoints print the expiry's `now`).
+void Converter::steal_setup() {
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> by_now;  // {cpu, now} -> ns
+  for (const auto& r : recs_)
+    if (r.event == "kacct:tick_steal") {
+      const auto now = num_field(r.fields, "now"), ns = num_field(r.fields, "steal");
+      if (now && ns) by_now[{r.cpu, *now}] = *ns;
+    }
+  if (by_now.empty()) return;
+  for (std::size_t i = 0; i < recs_.size(); ++i) {
+    const Record& r = recs_[i];
+    if (!is_tick(r)) continue;
+    const auto now = num_field(r.fields, "now");
+    const auto it = now ? by_now.find({r.cpu, *now}) : by_now.end();
+    TickStealIn t;
+    t.tick = i;
+    t.known = it != by_now.end();
+    t.ns = t.left = t.known ? it->second : 0;
+    steal_q_[r.cpu].push_back(t);
+  }
+}
+
+// Before each record on a CPU: as much of its next tick's steal as fits in the time since its
+// previous event (what a `steal` event may claim), so that the tick takes out all of it.
+void Converter::feed_steal(const Record& r) {
+  const auto q = steal_q_.find(r.cpu);
+  if (q == steal_q_.end() || r.cpu >= conv_.trace.header.ncpus) return;
+  auto& pos = steal_next_[r.cpu];
+  const std::size_t i = index(r);
+  while (pos < q->second.size() && q->second[pos].tick < i) ++pos;  // a tick that emitted nothing
+  if (pos == q->second.size()) return;
+  auto& left = q->second[pos].left;
+  if (left == 0) return;
+  const std::uint64_t t = std::max(r.ts, last_ts_) - conv_.stats.base_ns;
+  const std::uint64_t base = cpu(r.cpu).steal_base();
+  const std::uint64_t ns = std::min(left, t > base ? t - base : 0);
+  if (ns > 0) {
+    Event e = ev(Kind::Steal, r.cpu);
+    e.a = ns;
+    if (emit(e, r)) left -= ns;
+  }
+}
+
+void Converter::on_tick_steal(const Record& r) {
+  if (!num_field(r.fields, "now") || !num_field(r.fields, "steal")) return bad(r, "now=<ns> steal=<ns>");
+  ++conv_.stats.tick_steal.records;
+  used(r);
+}
+
 void Converter::on_hrtimer_expire_entry(const Record& r) {
   auto& st = conv_.stats;
   const std::uint32_t c = r.cpu;
-  auto fn = field(r.fields, "function");
-  if (!fn || std::find(o_.tick_functions.begin(), o_.tick_functions.end(), *fn) == o_.tick_functions.end()) {
+  if (!is_tick(r)) {
     ++st.ignored[r.event + " (not the tick)"];
     return;
   }
@@ -655,7 +717,48 @@ void Converter::on_hrtimer_expire_entry(const Record& r) {
       set_mode(c, Mode::Kernel, r, "kernel entry inferred (kernel tick)");
   }
   const bool user_now = cpu(c).mode == Mode::User && cpu(c).irq_depth == 0 && !cpu(c).in_softirq;
-  if (emit(ev(Kind::Tick, c), r) && cpu(c).current != 0) ++st.task_ticks[cpu(c).current][user_now ? 0 : 1];
+  if (!emit(ev(Kind::Tick, c), r)) {
+    // Steal fed for it stays pending in the model: the CPU's next tick would take it too.
+    if (const auto q = steal_q_.find(c); q != steal_q_.end())
+      for (const auto& t : q->second)
+        if (t.tick == index(r) && t.ns > t.left) steal_overfed_.insert(c);
+    return;
+  }
+  if (cpu(c).current != 0) ++st.task_ticks[cpu(c).current][user_now ? 0 : 1];
+  tick_steal_done(r);
+}
+
+// The tick took out the steal fed before it: count it, and what did not fit or was not recorded.
+void Converter::tick_steal_done(const Record& r) {
+  const auto q = steal_q_.find(r.cpu);
+  if (q == steal_q_.end()) return;
+  auto& ts = conv_.stats.tick_steal;
+  auto& pos = steal_next_[r.cpu];
+  if (pos == q->second.size() || q->second[pos].tick != index(r)) return;
+  const TickStealIn t = q->second[pos++];
+  const std::uint64_t cur = cpu(r.cpu).current, left = t.left;
+  const bool unknown = !t.known || steal_overfed_.erase(r.cpu);
+  if (!unknown) {
+    ++ts.ticks;
+    ts.ns += t.ns - left;
+    ts.max_ns = std::max(ts.max_ns, t.ns);
+    if (t.ns > 0) ++ts.ticks_steal;
+    if (left > 0) {
+      ++ts.ticks_unplaced;
+      ts.unplaced_ns += left;
+    }
+  } else {
+    ++ts.ticks_without;
+  }
+  if ((unknown || left > 0) && cur != 0) {
+    if (const TaskState* t = tr_->task(cur)) ++steal_unknown_[t->pid];
+    if (conv_.stats.notes.size() < 20)
+      conv_.stats.notes.push_back(
+          unknown ? fmt::format("perf line {}: the steal of the tick on cpu {} is not known", r.line, r.cpu)
+                  : fmt::format("perf line {}: {} ns of the tick's steal did not fit since "
+                                "cpu {}'s previous tick",
+                                r.line, left, r.cpu));
+  }
 }
 
 void Converter::on_stat_runtime(const Record& r) {

@@ -67,6 +67,25 @@ struct Stats {
   std::map<std::uint64_t, std::array<std::uint64_t, 2>> task_ticks;  // tid -> {user, kernel} ticks emitted
   std::vector<std::string> notes;                                    // first few anomalies, with perf line numbers
 
+  // Tick steal (tools/record-perf/steal.bt): a `kacct:tick_steal now=N steal=S` record names the
+  // ns account_process_tick() took out of the tick hrtimer expiry with now=N on its CPU (the
+  // kernel's rq->prev_steal_time across the expiry). It becomes `steal` events on that CPU
+  // since its previous tick, at most the time between events each, so that the model's tick
+  // takes out exactly S. Without such records steal is not known (0).
+  struct TickSteal {
+    std::uint64_t records = 0;                 // kacct:tick_steal records
+    std::uint64_t ticks = 0, ticks_steal = 0;  // emitted ticks with a record; of them with S > 0
+    // Emitted ticks with no record (in a trace that has records), or after a dropped tick whose
+    // steal was already fed (the model's next tick would take both).
+    std::uint64_t ticks_without = 0;
+    std::uint64_t ns = 0, max_ns = 0;  // steal fed to the model (sum, largest one tick)
+    // Steal that did not fit between the tick and the previous one on its CPU (the model's
+    // tick then takes out less than the kernel's): reads of affected tasks may be off.
+    std::uint64_t ticks_unplaced = 0, unplaced_ns = 0;
+  } tick_steal;
+  // Per emitted read, in order: emitted ticks whose steal was unknown or did not fit so far.
+  std::vector<std::uint64_t> steal_unknown_before_read;
+
   // Gen vtime from kprobes (tools/record-qemu/probes.sh, model/trace/perf_vtime.hpp).
   struct Vtime {
     bool active = false;                                   // the trace has vtime probes: transitions come from them

@@ -79,6 +79,13 @@ class Converter {
   void on_process_fork(const Record&);
   void on_process_exit(const Record&);
   void on_wakeup(const Record&);
+  void on_tick_steal(const Record&);
+
+  // Tick steal (Stats::TickSteal): steal for each CPU's next ticks, fed as `steal` events.
+  void steal_setup();
+  void feed_steal(const Record&);
+  bool is_tick(const Record&) const;
+  void tick_steal_done(const Record&);
   void on_ignored(const Record&);
   void on_unknown(const Record&);
 
@@ -119,6 +126,16 @@ class Converter {
   std::unordered_map<std::uint64_t, std::pair<const ReadSpec*, std::size_t>>
       upper_;                                                            // tid -> bounds read waiting for its exit
   std::unordered_map<std::uint64_t, std::uint64_t> rt_seen_, rt_since_;  // tid -> probe's rt, runtime events since
+  // tick steal: per CPU, the steal of its ticks in order
+  struct TickStealIn {
+    std::size_t tick = 0;            // record index of the tick
+    std::uint64_t ns = 0, left = 0;  // the kernel's, and what is still to be fed
+    bool known = false;              // a kacct:tick_steal record names it
+  };
+  std::unordered_map<std::uint32_t, std::vector<TickStealIn>> steal_q_;
+  std::unordered_map<std::uint32_t, std::size_t> steal_next_;       // cpu -> position in steal_q_
+  std::set<std::uint32_t> steal_overfed_;                           // cpus whose fed steal a dropped tick left pending
+  std::unordered_map<std::uint64_t, std::uint64_t> steal_unknown_;  // tgid -> its ticks with unknown steal
 };
 
 }  // namespace kacct::trace::perf::detail
