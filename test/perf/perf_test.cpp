@@ -103,6 +103,37 @@ TEST(PerfParse, ErrorsNameTheLine) {
   }
 }
 
+// Values no kernel prints are errors at their line and column, never repaired.
+TEST(PerfParse, BadFieldValuesAreErrorsWithColumn) {
+  const std::string sw =
+      "         a.out  500/500  [000] 100.000000000:            sched:sched_switch: prev_comm=swapper/0 prev_pid=0 "
+      "prev_prio=120 prev_state=R ==> next_comm=a.out next_pid=500 next_prio=120\n";
+  const std::string rt = "      sched:sched_stat_runtime: comm=a.out pid=500 runtime=";
+  struct Case {
+    std::string second;  // the line after the switch
+    std::uint32_t ncpus, column;
+    std::string needle;
+  } cases[] = {
+      {"         a.out  500/500  [000] 100.000100000:" + rt + "-5 [ns]", 0, 105, "bad runtime=-5"},
+      {"         a.out  500/500  [000] 100.000100000:" + rt + "18446744073709551616 [ns]", 0, 105,
+       "bad runtime=18446744073709551616"},
+      {"         a.out  500/500  [000] 100.000100000:        raw_syscalls:sys_enter: NR 99999999999999999999 (0, 0)", 0,
+       81, "syscall number 99999999999999999999 overflows"},
+      {"         a.out  500/500  [000] 099.000000000:" + rt + "100 [ns]", 0, 32, "timestamp goes backwards on cpu 0"},
+      {"         a.out  500/500  [4096] 100.000100000:" + rt + "100 [ns]", 0, 27, "CPU number 4096 out of range"},
+      {"         a.out  500/500  [002] 100.000100000:" + rt + "100 [ns]", 2, 27, "sample on cpu 2, beyond --ncpus 2"},
+  };
+  for (const auto& c : cases) {
+    Options o;
+    o.ncpus = c.ncpus;
+    auto r = convert(sw + c.second + "\n", o);
+    ASSERT_FALSE(r) << c.second;
+    EXPECT_EQ(r.error().line, 2u) << c.second;
+    EXPECT_EQ(r.error().column, c.column) << r.error().message;
+    EXPECT_NE(r.error().message.find(c.needle), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(PerfConvert, TicksModesReadsAndSkips) {
   auto c = convert(kFields, reads());
   ASSERT_TRUE(c) << c.error().to_string();
