@@ -161,6 +161,15 @@ std::string sanitize_comm(std::string_view c) {
 
 }  // namespace
 
+bool is_cputime_syscall(std::uint64_t nr, std::uint64_t arg0) {
+  if (nr == kNrGetrusage || nr == kNrTimes) return true;
+  if (nr != kNrClockGettime) return false;
+  const auto clk = std::int32_t(std::uint32_t(arg0));  // clockid_t is an int
+  // CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID; negative: a CPU clock made from a pid
+  // (low bits 0-2: PROF, VIRT, SCHED, +4 per thread), or 3: a dynamic (fd) clock.
+  return clk == 2 || clk == 3 || (clk < 0 && (clk & 7) != 3 && (clk & 7) != 7);
+}
+
 std::optional<ReadSpec> parse_read_spec(std::string_view s, std::string* error) {
   auto bad = [&](std::string m) {
     if (error) *error = std::move(m);
@@ -237,6 +246,10 @@ Result<std::vector<Record>> parse_script(std::string_view text) {
 namespace detail {
 
 Conversion Converter::run() {
+  for (std::size_t i = 0; i < o_.syscall_reads.size(); ++i) {
+    const auto& q = o_.syscall_reads[i];
+    syscall_read_index_[{q.tid, q.nr, q.seq}] = i;
+  }
   vtime_setup();
   declare();
   Tracker tr(conv_.trace.header);
@@ -441,6 +454,39 @@ void Converter::syscall_marker(std::uint64_t tid, std::uint64_t nr) {
     read_done_.erase(tid);
   }
 }
+// The recorder's reads are found by counting each thread's syscalls: the recorder (strace -f)
+// counts the same ones. Every CPU-time syscall of a followed thread is listed, so that the
+// oracle can tell a read the recorder missed.
+void Converter::syscall_read_enter(const Record& r, std::uint64_t nr) {
+  if (o_.syscall_reads.empty() && o_.read_tids.empty()) return;
+  const auto seq = ++syscall_seq_[{r.tid, nr}];
+  std::uint64_t arg0 = 0;
+  if (auto p = r.fields.find('('); p != std::string::npos) {
+    const auto end = r.fields.find_first_of(",)", p);
+    const auto a = std::string_view(r.fields).substr(p + 1, end == std::string::npos ? 0 : end - p - 1);
+    std::from_chars(a.data(), a.data() + a.size(), arg0, 16);
+  }
+  const bool wanted =
+      syscall_read_index_.count({r.tid, nr, seq}) || (o_.read_tids.count(r.tid) && is_cputime_syscall(nr, arg0));
+  auto& open = syscall_open_[r.tid];
+  open = {nr, -1};
+  if (!wanted) return;
+  open.second = long(conv_.stats.cputime_syscalls.size());
+  conv_.stats.cputime_syscalls.push_back({r.tid, nr, seq, arg0, r.line, 0});
+}
+void Converter::syscall_read_exit(const Record& r) {
+  auto it = syscall_open_.find(r.tid);
+  if (it == syscall_open_.end() || it->second.second < 0) return;
+  auto& seen = conv_.stats.cputime_syscalls[std::size_t(it->second.second)];
+  syscall_open_.erase(it);
+  if (syscall_nr(r) != seen.nr) return;
+  auto q = syscall_read_index_.find({seen.tid, seen.nr, seen.seq});
+  if (q == syscall_read_index_.end()) return;
+  const auto& want = o_.syscall_reads[q->second];
+  ReadSpec spec{want.kind, want.target, want.id};
+  if (emit_read(spec, want.id, r, r.ts)) seen.id = want.id;
+}
+
 std::vector<const ReadSpec*> Converter::specs(std::uint64_t marker) const {
   std::vector<const ReadSpec*> v;
   for (const auto& s : o_.reads)
@@ -573,6 +619,7 @@ void Converter::on_sys_enter(const Record& r) {
   const std::uint32_t c = r.cpu;
   const auto v = syscall_nr(r);
   if (!v) return bad(r, "NR <number>");
+  syscall_read_enter(r, *v);
   if (r.tid == 0 || tr_->current(c).exiting) return;
   used(r);
   if (vcpu(c)) return syscall_marker(r.tid, *v);  // the vtime probes carry the mode changes
@@ -598,6 +645,7 @@ void Converter::on_sys_exit(const Record& r) {
     for (const ReadSpec* spec : specs(m->second)) emit_read(*spec, spec->marker, r, r.ts);
     in_read_.erase(m);
   }
+  syscall_read_exit(r);
   emit(ev(Kind::SyscallExit, c), r);
 }
 

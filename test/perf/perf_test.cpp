@@ -134,6 +134,48 @@ TEST(PerfParse, BadFieldValuesAreErrorsWithColumn) {
   }
 }
 
+TEST(PerfSyscallReads, CpuTimeSyscalls) {
+  EXPECT_TRUE(is_cputime_syscall(kNrGetrusage, 0xffffffff));  // RUSAGE_CHILDREN
+  EXPECT_TRUE(is_cputime_syscall(kNrTimes, 0));
+  EXPECT_TRUE(is_cputime_syscall(kNrClockGettime, 2));
+  EXPECT_TRUE(is_cputime_syscall(kNrClockGettime, 3));
+  EXPECT_TRUE(is_cputime_syscall(kNrClockGettime, 0xfffce3aa));   // process clock of a pid, SCHED
+  EXPECT_TRUE(is_cputime_syscall(kNrClockGettime, 0xfffce3ae));   // its thread clock
+  EXPECT_FALSE(is_cputime_syscall(kNrClockGettime, 0xfffffffb));  // an fd clock (CLOCKFD)
+  EXPECT_FALSE(is_cputime_syscall(kNrClockGettime, 1));           // CLOCK_MONOTONIC
+  EXPECT_FALSE(is_cputime_syscall(kNrRead, 3));
+}
+
+// A recorder-found read is placed at the exit of the seq-th syscall of its thread, and every
+// CPU-time syscall of a followed thread is listed, placed or not.
+TEST(PerfSyscallReads, PlacedAtTheSyscallExit) {
+  Options o;
+  o.read_tids = {500};
+  auto c = convert(kFields, o);
+  ASSERT_TRUE(c) << c.error().message;
+  ASSERT_EQ(c.value().stats.cputime_syscalls.size(), 1u);
+  EXPECT_EQ(c.value().stats.cputime_syscalls[0].nr, kNrGetrusage);
+  EXPECT_EQ(c.value().stats.cputime_syscalls[0].seq, 1u);
+  EXPECT_EQ(c.value().stats.cputime_syscalls[0].id, 0u);  // not requested: listed, not placed
+  o.syscall_reads = {{500, kNrGetrusage, 1, ReadKind::RusageThread, 0, kSyscallReadBase},
+                     {500, kNrPread64, 1, ReadKind::ProcStat, 0, kSyscallReadBase + 1},
+                     {500, kNrGetrusage, 2, ReadKind::RusageSelf, 0, kSyscallReadBase + 2}};  // not in the trace
+  c = convert(kFields, o);
+  ASSERT_TRUE(c) << c.error().message;
+  const auto& seen = c.value().stats.cputime_syscalls;
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].id, kSyscallReadBase);
+  EXPECT_EQ(seen[1].nr, kNrPread64);
+  EXPECT_EQ(seen[1].arg0, 3u);
+  EXPECT_EQ(seen[1].id, kSyscallReadBase + 1);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> reads;  // id, ts
+  for (const auto& e : c.value().trace.events)
+    if (e.kind == Kind::Read) reads.emplace_back(e.read_id, e.ts + c.value().stats.base_ns);
+  ASSERT_EQ(reads.size(), 2u);
+  EXPECT_EQ(reads[0], std::make_pair(kSyscallReadBase, std::uint64_t{100'000'103'000}));      // NR 98's exit
+  EXPECT_EQ(reads[1], std::make_pair(kSyscallReadBase + 1, std::uint64_t{100'008'103'000}));  // NR 17's exit
+}
+
 TEST(PerfConvert, TicksModesReadsAndSkips) {
   auto c = convert(kFields, reads());
   ASSERT_TRUE(c) << c.error().to_string();
