@@ -350,6 +350,7 @@ bool Converter::emit_at(Event e, const Record& r, std::uint64_t t) {
   e.ts = t - conv_.stats.base_ns;
   e.line = 0;
   if (auto err = tr_->apply(e)) {
+    last_drop_ = err->message;
     repair("event dropped (inconsistent with the recorded state)", r);
     if (conv_.stats.notes.size() < 20) conv_.stats.notes.back() += ": " + err->message;
     return false;
@@ -472,7 +473,7 @@ void Converter::syscall_read_enter(const Record& r, std::uint64_t nr) {
   open = {nr, -1};
   if (!wanted) return;
   open.second = long(conv_.stats.cputime_syscalls.size());
-  conv_.stats.cputime_syscalls.push_back({r.tid, nr, seq, arg0, r.line, 0});
+  conv_.stats.cputime_syscalls.push_back({r.tid, nr, seq, arg0, r.line, 0, "its sys_exit is not in the trace"});
 }
 void Converter::syscall_read_exit(const Record& r) {
   auto it = syscall_open_.find(r.tid);
@@ -484,7 +485,22 @@ void Converter::syscall_read_exit(const Record& r) {
   if (q == syscall_read_index_.end()) return;
   const auto& want = o_.syscall_reads[q->second];
   ReadSpec spec{want.kind, want.target, want.id};
-  if (emit_read(spec, want.id, r, r.ts)) seen.id = want.id;
+  // The trace format's group reads are of the reader's own thread group.
+  const bool group =
+      want.kind == ReadKind::ProcStat || want.kind == ReadKind::RusageSelf || want.kind == ReadKind::ProcessCputime;
+  if (group && want.target && want.target != r.tid) {
+    auto a = info_.find(want.target), b = info_.find(r.tid);
+    if (a == info_.end() || b == info_.end() || a->second.tgid != b->second.tgid) {
+      seen.why = fmt::format("a read of another process ({}): kacct predicts a process's reads of itself", want.target);
+      return;
+    }
+    spec.tid = 0;
+  }
+  last_drop_.clear();
+  if (emit_read(spec, want.id, r, r.ts))
+    seen.id = want.id;
+  else
+    seen.why = last_drop_.empty() ? "not placed" : last_drop_;
 }
 
 std::vector<const ReadSpec*> Converter::specs(std::uint64_t marker) const {
@@ -621,6 +637,7 @@ void Converter::on_sys_enter(const Record& r) {
   if (!v) return bad(r, "NR <number>");
   syscall_read_enter(r, *v);
   if (r.tid == 0 || tr_->current(c).exiting) return;
+  in_syscall_.insert(r.tid);
   used(r);
   if (vcpu(c)) return syscall_marker(r.tid, *v);  // the vtime probes carry the mode changes
   to_process_context(c, r);
@@ -633,6 +650,7 @@ void Converter::on_sys_enter(const Record& r) {
 
 void Converter::on_sys_exit(const Record& r) {
   const std::uint32_t c = r.cpu;
+  in_syscall_.erase(r.tid);
   if (r.tid == 0 || tr_->current(c).exiting) return;
   used(r);
   // powerpc traces no sys_enter for a number beyond NR_syscalls (6.1
@@ -640,7 +658,12 @@ void Converter::on_sys_exit(const Record& r) {
   if (auto v = syscall_nr(r); v && *v >= o_.marker_base && !marker_.count(r.tid)) syscall_marker(r.tid, *v);
   if (vcpu(c)) return vtime_sys_exit(r);
   to_process_context(c, r);
-  if (cpu(c).mode != Mode::Kernel) return repair("sys_exit in user mode skipped (sys_enter lost)", r);
+  if (cpu(c).mode != Mode::Kernel) {
+    if (auto it = syscall_open_.find(r.tid); it != syscall_open_.end() && it->second.second >= 0)
+      conv_.stats.cputime_syscalls[std::size_t(it->second.second)].why =
+          fmt::format("its sys_exit (perf line {}) came in user mode: a tick's callchain said user", r.line);
+    return repair("sys_exit in user mode skipped (sys_enter lost)", r);
+  }
   if (auto m = in_read_.find(r.tid); m != in_read_.end()) {
     for (const ReadSpec* spec : specs(m->second)) emit_read(*spec, spec->marker, r, r.ts);
     in_read_.erase(m);
@@ -689,7 +712,14 @@ void Converter::on_hrtimer_expire_entry(const Record& r) {
   }
   used(r);
   const auto it = timer_mode_.find(c);
-  const int user = it == timer_mode_.end() ? -1 : it->second;
+  int user = it == timer_mode_.end() ? -1 : it->second;
+  // A chain that ends at the entry stub normally means user mode, but the kernel's unwinder can
+  // stop there inside a syscall too (seen on 6.18 in a read() of /proc/PID/stat). With the
+  // task's sys_enter seen and its sys_exit not yet, and no events lost, it is a kernel tick.
+  if (user == 1 && cpu(c).current != 0 && in_syscall_.count(cpu(c).current) && !conv_.stats.lost_events) {
+    user = 0;
+    repair("user callchain inside a syscall taken as a kernel tick (truncated unwind)", r);
+  }
   if (it != timer_mode_.end()) timer_mode_.erase(it);
   if (user < 0) {
     ++st.ticks_mode_unknown;

@@ -123,6 +123,7 @@ struct Stats {
     std::uint64_t tid = 0, nr = 0, seq = 0, arg0 = 0;
     std::uint32_t line = 0;  // perf line of the sys_enter
     std::uint64_t id = 0;    // the emitted read's id; 0: none (not requested, or not emitted)
+    std::string why;         // requested but not emitted: the reason
   };
   std::vector<SyscallSeen> cputime_syscalls;
 };
