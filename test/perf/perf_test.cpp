@@ -200,6 +200,30 @@ TEST(PerfConvert, TicksModesReadsAndSkips) {
   EXPECT_EQ(r.reads[1].utime, r.reads[1].stime);
 }
 
+// A tick whose callchain ends at the entry stub while the task is inside a syscall: the unwinder
+// stopped early, the tick is the kernel's (the same chain outside a syscall is a user tick).
+TEST(PerfConvert, EntryStubChainInsideSyscallIsKernelTick) {
+  std::string t = kFields;
+  const std::string exit98 =
+      "         a.out  500/500  [000] 100.000103000:         raw_syscalls:sys_exit: NR 98 = 0 ffffffff81423dbc "
+      "syscall_exit_work\n";
+  const auto at = t.find(exit98);
+  ASSERT_NE(at, std::string::npos);
+  t.erase(at, exit98.size());
+  const std::string after = "runtime=3898200 [ns] ffffffff813b972a update_se\n";
+  const auto a2 = t.find(after);
+  ASSERT_NE(a2, std::string::npos);
+  std::string moved = exit98;
+  moved.replace(moved.find("100.000103000"), 13, "100.004000300");
+  t.insert(a2 + after.size(), moved);
+  auto c = convert(t, reads());
+  ASSERT_TRUE(c) << c.error().to_string();
+  EXPECT_EQ(c.value().stats.ticks_user, 0u);
+  EXPECT_EQ(c.value().stats.ticks_kernel, 2u);
+  EXPECT_EQ(c.value().stats.repairs.at("user callchain inside a syscall taken as a kernel tick (truncated unwind)"),
+            1u);
+}
+
 TEST(PerfConvert, DuplicatedSamplesCountOnce) {
   std::string t = kFields;
   const std::string dup =
