@@ -473,14 +473,37 @@ void Converter::syscall_read_enter(const Record& r, std::uint64_t nr) {
   open = {nr, -1};
   if (!wanted) return;
   open.second = long(conv_.stats.cputime_syscalls.size());
+  early_read_.erase(r.tid);
+  if (auto q = syscall_read_index_.find({r.tid, nr, seq}); q != syscall_read_index_.end()) {
+    const auto& want = o_.syscall_reads[q->second];
+    const bool own = !want.target || want.target == r.tid;
+    const bool syncs = want.kind == ReadKind::ProcStat || want.kind == ReadKind::RusageSelf ||
+                       want.kind == ReadKind::ProcessCputime || (want.kind == ReadKind::ThreadCputime && own);
+    if (syncs) early_read_[r.tid] = conv_.stats.cputime_syscalls.size();
+  }
   conv_.stats.cputime_syscalls.push_back({r.tid, nr, seq, arg0, r.line, 0, "its sys_exit is not in the trace"});
 }
 void Converter::syscall_read_exit(const Record& r) {
+  early_read_.erase(r.tid);
   auto it = syscall_open_.find(r.tid);
   if (it == syscall_open_.end() || it->second.second < 0) return;
   auto& seen = conv_.stats.cputime_syscalls[std::size_t(it->second.second)];
   syscall_open_.erase(it);
-  if (syscall_nr(r) != seen.nr) return;
+  if (syscall_nr(r) != seen.nr || seen.id) return;
+  place_syscall_read(seen, r);
+}
+// The reads that bring the reader's runtime up to date (task_sched_runtime(): group reads of its
+// own process, its thread clock) emit a sched_stat_runtime of the reader inside the syscall:
+// the read is placed right after it, so that a tick between it and sys_exit comes after the read.
+// A runtime update that follows the tick's hrtimer is the tick's, not the read's.
+void Converter::syscall_read_runtime(const Record& r, std::uint64_t pid) {
+  auto e = early_read_.find(pid);
+  if (e == early_read_.end() || cpu(r.cpu).current != pid || after_tick_.count(r.cpu)) return;
+  const auto k = e->second;
+  early_read_.erase(e);
+  place_syscall_read(conv_.stats.cputime_syscalls[k], r);
+}
+void Converter::place_syscall_read(Stats::SyscallSeen& seen, const Record& r) {
   auto q = syscall_read_index_.find({seen.tid, seen.nr, seen.seq});
   if (q == syscall_read_index_.end()) return;
   const auto& want = o_.syscall_reads[q->second];
@@ -488,8 +511,8 @@ void Converter::syscall_read_exit(const Record& r) {
   // The trace format's group reads are of the reader's own thread group.
   const bool group =
       want.kind == ReadKind::ProcStat || want.kind == ReadKind::RusageSelf || want.kind == ReadKind::ProcessCputime;
-  if (group && want.target && want.target != r.tid) {
-    auto a = info_.find(want.target), b = info_.find(r.tid);
+  if (group && want.target && want.target != seen.tid) {
+    auto a = info_.find(want.target), b = info_.find(seen.tid);
     if (a == info_.end() || b == info_.end() || a->second.tgid != b->second.tgid) {
       seen.why = fmt::format("a read of another process ({}): kacct predicts a process's reads of itself", want.target);
       return;
@@ -538,6 +561,7 @@ struct Route {
 }  // namespace
 
 void Converter::record(const Record& r) {
+  if (r.event != "sched:sched_stat_runtime") after_tick_.erase(r.cpu);
   // Kept sorted by name; events not listed go to on_unknown behind Gate::Current.
   static const std::unordered_map<std::string_view, Route> table = {
       {"PERF_RECORD_LOST", {Gate::None, &Converter::on_lost}},
@@ -711,6 +735,7 @@ void Converter::on_hrtimer_expire_entry(const Record& r) {
     return;
   }
   used(r);
+  after_tick_.insert(c);
   const auto it = timer_mode_.find(c);
   int user = it == timer_mode_.end() ? -1 : it->second;
   // A chain that ends at the entry stub normally means user mode, but the kernel's unwinder can
@@ -748,7 +773,7 @@ void Converter::on_stat_runtime(const Record& r) {
   e.a = *pid;
   e.b = *rt;
   if (vtime_hold_runtime(e, r)) return;
-  emit(e, r);
+  if (emit(e, r)) syscall_read_runtime(r, *pid);
 }
 
 void Converter::on_process_fork(const Record& r) {

@@ -176,6 +176,19 @@ TEST(PerfSyscallReads, PlacedAtTheSyscallExit) {
   EXPECT_EQ(reads[1], std::make_pair(kSyscallReadBase + 1, std::uint64_t{100'008'103'000}));  // NR 17's exit
 }
 
+// A read that brings the reader's runtime up to date is placed at that update (its
+// sched_stat_runtime inside the syscall), so a tick before sys_exit comes after it.
+TEST(PerfSyscallReads, UpdatingReadsAtTheirRuntimeUpdate) {
+  Options o;
+  o.syscall_reads = {{500, kNrGetrusage, 1, ReadKind::RusageSelf, 0, kSyscallReadBase}};
+  auto c = convert(kFields, o);
+  ASSERT_TRUE(c) << c.error().message;
+  std::vector<std::uint64_t> ts;
+  for (const auto& e : c.value().trace.events)
+    if (e.kind == Kind::Read) ts.push_back(e.ts + c.value().stats.base_ns);
+  EXPECT_EQ(ts, std::vector<std::uint64_t>{100'000'102'000});  // the runtime event, not the exit (103000)
+}
+
 TEST(PerfConvert, TicksModesReadsAndSkips) {
   auto c = convert(kFields, reads());
   ASSERT_TRUE(c) << c.error().to_string();
