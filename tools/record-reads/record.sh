@@ -6,8 +6,7 @@
 # Writes OUTDIR/trace.perf.xz (the process tree's perf script text, reduced), OUTDIR/reads.jsonl
 # (tools/record-reads/decode.py) and OUTDIR/meta.json; then replay:
 #   kacct perf-replay OUTDIR/trace.perf.xz --recorded OUTDIR/reads.jsonl --config 6.12-tick-steal-hz250
-# Needs root, linux-perf, strace, xz-utils, python3. The perf events and options are those of
-# tools/record-perf/record.sh. Not run by CI.
+# Needs root, linux-perf, strace, xz-utils, python3. Not run by CI.
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n 2,10p "$0"; exit 2; }
 out=$1; shift
@@ -19,9 +18,15 @@ mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-events=sched:sched_switch,sched:sched_stat_runtime,sched:sched_process_fork,sched:sched_process_exit
-events+=,raw_syscalls:sys_enter,raw_syscalls:sys_exit,irq:irq_handler_entry,irq:irq_handler_exit
-events+=,irq:softirq_entry,irq:softirq_exit,timer:hrtimer_expire_entry
+# The tracepoints are those of tools/record-perf/record.sh, taken from it so that the two
+# recordings stay the same (its `events=` lines); this list is the fallback.
+events=
+eval "$(grep -E '^events\+?=' "$here/../record-perf/record.sh" 2>/dev/null)" || events=
+if [ -z "$events" ]; then
+  events=sched:sched_switch,sched:sched_stat_runtime,sched:sched_process_fork,sched:sched_process_exit
+  events+=,raw_syscalls:sys_enter,raw_syscalls:sys_exit,irq:irq_handler_entry,irq:irq_handler_exit
+  events+=,irq:softirq_entry,irq:softirq_exit,timer:hrtimer_expire_entry
+fi
 steal() { awk '/^cpu /{print $9}' /proc/stat; }   # USER_HZ ticks, all CPUs
 # strace stops the program only at the syscalls it traces (--seccomp-bpf); read is traced
 # whole so that every thread's read() calls are counted the same way as in the perf trace.
