@@ -345,6 +345,8 @@ void replay_recorded(const std::string& path, const std::string& recorded_path, 
     fmt::print(stderr, "kacct: {} unverifiable reads, more than --max-unverifiable {}\n", unverifiable,
                max_unverifiable);
   if (count[std::size_t(sim::Agreement::Off)] || unverifiable > max_unverifiable) throw Exit{kExitViolation};
+  if (unverifiable == cmp.size())  // allowed, but then nothing was checked
+    throw Failure(fmt::format("nothing compared: all {} reads are unverifiable", cmp.size()));
 }
 
 void add_common(CLI::App* c, std::string& cpu, std::uint32_t& ncpus) {
@@ -518,6 +520,8 @@ void add_perf(CLI::App& app) {
           fmt::print(stderr, "kacct: {} unverifiable reads, more than --max-unverifiable {}\n", unverifiable,
                      *max_unverifiable);
         if (off || unverifiable > *max_unverifiable) throw Exit{kExitViolation};
+        if (!values->empty() && unverifiable == kernel.size())  // allowed, but then nothing was checked
+          throw Failure(fmt::format("nothing compared: all {} reads are unverifiable", kernel.size()));
       };
       if (*as_json) {
         print_json(j);
