@@ -25,7 +25,8 @@ std::optional<ReadSpec> parse_read_spec(std::string_view, std::string* error);
 
 // A CPU-time read the traced program made, found by the recorder (tools/record-reads/) with no
 // help from the program: the seq-th (1-based) syscall `nr` of thread `tid`. The read is placed
-// at that syscall's sys_exit, like a marked read.
+// at that syscall's sys_exit, like a marked read, or, when it brings the reader's runtime up to
+// date, right after that update (docs/perf.md).
 struct SyscallRead {
   std::uint64_t tid = 0, nr = 0, seq = 0;
   ReadKind kind{};

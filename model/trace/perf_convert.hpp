@@ -117,11 +117,10 @@ class Converter {
   // syscalls seen; per tid the syscall in progress (index in Stats::cputime_syscalls, or -1).
   std::map<std::array<std::uint64_t, 3>, std::size_t> syscall_read_index_;
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> syscall_seq_;
-  std::set<std::uint64_t> in_syscall_;
+  std::set<std::uint64_t> in_syscall_;                         // tids between a sys_enter and its sys_exit
   std::unordered_map<std::uint64_t, std::size_t> early_read_;  // tid -> its read placed at its runtime update
-  std::set<std::uint32_t>
-      after_tick_;         // cpus whose last event was the tick  // tids between a sys_enter and its sys_exit
-  std::string last_drop_;  // the tracker's reason for the last event dropped
+  std::set<std::uint32_t> after_tick_;                         // cpus whose last event was the tick
+  std::string last_drop_;                                      // the tracker's reason for the last event dropped
   std::unordered_map<std::uint64_t, std::pair<std::uint64_t, long>> syscall_open_;  // tid -> {nr, seen}
   std::set<std::uint64_t> arrived_;  // tasks the model has seen switched in
   // gen vtime probes
