@@ -2,8 +2,8 @@
 # Installs what kacct needs on Debian 12 (idempotent: apt-get is skipped when all is there).
 set -euo pipefail
 pkgs=(cmake ninja-build pkg-config g++ clang-14 libclang-rt-14-dev clang-format-14 libgtest-dev librapidcheck-dev
-      libz3-dev z3 libboost-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev xz-utils liblzma-dev python3
-      linux-source-6.1 linux-source-6.12)  # the last two: the kernel-diff tests (test/kernel_diff)
+      libz3-dev z3 libboost-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev xz-utils liblzma-dev
+      zlib1g-dev python3 linux-source-6.1 linux-source-6.12)  # the last two: the kernel-diff tests (test/kernel_diff)
 missing=()
 for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -285,7 +285,9 @@ Result split_job(const std::string& inv, unsigned timeout_ms, bool lemma_holds, 
 }
 
 // ---- TB conservation of each hook, from any state where it holds (mod 2^W) ----
-enum class Hook { UserEntry, UserExit, Kernel, Guest, Hardirq, Softirq, Idle, Flush, HandOver };
+// Reset: vtime_reset() at CPU bring-up (6.12.101+, secondary_cpu_time_init()), on the idle
+// context: the TB it skips goes to the ghost origin (what no bucket will ever hold).
+enum class Hook { UserEntry, UserExit, Kernel, Guest, Hardirq, Softirq, Idle, Flush, HandOver, Reset };
 const char* hook_name(Hook h) {
   switch (h) {
     case Hook::UserEntry: return "account_cpu_user_entry";
@@ -297,6 +299,7 @@ const char* hook_name(Hook h) {
     case Hook::Idle: return "vtime_account_idle";
     case Hook::Flush: return "vtime_flush";
     case Hook::HandOver: return "vtime_task_switch(PPC32 hand-over)";
+    case Hook::Reset: return "vtime_reset(bring-up)";
   }
   return "?";
 }
@@ -379,6 +382,7 @@ struct ConserveCase {
         a = in.next;
         in.now = in.now0;
         break;
+      case Hook::Reset: in.origin = d.add(in.origin, vtime_reset(d, n, a, in.now, in.spurr, k)); break;
     }
     return {sn::tb_conserved(d, a, h != Hook::UserExit, in.now, in.flushed, in.origin)};
   }
@@ -610,6 +614,8 @@ std::vector<Result> native_all_jobs(unsigned timeout_ms) {
     out.push_back(conserve_job<64>(h, true, false, t));
   }
   out.push_back(conserve_job<32>(Hook::HandOver, true, false, t));
+  out.push_back(conserve_job<32>(Hook::Reset, true, false, t));
+  out.push_back(conserve_job<64>(Hook::Reset, true, false, t));
   out.push_back(conserve_job<32>(Hook::Kernel, false, false, t));
   out.push_back(conserve_job<64>(Hook::Kernel, false, false, t));
   out.push_back(conserve_job<64>(Hook::UserEntry, true, true, t));

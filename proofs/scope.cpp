@@ -36,11 +36,16 @@ const std::vector<Row>& table() {
        "tick",
        {"per-CPU kernel_cpustat, steal clock, struct irqtime and rq clock of releases 4.11 on (cputime in ns)",
         "with and without IRQ_TIME_ACCOUNTING and paravirt steal, every HZ value of the table (arch/)",
-        "stable point releases through the backport table (e.g. 108ad0999085 in 6.1.129 and 6.12.14)"},
+        "stable point releases through the backport table (e.g. 108ad0999085 in 6.1.129 and 6.12.14)",
+        "CPU hotplug on traces: a CPU going offline in its idle task and coming back; no accounting call runs for "
+        "either (no proof job: no step), offline time is in no bucket"},
        {"releases before 4.11 (cputime_t in jiffies, whole-tick steal and irq sampling)",
         "32-bit unsigned long arithmetic (TICK_NSEC * ticks in 32 bits, the ULONG_MAX cap on other time)",
         "NO_HZ_FULL (gen_vtime is its own model)", "the idle-cputime refactor and the irqtime static key of 2026",
-        kNoNmi, kNoHotplug}},
+        kNoNmi,
+        "CPU hotplug beyond the cpustat side: tick_sched's idle_sleeptime over hotplug and /proc/stat's fallback to "
+        "cpustat idle for an offline CPU (no tick_sched in the model), steal the hypervisor reports for an offline "
+        "period, 6.12's extra update_rq_clock() in sched_cpu_dying()"}},
       {Kind::Job,
        "tick.",
        {"one step of account_process_tick(), account_idle_ticks(n), irqtime_account_irq() or update_rq_clock() from "
@@ -203,15 +208,19 @@ const std::vector<Row>& table() {
       {Kind::Model,
        "native_vtime",
        {"powerpc VIRT_CPU_ACCOUNTING_NATIVE: struct cpu_accounting_data in TB and SPURR ticks, per CPU (PPC64) or "
-        "per task with the switch hand-over (PPC32), the epochs 4.7 .. 6.12 of the table"},
+        "per task with the switch hand-over (PPC32), the epochs 4.7 .. 6.12 of the table",
+        "CPU hotplug: a CPU going offline (no hook) and coming back, with vtime_reset() from "
+        "secondary_cpu_time_init() (6.12.101+) or without it"},
        {"other architectures' native vtime (e.g. s390): powerpc only",
         "a dispatch-trace-log ring that overflows, and whether the hypervisor logs steal for a ceded (idle) vCPU",
         "PPC32 fork's inherited accounting data (the child starts at zero)", "soft-NMIs and machine checks",
-        kNoHotplug}},
+        "CPU hotplug beyond bring-up's vtime_reset(): DTL entries for an offline period, start_secondary()'s "
+        "other early work"}},
       {Kind::Job,
        "native_vtime.",
        {"one kernel-side hook (user entry and exit, kernel, guest, hardirq, softirq, idle, vtime_flush, PPC32 "
-        "hand-over) from any accounting state, 32 and 64-bit words; the SPURR split; tb_to_ns at the table's "
+        "hand-over, bring-up's vtime_reset) from any accounting state, 32 and 64-bit words; the SPURR split; tb_to_ns "
+        "at the table's "
         "timebase rates"},
        {"a hook interrupted by another (each hook runs whole)"}},
       {Kind::Job,
@@ -253,14 +262,17 @@ const std::vector<Row>& table() {
        "gen_vtime",
        {"a nohz_full CPU's vtime: user exit and enter, guest enter and exit, context switch, the <= 4.7 irq hooks, "
         "tick, steal and irq-time boundaries (4.11+), task exit and fork, in the snapshot, jiffy, accumulated and "
-        "accumulated-with-states variants"},
+        "accumulated-with-states variants",
+        "CPU hotplug: a nohz_full CPU going offline (no hook) and coming back, with the idle task's "
+        "vtime_init_idle() (before 5.14) or without it"},
        {"housekeeping CPUs (tick accounting: the tick model)",
         "irq time under gen before 4.11 (configurations rejected)",
         "the timekeeper's own jiffies update (jiffies advance at multiples of TICK_NSEC from ts 0)", kNoNmi,
-        "CPU hotplug: no CPU goes offline or comes back, no vtime_reset() on secondary CPU init"}},
+        "CPU hotplug beyond the idle task's vtime: the nohz_full mask is fixed, context tracking on the dying CPU"}},
       {Kind::Job,
        "gen_vtime.",
-       {"one step (user exit, user enter, guest enter, guest exit, irq-exit hook, task switch) of the eras 4.4, "
+       {"one step (user exit, user enter, guest enter, guest exit, irq-exit hook, task switch, and before 5.14 the "
+        "bring-up's vtime_init_idle) of the eras 4.4, "
         "4.7, 4.9, 5.4, 6.1 and 6.1 with irq time and steal, at HZ=250, from any state satisfying the invariants",
         "gen_vtime.mul_distributes[era] (jiffy eras): x * jiffy_ns distributes over +, - and ite, for all 64-bit "
         "operands (the rewrite the jiffy eras' cpu_conserves jobs use)",

@@ -23,7 +23,7 @@ inline void showValue(const Action& a, std::ostream& os) {
 inline void showValue(const BuildSpec& s, std::ostream& os) {
   os << "{" << s.cpu_model << " ncpus=" << s.ncpus << " processes=" << s.processes << " threads=" << s.threads
      << " kthread=" << s.kthread << " ksoftirqd=" << s.ksoftirqd << " vcpu=" << s.vcpu << " nice=" << s.nice
-     << " vcpu_nice=" << s.vcpu_nice << "}";
+     << " vcpu_nice=" << s.vcpu_nice << " hotplug=" << s.hotplug << "}";
 }
 }  // namespace kacct::trace
 

@@ -36,6 +36,13 @@ boolean<D> gen_cpu_conserves(D& d, const model::GenCfg& g, const model::VtimeCpu
       g.variant == model::GenVariant::Jiffy ? d.mul(cur.starttime, d.template lit<64>(g.jiffy_ns)) : cur.starttime;
   return d.eq(d.add(vc.consumed, vc.lost), snap);
 }
+// CPU hotplug (checked by the machine backend, model/gen/backend.cpp, against the trace's
+// cpu_offline/cpu_online times, which no vtime state holds):
+//   gen_vtime.hotplug_offline_not_accounted  no flush after cpu_online consumes offline time;
+//   gen_vtime.hotplug_online_time_kept       vtime_init_idle() at bring-up drops no idle time the
+//                                            CPU ran before cpu_offline.
+// cpu_conserves keeps its meaning over bring-up: what a fresh snapshot skips is in `lost`.
+
 // Seqcount: even between events (no write section left open).
 template <class D>
 boolean<D> gen_seq_even(D& d, const model::VtimeTask<D>& v) {

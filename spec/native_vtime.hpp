@@ -14,6 +14,11 @@
 //  native_vtime.split_no_overflow  s + u < 2^W, and dS * s < 2^W when it divides: the hazard, exact bounds
 //  native_vtime.flush_zeroes       after vtime_flush every bucket (and utime_sspurr) is 0
 //  native_vtime.flush_attribution  a flush charges the task that was running while the time accrued
+//  native_vtime.hotplug_offline_not_accounted  no delta after cpu_online includes TB ticks the CPU was
+//                                  offline (checked by the machine backend against the trace's
+//                                  cpu_offline/cpu_online: it needs their TB values, not a state)
+//  native_vtime.hotplug_online_time_kept  vtime_reset() at bring-up skips no TB tick of online time
+//                                  (the interval from the last hook to cpu_offline); likewise
 #pragma once
 #include "model/native/native.hpp"
 

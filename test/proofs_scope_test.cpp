@@ -61,6 +61,21 @@ TEST(ProofsScope, HotplugAndIdleOmissionsAreStated) {
   EXPECT_TRUE(mentions(job_scope("tick", "tick.account_idle_ticks.monotonic[irqtime]").omits, "tick_nohz_idle"));
 }
 
+// tick, gen and native model CPU hotplug on traces: each says so and what of it it leaves out.
+TEST(ProofsScope, HotplugModelledWhereItIs) {
+  for (const char* m : {"tick", "gen_vtime", "native_vtime"}) {
+    const auto s = model_scope(m);
+    EXPECT_TRUE(mentions(s.covers, "CPU hotplug")) << m;
+    EXPECT_FALSE(mentions(s.omits, "no CPU goes offline")) << m;
+    EXPECT_TRUE(mentions(s.omits, "CPU hotplug beyond")) << m;
+  }
+  EXPECT_TRUE(mentions(model_scope("psi_irq").omits, "no CPU goes offline"));
+  EXPECT_TRUE(
+      mentions(job_scope("gen_vtime", "gen_vtime.cpu_online.cpu_conserves[5.4-accum]").covers, "vtime_init_idle"));
+  EXPECT_TRUE(mentions(job_scope("native_vtime", "native_vtime.vtime_reset(bring-up).tb_conserved[PPC64]").covers,
+                       "vtime_reset"));
+}
+
 TEST(ProofsScope, JsonHasCoversAndOmits) {
   Result r;
   r.name = "x";

@@ -8,12 +8,14 @@
 #include <map>
 #include <set>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <iostream>
 #include <iterator>
 
 #include "common.hpp"
+#include "identify.hpp"
 #include "model/sim/machine.hpp"
 #include "model/sim/oracle.hpp"
 #include "model/trace/perf.hpp"
@@ -23,6 +25,29 @@ namespace kacct::cli {
 namespace {
 using json = nlohmann::ordered_json;
 namespace perf = trace::perf;
+
+// perf-replay's configuration: --config, else the identified one if this machine runs the kernel
+// that recorded TRACE (meta.json beside it, as record.sh writes), else the old default.
+struct KnownConfig {
+  std::string config;
+  std::optional<std::uint64_t> nohz_full;
+  std::string cpu;  // identify's CPU ("" = --cpu's)
+};
+KnownConfig default_config(const std::string& given, const std::string& trace_path, const std::string& root) {
+  if (!given.empty()) return {given, std::nullopt, ""};
+  const KnownConfig fallback{"6.12-tick-steal-hz250", std::nullopt, ""};
+  if (trace_path == "-") return fallback;
+  const auto meta = std::filesystem::path(trace_path).parent_path() / "meta.json";
+  std::ifstream in(meta);
+  if (!in) return fallback;
+  const auto j = json::parse(in, nullptr, false);
+  if (!j.is_object() || !j.contains("kernel") || !j["kernel"].is_string()) return fallback;
+  const auto id = identify_if_recorded_here(j["kernel"].get<std::string>(), root);
+  if (!id) return fallback;
+  fmt::print(stderr, "kacct: no --config: using {} from `kacct identify` (this machine runs {}, which {} names)\n",
+             id->config.name(), id->uname_r, meta.string());
+  return {id->config.name(), id->nohz_mask(), std::string(id->cpu.name)};
+}
 
 perf::Conversion convert_or_exit(const std::string& path, const perf::Options& o) {
   const std::string text = read_input_maybe_xz(path);
@@ -390,7 +415,9 @@ void add_perf(CLI::App& app) {
     auto* c = app.add_subcommand("perf-replay", "predict what the kernel reported at a workload's marked reads");
     auto path = std::make_shared<std::string>();
     auto cpu = std::make_shared<std::string>("x86-64");
-    auto config = std::make_shared<std::string>("6.12-tick-steal-hz250");
+    auto config = std::make_shared<std::string>();
+    auto nohz_full = std::make_shared<std::string>();
+    auto machine = std::make_shared<std::string>("/");
     auto ncpus = std::make_shared<std::uint32_t>(0);
     auto pid = std::make_shared<std::uint64_t>(0);
     auto reads = std::make_shared<std::vector<std::string>>();
@@ -409,13 +436,20 @@ void add_perf(CLI::App& app) {
     c->add_option("--read", *reads, "KIND[:TID]@K: the read that follows marker syscall 100000+K");
     c->add_option("--max-unverifiable", *max_unverifiable,
                   "with --values: exit 1 if more reads than this cannot be verified (default 0)");
-    c->add_option("--config", *config, "kernel configuration (default 6.12-tick-steal-hz250)");
+    c->add_option("--config", *config,
+                  "kernel configuration (default: `kacct identify`'s if this machine runs the kernel named in "
+                  "meta.json beside TRACE, else 6.12-tick-steal-hz250)");
+    c->add_option("--nohz-full", *nohz_full,
+                  "gen configs without vtime probes: the nohz_full= CPU list (default: identify's, else none)");
+    c->add_option("--machine-root", *machine, "where identify reads this machine's /proc and /boot (default /)");
     c->add_option("--save-trace", *save, "also write the converted kacct trace here");
     c->add_flag("--json", *as_json, "JSON output");
     add_common(c, *cpu, *ncpus);
     c->callback([=] {
-      const auto facts = resolve_cpu(*cpu);
-      const auto cfg = resolve_config(*config);
+      const auto known = default_config(*config, *path, *machine);
+      const auto cpu_name = c->count("--cpu") || known.cpu.empty() ? *cpu : known.cpu;
+      const auto facts = resolve_cpu(cpu_name);
+      const auto cfg = resolve_config(known.config);
       require_legal(facts, cfg);
       if (!recorded->empty()) {
         if (!reads->empty() || !values->empty()) throw Failure("--recorded replaces --read and --values");
@@ -423,7 +457,7 @@ void add_perf(CLI::App& app) {
       }
       if (!*pid) throw Failure("--pid is required (or --recorded FILE)");
       perf::Options o;
-      o.cpu_model = *cpu;
+      o.cpu_model = cpu_name;
       o.ncpus = *ncpus;
       for (const auto& r : *reads) {
         std::string err;
@@ -432,7 +466,15 @@ void add_perf(CLI::App& app) {
         o.reads.push_back(*spec);
       }
       const std::string text = read_input_maybe_xz(*path);
-      auto pr = sim::predict(text, o, facts, cfg, *pid);
+      // --nohz-full wins; the identified set stands in only where no vtime probe fired.
+      std::optional<std::uint64_t> nohz;
+      if (!nohz_full->empty()) nohz = parse_cpu_mask(*nohz_full, 64, "--nohz-full");
+      auto pr = sim::predict(text, o, facts, cfg, *pid, [&](sim::ModelCfg& m) {
+        if (nohz)
+          m.gen.nohz_full = *nohz;
+        else if (known.nohz_full && m.gen.nohz_full == 0)
+          m.gen.nohz_full = *known.nohz_full;
+      });
       if (!pr) {
         const auto& e = pr.error();
         fmt::print(stderr, "{}:{}:{}: {}\n", *path == "-" ? "<stdin>" : *path, e.line, e.column, e.message);

@@ -81,5 +81,6 @@ void add_perf(CLI::App&);          // perf-convert + perf-replay
 void add_lazytlb(CLI::App&);       // lazy-tlb explore / run / seed
 void add_native(CLI::App&);        // native-vtime cost / seed-trace (cmd_native.cpp)
 void add_gen_vtime(CLI::App&);     // gen-vtime cost
+void add_identify(CLI::App&);      // identify (cmd_identify.cpp)
 
 }  // namespace kacct::cli

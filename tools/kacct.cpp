@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "kacct " KACCT_PROJECT_VERSION " (trace format v1)");
   add_list(app);
+  add_identify(app);
   add_random_trace(app);
   add_gen_vtime(app);
   add_run(app);

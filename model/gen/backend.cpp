@@ -62,11 +62,30 @@ class GenBackend {
 
   void event(std::size_t i, const CEvent& e, const CpuCtx& x) {
     delegated_ = boundary_ = false;
+    hotplug_msg_.clear();
     if (e.kind == Kind::Fork) inherit(x.cur, e.arg);
     if (!g_.nohz(e.cpu)) {
       delegated_ = true;
       return tick_.event(i, e, x);
     }
+    const std::uint64_t idle_consumed = out_.vtime[e.cpu].consumed;
+    gen_event(i, e, x);
+    // 5.14+: the idle task kept its pre-offline snapshot; its first flush after bring-up
+    // consumes the offline period too, as idle time.
+    if (offline_pending_[e.cpu] && out_.vtime[e.cpu].consumed != idle_consumed) {
+      const std::uint64_t ns = offline_pending_[e.cpu];
+      offline_pending_[e.cpu] = 0;
+      out_.hotplug_offline_as_idle += ns;
+      hotplug_inv_ = "gen_vtime.hotplug_offline_not_accounted";
+      hotplug_fix_ = kNotFixed;
+      hotplug_msg_ = fmt::format(
+          "cpu {}: the idle task's first vtime flush after cpu_online counts the {} ns the CPU "
+          "was offline as idle time (no vtime_init_idle() at bring-up since 5.14)",
+          e.cpu, ns);
+    }
+  }
+
+  void gen_event(std::size_t i, const CEvent& e, const CpuCtx& x) {
     auto& d = k_.d;
     auto st = step(e.cpu);
     const auto cur = x.cur;
@@ -146,7 +165,8 @@ class GenBackend {
         break;
       case Kind::Steal: tick_.event(i, e, x); break;
       case Kind::Read: record_procstat(e.ts); break;
-      default: break;  // idle enter/exit: no tick-based idle accounting on a vtime CPU
+      case Kind::CpuOnline: online(e, x); break;
+      default: break;  // idle enter/exit: no tick-based idle accounting on a vtime CPU; cpu_offline: no hook
     }
   }
 
@@ -165,6 +185,31 @@ class GenBackend {
     c.consumed = c.utime + c.stime + c.gtime;
     out_.inherited[child] = c.consumed;
     out_.fork_inherited += c.consumed;
+  }
+
+  // Bring-up of a nohz_full CPU (the idle task is current, x.offline_ts is when it died).
+  void online(const CEvent& e, const CpuCtx& x) {
+    const auto idle = e.cpu;
+    auto& v = out_.vtime[idle];
+    if (!g_.idle_init_on_online) {
+      offline_pending_[idle] += e.ts - x.offline_ts;
+      return;
+    }
+    // Idle time between the idle task's last snapshot and the CPU's death, dropped with the
+    // offline period by the fresh snapshot (Jiffy: in whole jiffies).
+    const auto off = at(x.offline_ts);
+    const std::uint64_t old = g_.variant == model::GenVariant::Jiffy ? v.starttime * g_.jiffy_ns : v.starttime;
+    const std::uint64_t died = g_.variant == model::GenVariant::Jiffy ? off.jiffies * g_.jiffy_ns : off.now;
+    step(idle).init_idle(v, out_.ctl[idle], at(e.ts), std::int32_t(idle));
+    if (died > old) {
+      out_.hotplug_online_dropped += died - old;
+      hotplug_inv_ = "gen_vtime.hotplug_online_time_kept";
+      hotplug_fix_ = "f1a0a376ca0c";  // 5.14: no vtime_init_idle() at bring-up (the idle time is kept)
+      hotplug_msg_ = fmt::format(
+          "cpu {}: vtime_init_idle() at cpu_online drops the {} ns of idle time between the idle "
+          "task's last vtime snapshot and cpu_offline",
+          idle, died - old);
+    }
   }
 
   void sync(std::uint32_t cpu, std::uint64_t now) { k_.sched_clock_update(cpu, now); }
@@ -218,6 +263,7 @@ class GenBackend {
       k_.violate(i, "gen_vtime.seq_brackets", "vtime changed without a write section, or seq != 2 x sections");
     if (!spec::gen::gen_vtime_monotonic(d, before.v, v))
       k_.violate(i, "gen_vtime.ghost_monotonic", "a vtime ghost went backwards");
+    if (!hotplug_msg_.empty()) k_.violate(i, hotplug_inv_, hotplug_msg_, hotplug_fix_);
     // Reader monotonicity: a finding, not a violation (the kernel's readers drop residues).
     if (k_.o.check) watch_readers(i, cpu, cur, k_.p.events[i].ts);
   }
@@ -286,6 +332,10 @@ class GenBackend {
   model::CpuAcct<C> pre_{}, mid_{};
   std::vector<std::array<std::uint64_t, 2>> last_view_;
   std::vector<std::array<std::uint64_t, model::NR_STATS>> last_stat_;
+  std::vector<std::uint64_t> offline_pending_ = std::vector<std::uint64_t>(k_.p.header.ncpus, 0);  // ns, 5.14+
+  const char* hotplug_inv_ = "";
+  std::string_view hotplug_fix_;
+  std::string hotplug_msg_;
 };
 
 }  // namespace

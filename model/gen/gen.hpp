@@ -37,6 +37,9 @@ struct GenCfg {
   // copy_process() leaves the residues dup_task_struct() copied from the parent (every release
   // with residues, 4.13..6.12 at least); false models a kernel that zeroes them.
   bool fork_copies_residues = true;
+  // idle_thread_get() calls init_idle() -> vtime_init_idle() at every CPU bring-up (before 5.14,
+  // f1a0a376ca0c made init_idle() __init; 6.1.192 and 6.12.117 call it at boot only).
+  bool idle_init_on_online = false;
   bool nohz(std::uint32_t cpu) const { return cpu >= 64 || ((nohz_full >> cpu) & 1); }
 };
 
@@ -349,6 +352,25 @@ struct GenStep {
     vc.lost = d.add(vc.lost, d.sub(snap_ns(n2.now, n2.jiffies), snap_ns(pv.starttime, pv.starttime)));
     switch_next(nv, ns, n2, cpu);
   }
+  // vtime_init_idle(idle, cpu) at CPU bring-up (before 5.14): one section; the idle task's state
+  // as at boot, a fresh snapshot, vtime->cpu. Residues stay. What elapsed since the old snapshot
+  // (the idle time before the CPU died, then the offline period) is consumed by no one: the
+  // ghost counts it as lost, like a switch gap.
+  void init_idle(VtimeTask<D>& v, VtimeCtl& s, const GenNow<D>& n, std::int32_t cpu) {
+    begin(v, s);
+    s.state = g.states55 ? VT_IDLE : VT_SYS;
+    const auto old = snap_ns(v.starttime, v.starttime);
+    if (g.variant == GenVariant::Jiffy) {
+      ++cost.jiffies_loads;
+      v.starttime = n.jiffies;
+    } else {
+      ++cost.clock_reads;
+      v.starttime = n.now;
+    }
+    vc.lost = d.add(vc.lost, d.sub(snap_ns(n.now, n.jiffies), old));
+    s.cpu = cpu;
+    end(v, s);
+  }
   // A snapshot value in ns (Jiffy: jiffies * jiffy_ns).
   u64<D> snap_ns(const u64<D>& ns, const u64<D>& jif) const {
     return g.variant == GenVariant::Jiffy ? d.mul(jif, d.template lit<64>(g.jiffy_ns)) : ns;
@@ -450,6 +472,8 @@ inline GenCfg gen_cfg(arch::KVersion ver, unsigned hz) {
   g.other_time = ver >= arch::v(4, 8);
   g.states55 = arch::applied("8d495477d62e", ver);
   g.switch_guest_fix = ver >= arch::v(5, 4);  // 68e7a4d66b0c (Fixes: 2a42eb9594a1; 5.4 cycle)
+  // f1a0a376ca0c (5.14 cycle): idle_thread_get() no longer calls init_idle() (era fact, as above)
+  g.idle_init_on_online = ver < arch::v(5, 14);
   // jiffies_to_cputime(1) = NSEC_PER_SEC / HZ before 4.11; jiffies_to_nsecs(1) after.
   g.jiffy_ns = ver < arch::v(4, 11) ? 1'000'000'000ull / hz : (1'000'000ull / hz) * 1000;
   return g;

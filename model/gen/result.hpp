@@ -19,6 +19,10 @@ struct GenResult {
   std::uint64_t exit_unseen = 0;         // residues a dead task's group never saw (ns)
   std::uint64_t fork_inherited = 0;      // parents' residues copied into children at fork (ns, counted twice)
   std::vector<std::uint64_t> inherited;  // per task: the residues it got from its parent (part of its `consumed`)
+  // CPU hotplug on nohz_full CPUs (ns): idle time before a CPU died that vtime_init_idle() at its
+  // bring-up dropped (< 5.14), and offline time the first idle flush after bring-up counted as
+  // idle (5.14+). Each is also a violation in check mode (gen_vtime.hotplug_*).
+  std::uint64_t hotplug_online_dropped = 0, hotplug_offline_as_idle = 0;
   // Readers that went backwards (check mode): task_cputime() of a task, kcpustat of a CPU.
   std::uint64_t task_view_backwards = 0, kcpustat_backwards = 0;
   std::uint64_t max_task_view_drop = 0, max_kcpustat_drop = 0;  // largest drop seen (ns)

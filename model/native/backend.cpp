@@ -93,6 +93,8 @@ class NativeBackend {
     cur_event_ = i;
     if (!started_[cpu]) start(cpu, now, spurr);
     flushed_step_ = false;
+    hotplug_msg_.clear();
+    const UL idle_start = accts_[cpu].starttime;  // the CPU's context (PPC32: its idle task's)
     const auto cur = x.cur;
     const bool user = !kernel_side(x);
     switch (e.kind) {
@@ -147,6 +149,10 @@ class NativeBackend {
         if (k_.saved_mode[next] == Mode::User) user_exit(k_.d, acct(cpu, next), now, cost_);
         break;
       }
+      case Kind::CpuOffline:  // no accounting hook: the CPU dies in its idle loop
+        tb_offline_[cpu] = now;
+        break;
+      case Kind::CpuOnline: online(cpu, now, spurr); break;
       case Kind::Steal:
         if (cfg_.splpar) {  // the hypervisor logs a dispatch entry: its TB and the ticks waited
           const std::uint64_t ticks = std::uint64_t((unsigned __int128)k_.p.wide[e.arg] * cfg_.tb_hz / 1'000'000'000u);
@@ -156,12 +162,25 @@ class NativeBackend {
       default: break;
     }
     tb_cpu_[cpu] = now;
+    // Without vtime_reset() at bring-up the first hook after it takes the whole interval since
+    // the last pre-offline hook, offline period included.
+    if (offline_pending_[cpu] != 0 && accts_[cpu].starttime != idle_start) {
+      hotplug_inv_ = "native_vtime.hotplug_offline_not_accounted";
+      hotplug_fix_ = "ppc-vtime-boot-starttime";
+      hotplug_msg_ = fmt::format(
+          "cpu {}: the first vtime delta after cpu_online includes the {} TB ticks the CPU was offline "
+          "(no vtime_reset() in secondary_cpu_time_init() before 6.12.101)",
+          cpu, offline_pending_[cpu]);
+      out_.hotplug_offline_tb += offline_pending_[cpu];
+      offline_pending_[cpu] = 0;
+    }
   }
 
   void sync(std::uint32_t cpu, std::uint64_t now) { k_.sched_clock_update(cpu, now); }
 
   void check(std::size_t i, std::uint32_t cpu, std::uint32_t cur, const Snapshot& before) {
     auto& d = k_.d;
+    if (!hotplug_msg_.empty()) k_.violate(i, hotplug_inv_, hotplug_msg_, hotplug_fix_);
     const auto& x = k_.ctx[cpu];
     const A& a = acct_of(cpu, x.cur);
     const bool ks = kernel_side(x);
@@ -285,6 +304,27 @@ class NativeBackend {
                 cpu, now));
     }
   }
+  // start_secondary() -> secondary_cpu_time_init(): with the boot-starttime patch vtime_reset()
+  // on the idle context; the skipped TB joins the ghost origin, so tb_conserved keeps counting
+  // what is accounted. Its part before the CPU died was online time: lost.
+  void online(std::uint32_t cpu, UL now, UL spurr) {
+    auto& a = accts_[cpu];  // the CPU's data, or on PPC32 its idle task's (task index cpu)
+    if (!cfg_.starttime_init) {
+      offline_pending_[cpu] = UL(offline_pending_[cpu] + UL(now - tb_offline_[cpu]));
+      return;
+    }
+    const UL lost = UL(tb_offline_[cpu] - a.starttime);
+    origin_[cpu] = UL(origin_[cpu] + vtime_reset(k_.d, cfg_, a, now, spurr, cost_));
+    if (lost != 0) {
+      out_.hotplug_online_lost_tb += lost;
+      hotplug_inv_ = "native_vtime.hotplug_online_time_kept";
+      hotplug_fix_ = kNotFixed;
+      hotplug_msg_ = fmt::format(
+          "cpu {}: vtime_reset() at cpu_online drops the {} TB ticks between the last accounting hook and "
+          "cpu_offline (online time in no bucket)",
+          cpu, lost);
+    }
+  }
   // scan_dispatch_log(upto): the steal of every logged entry with a TB <= upto.
   UL scan(std::uint32_t cpu, UL upto) {
     UL sum = 0;
@@ -389,6 +429,11 @@ class NativeBackend {
   std::vector<bool> started_;
   std::vector<TbSinks<C, W>> tb_sinks_cpu_, tb_sinks_task_;
   std::vector<Scaled<C>> tb_scaled_ = std::vector<Scaled<C>>(k_.p.tasks.size(), Scaled<C>{0, 0});
+  std::vector<UL> tb_offline_ = std::vector<UL>(k_.p.header.ncpus, 0);       // TB at the last cpu_offline
+  std::vector<UL> offline_pending_ = std::vector<UL>(k_.p.header.ncpus, 0);  // before 6.12.101: not yet counted
+  const char* hotplug_inv_ = "";
+  std::string_view hotplug_fix_;
+  std::string hotplug_msg_;
   UL now_ = 0;
   std::size_t cur_event_ = 0;
   bool flushed_step_ = false;

@@ -386,6 +386,24 @@ void flush_immediate(D& d, const NativeCfg& cfg, Acct<D, W>& a, TbSinks<D, W>& c
   }
 }
 
+// vtime_reset() (6.12.101+: at boot, and from secondary_cpu_time_init() at every CPU bring-up):
+// the kernel-side clock jumps to now (startspurr to read_spurr(now) if scaled); the TB since
+// starttime goes to no bucket. Returns those skipped TB ticks (the caller's ghost).
+template <class D, unsigned W>
+ulong_t<D, W> vtime_reset(D& d, const NativeCfg& cfg, Acct<D, W>& a, const ulong_t<D, W>& now,
+                          const ulong_t<D, W>& spurr, Cost& k) {
+  ++k.hooks;
+  ++k.tb_reads;
+  ++k.stores;
+  auto skipped = d.sub(now, a.starttime);
+  a.starttime = now;
+  if (cfg.scaled) {
+    ++k.stores;
+    a.startspurr = spurr;
+  }
+  return skipped;
+}
+
 // PPC32 hand-over at context switch (arch_vtime_task_switch <= 5.x, vtime_task_switch 6.10+):
 // the incoming task's clock continues from the outgoing one's starttime (and 4.11..4.19 its
 // startspurr); 4.7..4.10 also zero the incoming task's pending user/system time.

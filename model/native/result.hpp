@@ -18,7 +18,10 @@ struct NativeResult {
   std::vector<std::uint64_t> tb_elapsed;      // per CPU: TB ticks from boot to the last event
   std::vector<std::uint64_t> tb_flushed;      // per CPU: TB ticks handed to the generic sinks
   std::uint64_t flushes = 0;                  // bucket conversions (tb_to_ns calls at flush)
-  Cost cost;                                  // operation counts of the whole run
+  // CPU hotplug (TB ticks): online time vtime_reset() at bring-up dropped (6.12.101+), offline
+  // time the first delta after bring-up counted (before). Violations in check mode too.
+  std::uint64_t hotplug_online_lost_tb = 0, hotplug_offline_tb = 0;
+  Cost cost;  // operation counts of the whole run
   // Known kernel hazards the run reached (first occurrence of each): reported, not violations.
   struct Finding {
     std::string invariant;

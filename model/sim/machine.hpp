@@ -80,6 +80,9 @@ struct Violation {
   std::string detail;
   std::string_view fixed_by;  // the kernel's own bug in this era: the patch that fixed it; "" = none
 };
+// Violation::fixed_by of a kernel behaviour the model reports as a violation that no release of
+// the table has fixed (CPU hotplug: docs/models/gen-vtime.md, native-vtime.md).
+inline constexpr std::string_view kNotFixed = "nothing yet (6.12.117 still has it)";
 struct GroupAcct {
   TaskAcct<Concrete> dead;  // signal_struct sums of exited threads
   model::PrevCputime<Concrete> prev;
@@ -128,6 +131,8 @@ struct CpuCtx {
   bool nohz = false;
   std::uint32_t nr_iowait = 0;
   std::uint64_t idle_jiffies = 0;  // jiffies at idle_enter (TICK_NSEC steps from ts 0)
+  bool offline = false;            // between cpu_offline and cpu_online
+  std::uint64_t offline_ts = 0;    // ts of the last cpu_offline
 };
 
 }  // namespace kacct::sim

@@ -161,6 +161,11 @@ class Machine {
         x.idle_jiffies = e.ts / k_.cfg.tick.tick_nsec;  // jiffies: TICK_NSEC steps from ts 0
         break;
       case Kind::IdleExit: x.nohz = false; break;
+      case Kind::CpuOffline:
+        x.offline = true;
+        x.offline_ts = e.ts;
+        break;
+      case Kind::CpuOnline: x.offline = false; break;
       case Kind::Switch:
         k_.saved_mode[cur] = x.mode;
         if (e.flags & 2) {

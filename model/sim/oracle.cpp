@@ -41,11 +41,12 @@ trace::Result<Prediction> predict(std::string_view text, const trace::perf::Opti
     return trace::Error{0, 0, "internal error: the converted trace does not compile: " + prog.error().to_string(),
                         "perf"};
   auto mcfg = model_cfg(cpu, cfg);
-  if (c.stats.vtime.active) {
-    mcfg.gen.nohz_full = 0;
-    for (auto k : c.stats.vtime.cpus)
-      if (k < 64) mcfg.gen.nohz_full |= std::uint64_t{1} << k;
-  }
+  // A kernel runs vtime only on its nohz_full CPUs (vtime_accounting_enabled_this_cpu()); the
+  // tick accounts the others. Probes show where vtime ran; without them, no nohz_full= (the
+  // caller's tweak names the CPUs otherwise).
+  mcfg.gen.nohz_full = 0;
+  for (auto k : c.stats.vtime.cpus)
+    if (k < 64) mcfg.gen.nohz_full |= std::uint64_t{1} << k;
   if (tweak) tweak(mcfg);
   const auto res = run(prog.value(), mcfg, {.check = false});
   auto& threads = out.threads;

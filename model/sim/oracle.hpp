@@ -44,8 +44,9 @@ struct Prediction {
   trace::perf::Conversion conversion;
 };
 
-// Converts, replays on (cpu, cfg) and collects the reads of thread group `pid`. With gen vtime
-// probes in the trace, the CPUs they fired on are the nohz_full ones.
+// Converts, replays on (cpu, cfg) and collects the reads of thread group `pid`. Gen vtime runs
+// on the CPUs the trace's vtime probes fired on; without probes on none (a kernel booted without
+// nohz_full=: the tick accounts every CPU) unless `tweak` sets ModelCfg::gen.nohz_full.
 // `tweak` may change the model configuration first (a what-if: e.g. a kernel with a fix).
 trace::Result<Prediction> predict(std::string_view perf_text, const trace::perf::Options&, const arch::CpuFacts&,
                                   const arch::Config&, std::uint64_t pid,

@@ -29,7 +29,7 @@ int clamp_nice(int n) { return std::clamp(n, -20, 19); }
 
 class Builder {
  public:
-  explicit Builder(const BuildSpec& s) : header_(build_header(s)), tr_(header_) {}
+  explicit Builder(const BuildSpec& s) : header_(build_header(s)), tr_(header_), hotplug_(s.hotplug) {}
 
   void step(const Action& a) {
     now_ += a.dt;
@@ -43,6 +43,13 @@ class Builder {
     e.ts = now_;
     e.cpu = cpu;
 
+    if (hotplug_ && c.offline) {  // any other event there is illegal: a tick or idle action brings it back
+      if (kOps[a.op % 32] != Op::Tick && kOps[a.op % 32] != Op::Idle) return;
+      e.kind = Kind::CpuOnline;
+      if (tr_.apply(e)) return;
+      events_.push_back(std::move(e));
+      return;
+    }
     switch (kOps[a.op % 32]) {
       case Op::Tick:
         e.kind = c.nohz_idle ? Kind::IdleExit : Kind::Tick;  // the tick restarts on nohz exit
@@ -115,6 +122,13 @@ class Builder {
         break;
       }
       case Op::Idle:
+        if (hotplug_ && arg % 2 == 1) {
+          if (c.current != 0 || c.nohz_idle || !process) {
+            if (!switch_to(e, c, cur, 0, arg)) return;
+          } else
+            e.kind = Kind::CpuOffline;
+          break;
+        }
         if (c.current != 0 || !process) return;
         e.kind = c.nohz_idle ? Kind::IdleExit : Kind::IdleEnter;
         break;
@@ -242,6 +256,7 @@ class Builder {
   uint64_t next_tid_ = kFirstFork;
   uint64_t next_mm_ = 100;
   uint64_t reads_ = 0;
+  bool hotplug_ = false;
 };
 
 }  // namespace
@@ -307,6 +322,7 @@ BuildSpec spec_from_bytes(uint8_t a, uint8_t b, std::string cpu_model) {
   s.vcpu = (b & 1) != 0;
   s.nice = nices[(b >> 1) & 7];
   s.vcpu_nice = (b & 0x10) ? 7 : 0;
+  s.hotplug = (b & 0x20) != 0;
   return s;
 }
 

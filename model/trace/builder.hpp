@@ -28,6 +28,10 @@ struct BuildSpec {
   bool vcpu = true;        // a vcpu task ("qemu-kvm", tid 900); the only task that enters guest mode
   int nice = 0;            // nice of the odd-numbered processes (1, 3); clamped to -20..19
   int vcpu_nice = 0;       // nice of the vcpu task; clamped to -20..19
+  // CPU hotplug: an idle action with an odd arg takes its CPU offline (via idle_exit / a switch
+  // to idle first); on an offline CPU a tick or idle action brings it back and every other action
+  // is dropped. Off by default: existing seeds build the same traces.
+  bool hotplug = false;
   bool operator==(const BuildSpec&) const = default;
 };
 
@@ -52,7 +56,7 @@ Trace build(const BuildSpec&, std::span<const Action>);
 std::vector<Action> random_actions(uint64_t seed, size_t n_actions);
 Trace random_trace(uint64_t seed, const BuildSpec&, size_t n_actions);
 
-// Byte decoders (fuzzer, seed files): a spec from two bytes, and 8 bytes per action
+// Byte decoders (fuzzer, seed files): a spec from two bytes (bit 0x20 of the second: hotplug), and 8 bytes per action
 // (op, cpu, arg little-endian, dt little-endian); a trailing partial action is dropped.
 BuildSpec spec_from_bytes(uint8_t a, uint8_t b, std::string cpu_model);
 std::vector<Action> actions_from_bytes(std::span<const uint8_t>);

@@ -12,10 +12,15 @@ std::string_view name(Bucket b) {
 
 Accountant::Accountant(const Header& h) : tracker_(h) {
   charged_.cpu.resize(tracker_.ncpus());
+  charged_.offline.resize(tracker_.ncpus());
   for (const auto& [tid, state] : tracker_.tasks()) charged_.task[tid];  // listed even if idle
 }
 
 void Accountant::charge(Ledger& l, uint32_t c, const CpuContext& ctx, uint64_t dt, uint64_t steal) const {
+  if (ctx.offline) {  // the CPU does not exist for accounting: no bucket, no task
+    l.offline[c] += dt;
+    return;
+  }
   const TaskState* cur = ctx.current == 0 ? nullptr : tracker_.task(ctx.current);
   bool nice = cur && cur->nice > 0;
   Bucket b;

@@ -37,6 +37,9 @@ struct Ledger {
   uint64_t end_ts = 0;                              // every CPU is charged up to here
   std::vector<std::array<uint64_t, kBuckets>> cpu;  // [cpu][bucket]
   std::map<uint64_t, TaskTruth> task;               // declared/forked tasks; idle tasks excluded
+  // [cpu]: ns between cpu_offline and cpu_online (in no bucket): per CPU, the buckets plus
+  // this sum to end_ts.
+  std::vector<uint64_t> offline;
   uint64_t at(uint32_t c, Bucket b) const { return cpu.at(c)[size_t(b)]; }
   bool operator==(const Ledger&) const = default;
 };

@@ -36,8 +36,10 @@ enum class Kind : uint8_t {
   MmExit,
   Read,
   Runtime,
+  CpuOffline,  // the CPU dies (cpuhp_report_idle_dead() in its idle task); no fields
+  CpuOnline,   // the CPU is brought back up (start_secondary()); no fields
 };
-inline constexpr size_t kKindCount = size_t(Kind::Runtime) + 1;
+inline constexpr size_t kKindCount = size_t(Kind::CpuOnline) + 1;
 
 enum class PrevState : uint8_t { Runnable, Sleeping, DiskSleep, Dead };  // R S D X
 enum class ExcKind : uint8_t { Other, PageFault };                       // other pf

@@ -91,6 +91,9 @@ std::optional<Error> Tracker::check(const Event& e) const {
                             " expected non-decreasing timestamps",
                             e.ts, now_));
   const CpuContext& c = cpus_[e.cpu];
+  if (c.offline && e.kind != Kind::CpuOnline)
+    return fail(e, "event",
+                fmt::format("{} on cpu {}, which is offline; expected cpu_online first", name(e.kind), e.cpu));
   if (e.ts < c.gap_end)
     return fail(
         e, "ts",
@@ -250,6 +253,24 @@ std::optional<Error> Tracker::check(const Event& e) const {
         return fail(e, "tid",
                     fmt::format("tid={} is not a known task; expected a declared or forked non-idle tid", e.a));
       return std::nullopt;
+    case Kind::CpuOffline: {
+      // The CPU dies in its idle loop (do_idle -> cpuhp_report_idle_dead) after the hotplug
+      // code moved every task away; the tick still runs there (can_stop_idle_tick() is false
+      // on an offline CPU), so the trace shows no nohz idle at that point.
+      if (auto err = need_process()) return err;
+      if (c.current != 0)
+        return fail(e, "event", fmt::format("cpu_offline while task {} is current; expected the idle task", c.current));
+      if (c.nohz_idle) return fail(e, "event", "cpu_offline in nohz idle; expected idle_exit first");
+      uint32_t online = 0;
+      for (const CpuContext& o : cpus_) online += o.offline ? 0 : 1;
+      if (online < 2) return fail(e, "event", "cpu_offline of the last online cpu; expected another cpu online");
+      return std::nullopt;
+    }
+    case Kind::CpuOnline:
+      if (!c.offline)
+        return fail(e, "event",
+                    fmt::format("cpu_online of cpu {}, which is online; expected cpu_offline first", e.cpu));
+      return std::nullopt;
     case Kind::Read: {
       if (auto err = need_task(Mode::Kernel)) return err;
       if (e.a == 0) return std::nullopt;
@@ -285,6 +306,8 @@ void Tracker::update(const Event& e) {
     case Kind::SoftirqExit: c.in_softirq = false; break;
     case Kind::IdleEnter: c.nohz_idle = true; break;
     case Kind::IdleExit: c.nohz_idle = false; break;
+    case Kind::CpuOffline: c.offline = true; break;
+    case Kind::CpuOnline: c.offline = false; break;
     case Kind::Exit: cur.exiting = true; break;
     case Kind::Switch: {
       if (e.switch_gap) {

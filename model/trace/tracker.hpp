@@ -28,6 +28,9 @@ struct CpuContext {
   // (task_sched_runtime()), which takes out the steal seen so far: steal= intervals start
   // at the later of last_ts and this.
   uint64_t remote_sync_ts = 0;
+  // Between cpu_offline and cpu_online: no event but cpu_online may name this CPU, and the
+  // ground truth charges the interval to no bucket (Ledger::offline).
+  bool offline = false;
   uint64_t steal_base() const { return last_ts > remote_sync_ts ? last_ts : remote_sync_ts; }
 };
 

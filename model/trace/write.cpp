@@ -9,9 +9,10 @@ namespace kacct::trace {
 
 std::string_view name(Kind k) {
   static constexpr std::string_view names[] = {
-      "syscall_enter", "syscall_exit", "exc_enter",  "exc_exit", "irq_enter", "irq_exit",   "softirq_enter",
-      "softirq_exit",  "guest_enter",  "guest_exit", "switch",   "wakeup",    "idle_enter", "idle_exit",
-      "tick",          "steal",        "fork",       "exit",     "mm_exit",   "read",       "runtime"};
+      "syscall_enter", "syscall_exit", "exc_enter",   "exc_exit",    "irq_enter", "irq_exit",
+      "softirq_enter", "softirq_exit", "guest_enter", "guest_exit",  "switch",    "wakeup",
+      "idle_enter",    "idle_exit",    "tick",        "steal",       "fork",      "exit",
+      "mm_exit",       "read",         "runtime",     "cpu_offline", "cpu_online"};
   static_assert(std::size(names) == kKindCount);
   return size_t(k) < kKindCount ? names[size_t(k)] : "?";
 }

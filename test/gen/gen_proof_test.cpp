@@ -52,6 +52,17 @@ INSTANTIATE_TEST_SUITE_P(Eras, GenEraProofs, ::testing::ValuesIn(era_names()),
 // Every era of the table has its test above (six eras, over 190 jobs in all).
 TEST(GenProofs, EveryEraTested) { EXPECT_EQ(era_names().size(), 6u); }
 
+// CPU bring-up: vtime_init_idle() is a step of the eras before 5.14 (one job per invariant, all
+// holding in EveryJobHolds); since 5.14 bring-up makes no vtime step and has no job.
+TEST(GenProofs, CpuOnlineJobsOnlyWhereBringUpReinitsTheIdleTask) {
+  for (const auto& e : proofs::gen_eras()) {
+    std::size_t online = 0;
+    for (const auto& r : proofs::gen_jobs(20'000, {}, "seq_even", {e.name}))
+      online += r.name.find("gen_vtime.cpu_online.") == 0;
+    EXPECT_EQ(online, e.ver < arch::v(5, 14) ? 1u : 0u) << e.name;
+  }
+}
+
 // The jiffy eras' generalised queries still catch a broken step: the lost-time ghost off by one
 // is violated, with a counterexample of the exact query that replays concretely.
 TEST(GenProofs, JiffyGeneralisedQueryCatchesMutant) {

@@ -15,6 +15,9 @@ mkdir -p $O
 	echo "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 	dmesg | grep -iE 'NO_HZ|sched_clock|clocksource|tsc' | head -20
 } > $O/guest-info.txt
+# `kacct identify --root OUTDIR/out/identify` input (record.sh adds boot/config-*).
+mkdir -p $O/identify/proc/sys/kernel
+for f in sys/kernel/osrelease version cmdline cpuinfo; do cat /proc/$f > $O/identify/proc/$f; done
 echo 0 > /proc/sys/kernel/kptr_restrict
 echo -1 > /proc/sys/kernel/perf_event_paranoid
 cat /proc/kallsyms > $O/kallsyms

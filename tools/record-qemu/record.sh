@@ -5,7 +5,8 @@
 #   record.sh ARCH OUTDIR [MODE...]       ARCH: amd64 | ppc64el; MODE default: all five
 # Env: WORK (setup.sh's directory, default /tmp/kacct-qemu), SECONDS_PER_RUN (1), READS (12),
 #      KINDS (all six read kinds), ICOUNT (ppc64el: 1 = -icount shift=0,sleep=off, deterministic).
-# OUTDIR/out/MODE.{perf.data,perf.script.xz,workload.jsonl,proc_stat.*} + guest-info, console.
+# OUTDIR/out/MODE.{perf.data,perf.script.xz,workload.jsonl,proc_stat.*} + guest-info, console,
+# out/identify/ (what `kacct identify --root` reads: the guest's /proc files, the kernel config).
 set -euo pipefail
 A=$1 OUT=$(readlink -f "$2"); shift 2
 MODES=${*:-spin syscall mixed yield sleep}
@@ -52,6 +53,8 @@ done
 t1=$(date +%s.%N)
 echo "host wall: $(python3 -c "print(round($t1 - $t0, 1))") s" | tee -a "$OUT/console.log"
 cat "$OUT/job.log" 2>/dev/null || true
+# The booted kernel's config beside the guest's /proc files: `kacct identify --root OUTDIR/out/identify`.
+[ -d "$OUT/out/identify" ] && mkdir -p "$OUT/out/identify/boot" && cp "$K"/kimg/boot/config-* "$OUT/out/identify/boot/"
 for m in $MODES; do
 	[ -f "$OUT/out/$m.perf.data" ] || { echo "record.sh: no trace for $m" >&2; continue; }
 	perf script -i "$OUT/out/$m.perf.data" --kallsyms "$OUT/out/kallsyms" --ns \

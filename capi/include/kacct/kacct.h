@@ -127,9 +127,11 @@ typedef enum kacct_kind {
   KACCT_EV_STEAL, /* a = stolen ns of the interval since this CPU's previous event */
   KACCT_EV_FORK,  /* a = parent, b = child, fork_pid, fork_kthread, fork_comm, fork_mm */
   KACCT_EV_EXIT,
-  KACCT_EV_MM_EXIT, /* a = mm */
-  KACCT_EV_READ,    /* a = tid read (0 = the current task), read_kind, read_id */
-  KACCT_EV_RUNTIME, /* a = tid, b = ns of runtime charged (traces with the `rtime events` header) */
+  KACCT_EV_MM_EXIT,     /* a = mm */
+  KACCT_EV_READ,        /* a = tid read (0 = the current task), read_kind, read_id */
+  KACCT_EV_RUNTIME,     /* a = tid, b = ns of runtime charged (traces with the `rtime events` header) */
+  KACCT_EV_CPU_OFFLINE, /* the CPU goes offline (no fields) */
+  KACCT_EV_CPU_ONLINE,  /* the CPU comes back online (no fields) */
   KACCT_NR_KINDS
 } kacct_kind;
 typedef enum kacct_prev_state { KACCT_PREV_R = 0, KACCT_PREV_S, KACCT_PREV_D, KACCT_PREV_X } kacct_prev_state;
