@@ -453,7 +453,8 @@ void add_perf(CLI::App& app) {
       require_legal(facts, cfg);
       if (!recorded->empty()) {
         if (!reads->empty() || !values->empty()) throw Failure("--recorded replaces --read and --values");
-        return replay_recorded(*path, *recorded, *cpu, *ncpus, facts, cfg, *pid, *max_unverifiable, *as_json, *save);
+        return replay_recorded(*path, *recorded, cpu_name, *ncpus, facts, cfg, *pid, *max_unverifiable, *as_json,
+                               *save);
       }
       if (!*pid) throw Failure("--pid is required (or --recorded FILE)");
       perf::Options o;
