@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <set>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -200,6 +202,189 @@ void require_same_reads(const std::string& path, const sim::Prediction& P, const
   throw Failure(msg);
 }
 
+// tools/record-reads/'s output: a header {"recorder", "root", "tids"}, then one line per read the
+// program made: {"tid", "seq", "read", "call", "arg0", "target", "utime"/"stime"/"value"}.
+struct Recorded {
+  std::uint64_t root = 0;
+  std::set<std::uint64_t> tids;
+  std::vector<sim::RecordedRead> reads;
+  std::vector<std::optional<std::uint64_t>> arg0;  // the syscall's first argument, as recorded
+};
+Recorded load_recorded(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Failure(fmt::format("cannot read '{}'", path));
+  Recorded out;
+  bool header = false;
+  std::string line;
+  for (std::uint32_t n = 1; std::getline(in, line); ++n) {
+    if (line.empty()) continue;
+    json x;
+    try {
+      x = json::parse(line);
+    } catch (const json::parse_error& e) {
+      throw Failure(fmt::format("{}:{}:{}: not a JSON line", path, n, e.byte == 0 ? 1 : e.byte));
+    }
+    if (!x.is_object()) throw Failure(fmt::format("{}:{}:1: not a JSON object", path, n));
+    const auto number = [&](const char* key, bool required) -> std::optional<std::uint64_t> {
+      if (!x.contains(key)) {
+        if (required) throw Failure(fmt::format("{}:{}:1: field \"{}\" missing", path, n, key));
+        return std::nullopt;
+      }
+      if (!x[key].is_number_unsigned())
+        throw Failure(fmt::format("{}:{}:1: field \"{}\" must be an unsigned integer", path, n, key));
+      return x[key].get<std::uint64_t>();
+    };
+    if (x.contains("recorder")) {
+      out.root = *number("root", true);
+      if (!x.contains("tids") || !x["tids"].is_array())
+        throw Failure(fmt::format("{}:{}:1: field \"tids\" missing or not an array", path, n));
+      for (const auto& t : x["tids"]) {
+        if (!t.is_number_unsigned()) throw Failure(fmt::format("{}:{}:1: a tid is not an unsigned integer", path, n));
+        out.tids.insert(t.get<std::uint64_t>());
+      }
+      header = true;
+      continue;
+    }
+    if (!header) throw Failure(fmt::format("{}:{}:1: the header line {{\"recorder\": ...}} must come first", path, n));
+    sim::RecordedRead r;
+    r.spec.tid = *number("tid", true);
+    r.spec.seq = *number("seq", true);
+    if (!x.contains("read") || !x["read"].is_string())
+      throw Failure(fmt::format("{}:{}:1: field \"read\" missing or not a string", path, n));
+    const auto read = x["read"].get<std::string>();
+    if (!sim::recorded_kind(read, r)) throw Failure(fmt::format("{}:{}:1: unknown read '{}'", path, n, read));
+    if (auto nr = number("nr", false)) r.spec.nr = *nr;
+    r.call = x.contains("call") && x["call"].is_string() ? x["call"].get<std::string>() : read;
+    const auto target = number("target", false).value_or(0);
+    r.spec.target = target == r.spec.tid ? 0 : target;
+    r.spec.id = perf::kSyscallReadBase + out.reads.size();
+    r.utime = number("utime", false);
+    r.stime = number("stime", false);
+    r.value = number("value", false);
+    out.arg0.push_back(number("arg0", false));
+    out.reads.push_back(std::move(r));
+  }
+  if (!header) throw Failure(fmt::format("'{}' has no header line {{\"recorder\": ...}}", path));
+  if (out.reads.empty()) throw Failure(fmt::format("'{}' has no reads: nothing to compare", path));
+  return out;
+}
+
+// The recorder's reads and the trace's CPU-time syscalls must be the same ones: a read missing on
+// either side, or one whose syscall or first argument differ, is an error (nothing is skipped).
+void require_same_syscalls(const std::string& path, const Recorded& rec, const perf::Stats& st) {
+  std::vector<std::string> problems;
+  std::map<std::array<std::uint64_t, 3>, const perf::Stats::SyscallSeen*> seen;
+  for (const auto& s : st.cputime_syscalls) seen[{s.tid, s.nr, s.seq}] = &s;
+  for (std::size_t i = 0; i < rec.reads.size(); ++i) {
+    const auto& r = rec.reads[i];
+    auto it = seen.find({r.spec.tid, r.spec.nr, r.spec.seq});
+    if (it == seen.end()) {
+      problems.push_back(fmt::format("recorded but not in the trace: tid {} {} (syscall {} #{})", r.spec.tid, r.call,
+                                     r.spec.nr, r.spec.seq));
+      continue;
+    }
+    const auto& s = *it->second;
+    if (rec.arg0[i] && std::uint32_t(*rec.arg0[i]) != std::uint32_t(s.arg0))
+      problems.push_back(fmt::format("tid {} {} #{}: the trace's first argument is {:#x} (perf line {})", r.spec.tid,
+                                     r.call, r.spec.seq, s.arg0, s.line));
+  }
+  std::set<std::array<std::uint64_t, 3>> recorded;
+  for (const auto& r : rec.reads) recorded.insert({r.spec.tid, r.spec.nr, r.spec.seq});
+  for (const auto& s : st.cputime_syscalls)
+    if (!recorded.count({s.tid, s.nr, s.seq}))
+      problems.push_back(fmt::format("in the trace but not recorded: tid {} syscall {}({:#x}) #{} (perf line {})",
+                                     s.tid, s.nr, s.arg0, s.seq, s.line));
+  if (problems.empty()) return;
+  const auto shown = std::min<std::size_t>(problems.size(), 10);
+  throw Failure(fmt::format("'{}' and the trace's CPU-time reads differ ({}): {}{}", path, problems.size(),
+                            fmt::join(problems.begin(), problems.begin() + long(shown), "; "),
+                            shown < problems.size() ? "; ..." : ""));
+}
+
+// perf-replay --recorded: every read the recorder found, predicted and compared.
+void replay_recorded(const std::string& path, const std::string& recorded_path, const std::string& cpu_model,
+                     std::uint32_t ncpus, const arch::CpuFacts& facts, const arch::Config& cfg, std::uint64_t pid_opt,
+                     std::uint64_t max_unverifiable, bool as_json, const std::string& save) {
+  const auto rec = load_recorded(recorded_path);
+  perf::Options o;
+  o.cpu_model = cpu_model;
+  o.ncpus = ncpus;
+  o.read_tids = rec.tids;
+  for (const auto& r : rec.reads) o.syscall_reads.push_back(r.spec);
+  const std::uint64_t pid = pid_opt ? pid_opt : rec.root;
+  const std::string shown = path == "-" ? "<stdin>" : path;
+  auto pr = sim::predict(read_input_maybe_xz(path), o, facts, cfg, pid);
+  if (!pr) {
+    const auto& e = pr.error();
+    fmt::print(stderr, "{}:{}:{}: {}\n", shown, e.line, e.column, e.message);
+    throw Exit{kExitUsage};
+  }
+  const auto& P = pr.value();
+  if (P.threads.empty()) throw Failure(fmt::format("pid {}: no task of that process in '{}'", pid, shown));
+  require_same_syscalls(recorded_path, rec, P.conversion.stats);
+  if (!save.empty()) {
+    std::ofstream f(save, std::ios::binary);
+    if (!(f << trace::write(P.conversion.trace))) throw Failure(fmt::format("cannot write '{}'", save));
+  }
+  // A read found in the trace but not placed (a read of another process, or a repair at its
+  // exit) is not predicted: unverifiable, with the reason.
+  auto reads = rec.reads;
+  for (auto& r : reads)
+    for (const auto& s : P.conversion.stats.cputime_syscalls)
+      if (s.tid == r.spec.tid && s.nr == r.spec.nr && s.seq == r.spec.seq && !s.id && r.modeled) {
+        r.modeled = false;
+        r.why = s.why;
+      }
+  const auto cmp = sim::compare(P, reads);
+  std::array<std::uint64_t, 4> count{};
+  json j;
+  j["pid"] = pid;
+  j["cpu"] = facts.name;
+  j["config"] = cfg.name();
+  j["comparison"] = json::array();
+  for (std::size_t i = 0; i < cmp.size(); ++i) {
+    const auto& c = cmp[i];
+    const auto& r = reads[i];
+    ++count[std::size_t(c.agreement)];
+    json x = {{"tid", r.spec.tid},           {"call", r.call},
+              {"seq", r.spec.seq},           {"read", r.read},
+              {"kind", trace::name(c.kind)}, {"agreement", sim::name(c.agreement)},
+              {"detail", c.detail}};
+    for (const auto& p : P.reads)
+      if (p.marker == r.spec.id) x["ts_ns"] = p.ts_ns, x["rtime_ns"] = p.rtime_ns;
+    j["comparison"].push_back(x);
+  }
+  json summary;
+  for (auto a :
+       {sim::Agreement::Exact, sim::Agreement::WithinBounds, sim::Agreement::Off, sim::Agreement::Unverifiable})
+    summary[std::string(sim::name(a))] = count[std::size_t(a)];
+  summary["max_unverifiable"] = max_unverifiable;
+  j["summary"] = summary;
+  j["conversion"] = stats_json(P.conversion.stats);
+  const auto unverifiable = count[std::size_t(sim::Agreement::Unverifiable)];
+  if (as_json) {
+    print_json(j);
+  } else {
+    Table t({"call", "read", "agreement", "detail"}, {false, false, false, false});
+    for (const auto& x : j["comparison"])
+      t.row({fmt::format("tid {}: {} #{}", x["tid"].get<std::uint64_t>(), x["call"].get<std::string>(),
+                         x["seq"].get<std::uint64_t>()),
+             x["read"].get<std::string>(), x["agreement"].get<std::string>(), x["detail"].get<std::string>()});
+    fmt::print("pid {} on {} ({}): {} reads found by the recorder\n{}", pid, facts.name, cfg.name(), cmp.size(),
+               t.str());
+    if (P.conversion.stats.lost_events) fmt::print("perf lost {} events\n", P.conversion.stats.lost_events);
+    fmt::print("{} reads compared: {} exact, {} within bounds, {} off, {} unverifiable\n", cmp.size(), count[0],
+               count[1], count[2], count[3]);
+  }
+  std::fflush(stdout);
+  if (unverifiable > max_unverifiable)
+    fmt::print(stderr, "kacct: {} unverifiable reads, more than --max-unverifiable {}\n", unverifiable,
+               max_unverifiable);
+  if (count[std::size_t(sim::Agreement::Off)] || unverifiable > max_unverifiable) throw Exit{kExitViolation};
+  if (unverifiable == cmp.size())  // allowed, but then nothing was checked
+    throw Failure(fmt::format("nothing compared: all {} reads are unverifiable", cmp.size()));
+}
+
 void add_common(CLI::App* c, std::string& cpu, std::uint32_t& ncpus) {
   c->add_option("--cpu", cpu, "CPU model from the arch table (default x86-64)");
   c->add_option("--ncpus", ncpus,
@@ -254,7 +439,11 @@ void add_perf(CLI::App& app) {
     c->add_option("TRACE", *path, "perf script text, plain or .xz, or - for stdin")->required();
     c->add_option("--values", *values,
                   "kacct-workload's output (what the kernel returned): compare; exit 1 if a read is off");
-    c->add_option("--pid", *pid, "the workload's process id")->required();
+    c->add_option("--pid", *pid, "the workload's process id (with --recorded: default the recorded root)");
+    auto recorded = std::make_shared<std::string>();
+    c->add_option("--recorded", *recorded,
+                  "tools/record-reads/ output: every CPU-time read the unmodified program made; predict and "
+                  "compare them all (instead of --read/--values)");
     c->add_option("--read", *reads, "KIND[:TID]@K: the read that follows marker syscall 100000+K");
     c->add_option("--max-unverifiable", *max_unverifiable,
                   "with --values: exit 1 if more reads than this cannot be verified (default 0)");
@@ -273,6 +462,12 @@ void add_perf(CLI::App& app) {
       const auto facts = resolve_cpu(cpu_name);
       const auto cfg = resolve_config(known.config);
       require_legal(facts, cfg);
+      if (!recorded->empty()) {
+        if (!reads->empty() || !values->empty()) throw Failure("--recorded replaces --read and --values");
+        return replay_recorded(*path, *recorded, cpu_name, *ncpus, facts, cfg, *pid, *max_unverifiable, *as_json,
+                               *save);
+      }
+      if (!*pid) throw Failure("--pid is required (or --recorded FILE)");
       perf::Options o;
       o.cpu_model = cpu_name;
       o.ncpus = *ncpus;
@@ -380,6 +575,8 @@ void add_perf(CLI::App& app) {
           fmt::print(stderr, "kacct: {} unverifiable reads, more than --max-unverifiable {}\n", unverifiable,
                      *max_unverifiable);
         if (off || unverifiable > *max_unverifiable) throw Exit{kExitViolation};
+        if (!values->empty() && unverifiable == kernel.size())  // allowed, but then nothing was checked
+          throw Failure(fmt::format("nothing compared: all {} reads are unverifiable", kernel.size()));
       };
       if (*as_json) {
         print_json(j);

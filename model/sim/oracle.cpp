@@ -70,7 +70,8 @@ trace::Result<Prediction> predict(std::string_view text, const trace::perf::Opti
       }
       continue;
     }
-    if (!threads.count(r.tid)) continue;
+    const bool recorded = r.id >= trace::perf::kSyscallReadBase && r.id < trace::perf::kUpperReadBit;
+    if (!threads.count(r.tid) && !recorded) continue;
     const auto u = unit_of(r.kind);
     PredictedRead p;
     p.marker = r.id;
@@ -158,6 +159,89 @@ std::vector<ReadComparison> compare(const Prediction& p, const std::vector<Kerne
         bad.push_back(fmt::format("rtime in: kernel {} kacct {}", clock->cr, lo->rtime_ns));
       if (clock->how == "inferred" && clock->cu != clock->model_utime_in)
         bad.push_back(fmt::format("utime in: kernel {} probes {}", clock->cu, clock->model_utime_in));
+    }
+    if (!bad.empty()) {
+      c.agreement = Agreement::Off;
+      for (const auto& b : bad) c.detail += (c.detail.empty() ? "" : "; ") + b;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+bool recorded_kind(std::string_view read, RecordedRead& out) {
+  using trace::ReadKind;
+  namespace perf = trace::perf;
+  struct Row {
+    std::string_view name;
+    std::uint64_t nr;
+    ReadKind kind;
+    const char* why;  // non-null: not modeled
+  };
+  // Reads of /proc files are read() syscalls (pread64 is not counted by the recorder).
+  static constexpr Row rows[] = {
+      {"rusage_self", perf::kNrGetrusage, ReadKind::RusageSelf, nullptr},
+      {"rusage_thread", perf::kNrGetrusage, ReadKind::RusageThread, nullptr},
+      {"rusage_children", perf::kNrGetrusage, ReadKind::RusageSelf,
+       "RUSAGE_CHILDREN: the model keeps no reaped children's times (signal->cutime/cstime)"},
+      {"times", perf::kNrTimes, ReadKind::ProcStat, nullptr},  // tms_utime/tms_stime; cutime/cstime not
+      {"process_cputime", perf::kNrClockGettime, ReadKind::ProcessCputime, nullptr},
+      {"thread_cputime", perf::kNrClockGettime, ReadKind::ThreadCputime, nullptr},
+      {"cpuclock_prof", perf::kNrClockGettime, ReadKind::ProcessCputime,
+       "CPUCLOCK_PROF (utime+stime, unadjusted): not a read the model predicts"},
+      {"cpuclock_virt", perf::kNrClockGettime, ReadKind::ProcessCputime,
+       "CPUCLOCK_VIRT (utime, unadjusted): not a read the model predicts"},
+      {"proc_stat", perf::kNrRead, ReadKind::ProcStat, nullptr},
+      {"task_stat", perf::kNrRead, ReadKind::TaskStat, nullptr},
+      {"schedstat", perf::kNrRead, ReadKind::Taskstats, nullptr},
+      {"sys_stat", perf::kNrRead, ReadKind::ProcStat,
+       "/proc/stat: every CPU's kcpustat, the whole machine's (the trace keeps one process tree)"},
+      {"failed", perf::kNrRead, ReadKind::ProcStat, "the syscall failed: the kernel returned no times"},
+  };
+  for (const auto& row : rows)
+    if (row.name == read) {
+      out.read = std::string(read);
+      out.spec.nr = row.nr;
+      out.spec.kind = row.kind;
+      out.modeled = !row.why;
+      out.why = row.why ? row.why : "";
+      out.rtime_only = read == "schedstat";
+      return true;
+    }
+  return false;
+}
+
+std::vector<ReadComparison> compare(const Prediction& p, const std::vector<RecordedRead>& recorded) {
+  std::vector<ReadComparison> out;
+  for (const auto& k : recorded) {
+    ReadComparison c;
+    c.marker = k.spec.id;
+    c.kind = k.spec.kind;
+    c.label = fmt::format("tid {}: {} #{}", k.spec.tid, k.call, k.spec.seq);
+    const PredictedRead* m = nullptr;
+    for (const auto& r : p.reads)
+      if (r.marker == k.spec.id) m = &r;
+    if (!k.modeled || !m || m->lost_events_before > 0) {
+      c.detail = !k.modeled ? k.why
+                 : m        ? "perf lost events before this read"
+                            : "no prediction (the syscall is not in the trace)";
+      out.push_back(c);
+      continue;
+    }
+    c.agreement = Agreement::Exact;
+    std::vector<std::string> bad;
+    auto check = [&](const char* what, std::optional<std::uint64_t> kv, std::uint64_t mv) {
+      if (kv && *kv != mv) bad.push_back(fmt::format("{}: kernel {} kacct {}", what, *kv, mv));
+    };
+    const bool clock_read =
+        k.spec.kind == trace::ReadKind::ProcessCputime || k.spec.kind == trace::ReadKind::ThreadCputime;
+    if (k.rtime_only) {
+      check("rtime ns", k.value, m->rtime_ns);
+    } else if (clock_read) {
+      check("value", k.value, m->value);
+    } else {
+      check("utime", k.utime, m->utime);
+      check("stime", k.stime, m->stime);
     }
     if (!bad.empty()) {
       c.agreement = Agreement::Off;

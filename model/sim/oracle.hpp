@@ -68,6 +68,7 @@ struct ReadComparison {
   Agreement agreement = Agreement::Unverifiable;
   std::string how;     // how the kernel's clock at the read is known (vtime traces), else ""
   std::string detail;  // kernel vs kacct values, and any input check that failed
+  std::string label;   // recorder-found reads: "tid T: CALL #SEQ"
 };
 // Compares each kernel read with the prediction. Exact: the same values in the read's unit, and,
 // where the kernel's cputime_adjust() inputs were probed, the same rtime and utime inputs.
@@ -76,5 +77,23 @@ struct ReadComparison {
 // or a tick of the group whose steal is not known (a trace with tick_steal records) came before.
 std::vector<ReadComparison> compare(const Prediction&, const std::vector<KernelRead>&);
 std::string_view name(Agreement);
+
+// What the kernel returned at a read the recorder found in an unmodified program
+// (tools/record-reads/): `spec` places it in the trace (Options::syscall_reads).
+struct RecordedRead {
+  trace::perf::SyscallRead spec;
+  std::string read;     // the recorder's name of the read ("rusage_self", "schedstat", ...)
+  std::string call;     // as the program made it, e.g. "getrusage(RUSAGE_SELF)"
+  bool modeled = true;  // false: kacct does not predict this read (`why`); it is unverifiable
+  std::string why;
+  bool rtime_only = false;                           // /proc/PID/schedstat: its first field is the stored rtime (ns)
+  std::optional<std::uint64_t> utime, stime, value;  // in the read's unit
+};
+// The recorder's name of a read ("rusage_self", "times", "schedstat", "sys_stat", ...): sets
+// spec.nr, spec.kind, modeled/why and rtime_only; false for a name it does not know.
+bool recorded_kind(std::string_view read, RecordedRead&);
+// Compares each recorded read with the prediction at its syscall (same rules as the marked
+// reads); unmodeled reads and reads after perf lost events are unverifiable.
+std::vector<ReadComparison> compare(const Prediction&, const std::vector<RecordedRead>&);
 
 }  // namespace kacct::sim

@@ -161,6 +161,15 @@ std::string sanitize_comm(std::string_view c) {
 
 }  // namespace
 
+bool is_cputime_syscall(std::uint64_t nr, std::uint64_t arg0) {
+  if (nr == kNrGetrusage || nr == kNrTimes) return true;
+  if (nr != kNrClockGettime) return false;
+  const auto clk = std::int32_t(std::uint32_t(arg0));  // clockid_t is an int
+  // CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID; negative: a CPU clock made from a pid
+  // (low bits 0-2: PROF, VIRT, SCHED, +4 per thread), or 3: a dynamic (fd) clock.
+  return clk == 2 || clk == 3 || (clk < 0 && (clk & 7) != 3 && (clk & 7) != 7);
+}
+
 std::optional<ReadSpec> parse_read_spec(std::string_view s, std::string* error) {
   auto bad = [&](std::string m) {
     if (error) *error = std::move(m);
@@ -237,6 +246,10 @@ Result<std::vector<Record>> parse_script(std::string_view text) {
 namespace detail {
 
 Conversion Converter::run() {
+  for (std::size_t i = 0; i < o_.syscall_reads.size(); ++i) {
+    const auto& q = o_.syscall_reads[i];
+    syscall_read_index_[{q.tid, q.nr, q.seq}] = i;
+  }
   vtime_setup();
   declare();
   steal_setup();
@@ -341,6 +354,7 @@ bool Converter::emit_at(Event e, const Record& r, std::uint64_t t) {
   e.ts = t - conv_.stats.base_ns;
   e.line = 0;
   if (auto err = tr_->apply(e)) {
+    last_drop_ = err->message;
     repair("event dropped (inconsistent with the recorded state)", r);
     if (conv_.stats.notes.size() < 20) conv_.stats.notes.back() += ": " + err->message;
     return false;
@@ -445,6 +459,77 @@ void Converter::syscall_marker(std::uint64_t tid, std::uint64_t nr) {
     read_done_.erase(tid);
   }
 }
+// The recorder's reads are found by counting each thread's syscalls: the recorder (strace -f)
+// counts the same ones. Every CPU-time syscall of a followed thread is listed, so that the
+// oracle can tell a read the recorder missed.
+void Converter::syscall_read_enter(const Record& r, std::uint64_t nr) {
+  if (o_.syscall_reads.empty() && o_.read_tids.empty()) return;
+  const auto seq = ++syscall_seq_[{r.tid, nr}];
+  std::uint64_t arg0 = 0;
+  if (auto p = r.fields.find('('); p != std::string::npos) {
+    const auto end = r.fields.find_first_of(",)", p);
+    const auto a = std::string_view(r.fields).substr(p + 1, end == std::string::npos ? 0 : end - p - 1);
+    std::from_chars(a.data(), a.data() + a.size(), arg0, 16);
+  }
+  const bool wanted =
+      syscall_read_index_.count({r.tid, nr, seq}) || (o_.read_tids.count(r.tid) && is_cputime_syscall(nr, arg0));
+  auto& open = syscall_open_[r.tid];
+  open = {nr, -1};
+  if (!wanted) return;
+  open.second = long(conv_.stats.cputime_syscalls.size());
+  early_read_.erase(r.tid);
+  if (auto q = syscall_read_index_.find({r.tid, nr, seq}); q != syscall_read_index_.end()) {
+    const auto& want = o_.syscall_reads[q->second];
+    const bool own = !want.target || want.target == r.tid;
+    const bool syncs = want.kind == ReadKind::ProcStat || want.kind == ReadKind::RusageSelf ||
+                       want.kind == ReadKind::ProcessCputime || (want.kind == ReadKind::ThreadCputime && own);
+    if (syncs) early_read_[r.tid] = conv_.stats.cputime_syscalls.size();
+  }
+  conv_.stats.cputime_syscalls.push_back({r.tid, nr, seq, arg0, r.line, 0, "its sys_exit is not in the trace"});
+}
+void Converter::syscall_read_exit(const Record& r) {
+  early_read_.erase(r.tid);
+  auto it = syscall_open_.find(r.tid);
+  if (it == syscall_open_.end() || it->second.second < 0) return;
+  auto& seen = conv_.stats.cputime_syscalls[std::size_t(it->second.second)];
+  syscall_open_.erase(it);
+  if (syscall_nr(r) != seen.nr || seen.id) return;
+  place_syscall_read(seen, r);
+}
+// The reads that bring the reader's runtime up to date (task_sched_runtime(): group reads of its
+// own process, its thread clock) emit a sched_stat_runtime of the reader inside the syscall:
+// the read is placed right after it, so that a tick between it and sys_exit comes after the read.
+// A runtime update that follows the tick's hrtimer is the tick's, not the read's.
+void Converter::syscall_read_runtime(const Record& r, std::uint64_t pid) {
+  auto e = early_read_.find(pid);
+  if (e == early_read_.end() || cpu(r.cpu).current != pid || after_tick_.count(r.cpu)) return;
+  const auto k = e->second;
+  early_read_.erase(e);
+  place_syscall_read(conv_.stats.cputime_syscalls[k], r);
+}
+void Converter::place_syscall_read(Stats::SyscallSeen& seen, const Record& r) {
+  auto q = syscall_read_index_.find({seen.tid, seen.nr, seen.seq});
+  if (q == syscall_read_index_.end()) return;
+  const auto& want = o_.syscall_reads[q->second];
+  ReadSpec spec{want.kind, want.target, want.id};
+  // The trace format's group reads are of the reader's own thread group.
+  const bool group =
+      want.kind == ReadKind::ProcStat || want.kind == ReadKind::RusageSelf || want.kind == ReadKind::ProcessCputime;
+  if (group && want.target && want.target != seen.tid) {
+    auto a = info_.find(want.target), b = info_.find(seen.tid);
+    if (a == info_.end() || b == info_.end() || a->second.tgid != b->second.tgid) {
+      seen.why = fmt::format("a read of another process ({}): kacct predicts a process's reads of itself", want.target);
+      return;
+    }
+    spec.tid = 0;
+  }
+  last_drop_.clear();
+  if (emit_read(spec, want.id, r, r.ts))
+    seen.id = want.id;
+  else
+    seen.why = last_drop_.empty() ? "not placed" : last_drop_;
+}
+
 std::vector<const ReadSpec*> Converter::specs(std::uint64_t marker) const {
   std::vector<const ReadSpec*> v;
   for (const auto& s : o_.reads)
@@ -482,6 +567,7 @@ struct Route {
 }  // namespace
 
 void Converter::record(const Record& r) {
+  if (r.event != "sched:sched_stat_runtime") after_tick_.erase(r.cpu);
   // Kept sorted by name; events not listed go to on_unknown behind Gate::Current.
   static const std::unordered_map<std::string_view, Route> table = {
       {"PERF_RECORD_LOST", {Gate::None, &Converter::on_lost}},
@@ -580,7 +666,9 @@ void Converter::on_sys_enter(const Record& r) {
   const std::uint32_t c = r.cpu;
   const auto v = syscall_nr(r);
   if (!v) return bad(r, "NR <number>");
+  syscall_read_enter(r, *v);
   if (r.tid == 0 || tr_->current(c).exiting) return;
+  in_syscall_.insert(r.tid);
   used(r);
   if (vcpu(c)) return syscall_marker(r.tid, *v);  // the vtime probes carry the mode changes
   to_process_context(c, r);
@@ -593,6 +681,7 @@ void Converter::on_sys_enter(const Record& r) {
 
 void Converter::on_sys_exit(const Record& r) {
   const std::uint32_t c = r.cpu;
+  in_syscall_.erase(r.tid);
   if (r.tid == 0 || tr_->current(c).exiting) return;
   used(r);
   // powerpc traces no sys_enter for a number beyond NR_syscalls (6.1
@@ -600,11 +689,17 @@ void Converter::on_sys_exit(const Record& r) {
   if (auto v = syscall_nr(r); v && *v >= o_.marker_base && !marker_.count(r.tid)) syscall_marker(r.tid, *v);
   if (vcpu(c)) return vtime_sys_exit(r);
   to_process_context(c, r);
-  if (cpu(c).mode != Mode::Kernel) return repair("sys_exit in user mode skipped (sys_enter lost)", r);
+  if (cpu(c).mode != Mode::Kernel) {
+    if (auto it = syscall_open_.find(r.tid); it != syscall_open_.end() && it->second.second >= 0)
+      conv_.stats.cputime_syscalls[std::size_t(it->second.second)].why =
+          fmt::format("its sys_exit (perf line {}) came in user mode: a tick's callchain said user", r.line);
+    return repair("sys_exit in user mode skipped (sys_enter lost)", r);
+  }
   if (auto m = in_read_.find(r.tid); m != in_read_.end()) {
     for (const ReadSpec* spec : specs(m->second)) emit_read(*spec, spec->marker, r, r.ts);
     in_read_.erase(m);
   }
+  syscall_read_exit(r);
   emit(ev(Kind::SyscallExit, c), r);
 }
 
@@ -702,8 +797,16 @@ void Converter::on_hrtimer_expire_entry(const Record& r) {
     return;
   }
   used(r);
+  after_tick_.insert(c);
   const auto it = timer_mode_.find(c);
-  const int user = it == timer_mode_.end() ? -1 : it->second;
+  int user = it == timer_mode_.end() ? -1 : it->second;
+  // A chain that ends at the entry stub normally means user mode, but the kernel's unwinder can
+  // stop there inside a syscall too (seen on 6.18 in a read() of /proc/PID/stat). With the
+  // task's sys_enter seen and its sys_exit not yet, and no events lost, it is a kernel tick.
+  if (user == 1 && cpu(c).current != 0 && in_syscall_.count(cpu(c).current) && !conv_.stats.lost_events) {
+    user = 0;
+    repair("user callchain inside a syscall taken as a kernel tick (truncated unwind)", r);
+  }
   if (it != timer_mode_.end()) timer_mode_.erase(it);
   if (user < 0) {
     ++st.ticks_mode_unknown;
@@ -773,7 +876,7 @@ void Converter::on_stat_runtime(const Record& r) {
   e.a = *pid;
   e.b = *rt;
   if (vtime_hold_runtime(e, r)) return;
-  emit(e, r);
+  if (emit(e, r)) syscall_read_runtime(r, *pid);
 }
 
 void Converter::on_process_fork(const Record& r) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,22 @@ struct ReadSpec {
 // "proc_stat@3", "task_stat:1234@2", "rusage_self@1"; nullopt and a message on error.
 std::optional<ReadSpec> parse_read_spec(std::string_view, std::string* error);
 
+// A CPU-time read the traced program made, found by the recorder (tools/record-reads/) with no
+// help from the program: the seq-th (1-based) syscall `nr` of thread `tid`. The read is placed
+// at that syscall's sys_exit, like a marked read, or, when it brings the reader's runtime up to
+// date, right after that update (docs/perf.md).
+struct SyscallRead {
+  std::uint64_t tid = 0, nr = 0, seq = 0;
+  ReadKind kind{};
+  std::uint64_t target = 0;  // the tid read (a thread group's leader for group reads); 0: the reader
+  std::uint64_t id = 0;      // the read's id in the trace (kSyscallReadBase + index)
+};
+// x86-64 syscall numbers of the CPU-time reads (arch/x86/entry/syscalls/syscall_64.tbl).
+inline constexpr std::uint64_t kNrRead = 0, kNrPread64 = 17, kNrGetrusage = 98, kNrTimes = 100, kNrClockGettime = 228;
+// getrusage(), times(), or clock_gettime() on a CPU-time clock (CLOCK_PROCESS/THREAD_CPUTIME_ID
+// or a clock id made from a pid), from the syscall number and its first argument.
+bool is_cputime_syscall(std::uint64_t nr, std::uint64_t arg0);
+
 struct Options {
   std::string cpu_model = "x86-64";
   std::uint32_t ncpus = 0;  // 0: highest CPU seen + 1
@@ -30,6 +47,10 @@ struct Options {
   // tick_sched_timer): only their expiries call update_process_times().
   std::vector<std::string> tick_functions = {"tick_nohz_handler", "tick_sched_timer"};
   std::vector<ReadSpec> reads;
+  std::vector<SyscallRead> syscall_reads;
+  // The threads the recorder followed: every CPU-time syscall of theirs in the trace is listed
+  // in Stats::cputime_syscalls, so that one the recorder missed is found.
+  std::set<std::uint64_t> read_tids;
 };
 
 // One `perf script` sample.
@@ -116,10 +137,21 @@ struct Stats {
     std::uint64_t model_utime_in = 0;  // the utime the probes' fields predict for cu (a check)
   };
   std::vector<ReadClock> read_clocks;
+  // The syscalls of Options::read_tids that read CPU time (is_cputime_syscall) and those that
+  // Options::syscall_reads names, in trace order.
+  struct SyscallSeen {
+    std::uint64_t tid = 0, nr = 0, seq = 0, arg0 = 0;
+    std::uint32_t line = 0;  // perf line of the sys_enter
+    std::uint64_t id = 0;    // the emitted read's id; 0: none (not requested, or not emitted)
+    std::string why;         // requested but not emitted: the reason
+  };
+  std::vector<SyscallSeen> cputime_syscalls;
 };
 inline constexpr std::uint64_t kCheckpointBase = std::uint64_t{1} << 40;
 // A `bounds` read's upper twin has id marker + kUpperReadBit.
 inline constexpr std::uint64_t kUpperReadBit = std::uint64_t{1} << 39;
+// Reads found by the recorder have ids from here on (below kUpperReadBit).
+inline constexpr std::uint64_t kSyscallReadBase = std::uint64_t{1} << 36;
 struct Conversion {
   Trace trace;
   Stats stats;

@@ -3,6 +3,7 @@
 // overlay). Internal to kacct_trace.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -60,6 +61,10 @@ class Converter {
   static std::optional<std::uint64_t> syscall_nr(const Record&);
   void syscall_marker(std::uint64_t tid, std::uint64_t nr);
   std::vector<const ReadSpec*> specs(std::uint64_t marker) const;
+  void syscall_read_enter(const Record&, std::uint64_t nr);
+  void syscall_read_exit(const Record&);
+  void syscall_read_runtime(const Record&, std::uint64_t pid);
+  void place_syscall_read(Stats::SyscallSeen&, const Record&);
   bool emit_read(const ReadSpec&, std::uint64_t id, const Record&, std::uint64_t t);
 
   // Dispatch (perf.cpp: the table from event name to handler).
@@ -115,7 +120,16 @@ class Converter {
   std::unordered_map<std::uint32_t, int> timer_mode_;
   std::uint64_t last_ts_ = 0;
   std::set<std::uint64_t> read_done_;  // tids whose current marked read was emitted
-  std::set<std::uint64_t> arrived_;    // tasks the model has seen switched in
+  // Recorder-found reads: (tid, nr, seq) -> index in Options::syscall_reads; per (tid, nr) the
+  // syscalls seen; per tid the syscall in progress (index in Stats::cputime_syscalls, or -1).
+  std::map<std::array<std::uint64_t, 3>, std::size_t> syscall_read_index_;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> syscall_seq_;
+  std::set<std::uint64_t> in_syscall_;                         // tids between a sys_enter and its sys_exit
+  std::unordered_map<std::uint64_t, std::size_t> early_read_;  // tid -> its read placed at its runtime update
+  std::set<std::uint32_t> after_tick_;                         // cpus whose last event was the tick
+  std::string last_drop_;                                      // the tracker's reason for the last event dropped
+  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, long>> syscall_open_;  // tid -> {nr, seen}
+  std::set<std::uint64_t> arrived_;  // tasks the model has seen switched in
   // gen vtime probes
   vtime::Annotations ann_;
   bool probes_ = false;

@@ -103,6 +103,92 @@ TEST(PerfParse, ErrorsNameTheLine) {
   }
 }
 
+// Values no kernel prints are errors at their line and column, never repaired.
+TEST(PerfParse, BadFieldValuesAreErrorsWithColumn) {
+  const std::string sw =
+      "         a.out  500/500  [000] 100.000000000:            sched:sched_switch: prev_comm=swapper/0 prev_pid=0 "
+      "prev_prio=120 prev_state=R ==> next_comm=a.out next_pid=500 next_prio=120\n";
+  const std::string rt = "      sched:sched_stat_runtime: comm=a.out pid=500 runtime=";
+  struct Case {
+    std::string second;  // the line after the switch
+    std::uint32_t ncpus, column;
+    std::string needle;
+  } cases[] = {
+      {"         a.out  500/500  [000] 100.000100000:" + rt + "-5 [ns]", 0, 105, "bad runtime=-5"},
+      {"         a.out  500/500  [000] 100.000100000:" + rt + "18446744073709551616 [ns]", 0, 105,
+       "bad runtime=18446744073709551616"},
+      {"         a.out  500/500  [000] 100.000100000:        raw_syscalls:sys_enter: NR 99999999999999999999 (0, 0)", 0,
+       81, "syscall number 99999999999999999999 overflows"},
+      {"         a.out  500/500  [000] 099.000000000:" + rt + "100 [ns]", 0, 32, "timestamp goes backwards on cpu 0"},
+      {"         a.out  500/500  [4096] 100.000100000:" + rt + "100 [ns]", 0, 27, "CPU number 4096 out of range"},
+      {"         a.out  500/500  [002] 100.000100000:" + rt + "100 [ns]", 2, 27, "sample on cpu 2, beyond --ncpus 2"},
+  };
+  for (const auto& c : cases) {
+    Options o;
+    o.ncpus = c.ncpus;
+    auto r = convert(sw + c.second + "\n", o);
+    ASSERT_FALSE(r) << c.second;
+    EXPECT_EQ(r.error().line, 2u) << c.second;
+    EXPECT_EQ(r.error().column, c.column) << r.error().message;
+    EXPECT_NE(r.error().message.find(c.needle), std::string::npos) << r.error().message;
+  }
+}
+
+TEST(PerfSyscallReads, CpuTimeSyscalls) {
+  EXPECT_TRUE(is_cputime_syscall(kNrGetrusage, 0xffffffff));  // RUSAGE_CHILDREN
+  EXPECT_TRUE(is_cputime_syscall(kNrTimes, 0));
+  EXPECT_TRUE(is_cputime_syscall(kNrClockGettime, 2));
+  EXPECT_TRUE(is_cputime_syscall(kNrClockGettime, 3));
+  EXPECT_TRUE(is_cputime_syscall(kNrClockGettime, 0xfffce3aa));   // process clock of a pid, SCHED
+  EXPECT_TRUE(is_cputime_syscall(kNrClockGettime, 0xfffce3ae));   // its thread clock
+  EXPECT_FALSE(is_cputime_syscall(kNrClockGettime, 0xfffffffb));  // an fd clock (CLOCKFD)
+  EXPECT_FALSE(is_cputime_syscall(kNrClockGettime, 1));           // CLOCK_MONOTONIC
+  EXPECT_FALSE(is_cputime_syscall(kNrRead, 3));
+}
+
+// A recorder-found read is placed at the exit of the seq-th syscall of its thread, and every
+// CPU-time syscall of a followed thread is listed, placed or not.
+TEST(PerfSyscallReads, PlacedAtTheSyscallExit) {
+  Options o;
+  o.read_tids = {500};
+  auto c = convert(kFields, o);
+  ASSERT_TRUE(c) << c.error().message;
+  ASSERT_EQ(c.value().stats.cputime_syscalls.size(), 1u);
+  EXPECT_EQ(c.value().stats.cputime_syscalls[0].nr, kNrGetrusage);
+  EXPECT_EQ(c.value().stats.cputime_syscalls[0].seq, 1u);
+  EXPECT_EQ(c.value().stats.cputime_syscalls[0].id, 0u);  // not requested: listed, not placed
+  o.syscall_reads = {{500, kNrGetrusage, 1, ReadKind::RusageThread, 0, kSyscallReadBase},
+                     {500, kNrPread64, 1, ReadKind::ProcStat, 0, kSyscallReadBase + 1},
+                     {500, kNrGetrusage, 2, ReadKind::RusageSelf, 0, kSyscallReadBase + 2}};  // not in the trace
+  c = convert(kFields, o);
+  ASSERT_TRUE(c) << c.error().message;
+  const auto& seen = c.value().stats.cputime_syscalls;
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].id, kSyscallReadBase);
+  EXPECT_EQ(seen[1].nr, kNrPread64);
+  EXPECT_EQ(seen[1].arg0, 3u);
+  EXPECT_EQ(seen[1].id, kSyscallReadBase + 1);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> reads;  // id, ts
+  for (const auto& e : c.value().trace.events)
+    if (e.kind == Kind::Read) reads.emplace_back(e.read_id, e.ts + c.value().stats.base_ns);
+  ASSERT_EQ(reads.size(), 2u);
+  EXPECT_EQ(reads[0], std::make_pair(kSyscallReadBase, std::uint64_t{100'000'103'000}));      // NR 98's exit
+  EXPECT_EQ(reads[1], std::make_pair(kSyscallReadBase + 1, std::uint64_t{100'008'103'000}));  // NR 17's exit
+}
+
+// A read that brings the reader's runtime up to date is placed at that update (its
+// sched_stat_runtime inside the syscall), so a tick before sys_exit comes after it.
+TEST(PerfSyscallReads, UpdatingReadsAtTheirRuntimeUpdate) {
+  Options o;
+  o.syscall_reads = {{500, kNrGetrusage, 1, ReadKind::RusageSelf, 0, kSyscallReadBase}};
+  auto c = convert(kFields, o);
+  ASSERT_TRUE(c) << c.error().message;
+  std::vector<std::uint64_t> ts;
+  for (const auto& e : c.value().trace.events)
+    if (e.kind == Kind::Read) ts.push_back(e.ts + c.value().stats.base_ns);
+  EXPECT_EQ(ts, std::vector<std::uint64_t>{100'000'102'000});  // the runtime event, not the exit (103000)
+}
+
 TEST(PerfConvert, TicksModesReadsAndSkips) {
   auto c = convert(kFields, reads());
   ASSERT_TRUE(c) << c.error().to_string();
@@ -125,6 +211,30 @@ TEST(PerfConvert, TicksModesReadsAndSkips) {
   EXPECT_EQ(r.reads[1].rtime, 102'000u + 3'898'200u + 4'000'000u);
   // One user tick and one kernel tick: cputime_adjust splits rtime evenly.
   EXPECT_EQ(r.reads[1].utime, r.reads[1].stime);
+}
+
+// A tick whose callchain ends at the entry stub while the task is inside a syscall: the unwinder
+// stopped early, the tick is the kernel's (the same chain outside a syscall is a user tick).
+TEST(PerfConvert, EntryStubChainInsideSyscallIsKernelTick) {
+  std::string t = kFields;
+  const std::string exit98 =
+      "         a.out  500/500  [000] 100.000103000:         raw_syscalls:sys_exit: NR 98 = 0 ffffffff81423dbc "
+      "syscall_exit_work\n";
+  const auto at = t.find(exit98);
+  ASSERT_NE(at, std::string::npos);
+  t.erase(at, exit98.size());
+  const std::string after = "runtime=3898200 [ns] ffffffff813b972a update_se\n";
+  const auto a2 = t.find(after);
+  ASSERT_NE(a2, std::string::npos);
+  std::string moved = exit98;
+  moved.replace(moved.find("100.000103000"), 13, "100.004000300");
+  t.insert(a2 + after.size(), moved);
+  auto c = convert(t, reads());
+  ASSERT_TRUE(c) << c.error().to_string();
+  EXPECT_EQ(c.value().stats.ticks_user, 0u);
+  EXPECT_EQ(c.value().stats.ticks_kernel, 2u);
+  EXPECT_EQ(c.value().stats.repairs.at("user callchain inside a syscall taken as a kernel tick (truncated unwind)"),
+            1u);
 }
 
 TEST(PerfConvert, DuplicatedSamplesCountOnce) {
