@@ -112,6 +112,7 @@ struct Check {
   // hold (what the job said before its obligations were part of the goal).
   std::optional<Verdict> assuming_obligations;
   std::vector<std::string> approximations;  // the symbolic domain's abstractions the step used
+  bool lemmas = false;                      // decided with instances of proved lemmas (bv_lemmas)
   double seconds = 0;
 };
 
@@ -166,6 +167,7 @@ inline Solved solve_each(z3::context& ctx, const std::vector<z3::expr>& as, cons
   for (const auto& p : parts) {
     auto r = solve(ctx, as, !p, timeout_ms, hint);
     out.seconds += r.seconds;
+    out.lemmas = out.lemmas || r.lemmas;
     if (r.verdict == Verdict::Violated || r.verdict == Verdict::Error) {
       r.seconds = out.seconds;
       return r;
@@ -241,6 +243,7 @@ Check check_step(const C& c, const std::vector<std::string>& names, unsigned tim
   out.reason = res.reason;
   out.vacuous = res.vacuous;
   out.seconds = res.seconds;
+  out.lemmas = res.lemmas;
   out.approximations = d.approximations;
   if (res.verdict != Verdict::Violated) return out;
   // Name what breaks, each on its own.
@@ -304,6 +307,7 @@ class StepJob {
   // Fold one query at `where`; false once the job is decided (violated, or a replay error).
   bool add(const Check& c, const std::string& where) {
     r_.seconds += c.seconds;
+    lemmas = lemmas || c.lemmas;
     for (const auto& a : c.approximations) note(a);
     if (c.vacuous && infeasible_ok_) {
       ++infeasible;
@@ -342,6 +346,7 @@ class StepJob {
       r_.approximations.push_back(approximation);
   }
   unsigned queries = 0, infeasible = 0;
+  bool lemmas = false;  // some query was decided with instances of bv_lemmas()
 
  private:
   Result r_;
