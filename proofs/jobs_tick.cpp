@@ -237,6 +237,7 @@ Result job(const std::string& name, const std::vector<Inv>& invs, const Family& 
   SolveHint hint;
   hint.split = timeout_ms >= 20000;  // a full budget: an undecided goal is split into conjuncts
   hint.lemmas = true;
+  hint.rlimit_per_ms = 1500;  // load-independent budgets (measured 1100-3700 units per ms of CPU)
   std::vector<std::string> inv_names;
   for (Inv i : invs) inv_names.push_back(inv_name(i));
   if (cases.front().step == Step::IdleTicks)
@@ -254,6 +255,8 @@ Result job(const std::string& name, const std::vector<Inv>& invs, const Family& 
       // the job's choice, unless another strategy decided a query of the same choice before
       const int pref = strategy(cs, invs.front(), fam);
       hint.last = learned[pref] >= 0 ? learned[pref] : pref;
+      // the rq clock's split as a whole times out (30 s) with every strategy; its parts do not
+      hint.split_first = cs.step == Step::RqClock && invs.front() == Inv::RqSplit;
       const auto c =
           check_step(tc, inv_names, timeout_ms, fmt::format("{} hz={} {}", name, hz, cs.name), nullptr, &hint);
       if (c.verdict == Verdict::Holds || c.verdict == Verdict::Violated) learned[pref] = hint.last;

@@ -53,6 +53,9 @@ void lemma_instances(const z3::expr& e, std::set<unsigned>& seen, std::vector<z3
 }
 }  // namespace
 
+// With a CPU budget (rlimit), the wall clock only stops a try that runs this many times over.
+constexpr unsigned kWallBackstop = 8;
+
 const LemmaProof& bv_lemmas() {
   static const LemmaProof proof = [] {
     LemmaProof out;
@@ -131,16 +134,25 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
     if (!lemmas && hint && hint->last == 3) order = {{0, 3000}, {1, 3000}, {2, 0}, {1, 0}};
     z3::check_result r = z3::unknown;
     unsigned tried = 0;
+    const bool cpu_budget = hint && hint->rlimit_per_ms;
+    unsigned given_ms = 0;
     std::string why;
     for (std::size_t i = 0; i < order.size() && r == z3::unknown; ++i) {
-      const unsigned used = elapsed_ms();
+      // With a CPU budget the time already given to earlier tries counts, not the wall clock.
+      const unsigned used = cpu_budget ? given_ms : elapsed_ms();
       if (i > 0 && used + 100 >= timeout_ms) break;
       unsigned budget = timeout_ms > used ? timeout_ms - used : 1;
       if (order[i].second) budget = std::min(budget, order[i].second);
       // an uncapped try that is not the last one leaves a third for the others
       if (!order[i].second && i + 1 < order.size() && budget > 3000) budget = budget * 2 / 3;
+      given_ms += budget;
       z3::params pi(ctx);
-      pi.set("timeout", budget);
+      if (cpu_budget) {
+        pi.set("rlimit", budget * hint->rlimit_per_ms);
+        pi.set("timeout", budget * kWallBackstop);
+      } else {
+        pi.set("timeout", budget);
+      }
       pi.set("random_seed", 0u);
       const int st = order[i].first;
       z3::solver t = st == 0 || st == 3 ? z3::solver(ctx) : (st == 1 ? cofactor : plain).mk_solver();

@@ -30,9 +30,16 @@ struct Solved {
 // with a short one the conjuncts only spend it again).
 // `lemmas`: strategy 3 joins (Z3's default solver given instances of the proved lemmas below
 // over the query's own differences and sums); `lemma_instances` counts the ones it added.
+// `split_first`: check_step goes straight to the conjuncts (where the whole goal was measured
+// to time out and its parts not).
+// `rlimit_per_ms`: budgets are Z3 resource units, this many per ms of budget (deterministic, so a
+// verdict does not depend on the machine's load; ~1100-3700 units are one ms of CPU here), with
+// the wall clock only a backstop; 0: wall-clock timeouts.
 struct SolveHint {
   int last = 0;
   bool split = false;
+  bool split_first = false;
+  unsigned rlimit_per_ms = 0;
   bool lemmas = false;
   unsigned lemma_instances = 0;
 };

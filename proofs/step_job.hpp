@@ -225,15 +225,27 @@ Check check_step(const C& c, const std::vector<std::string>& names, unsigned tim
       }
     }
   }
+  const auto split_parts = [&] {
+    std::vector<z3::expr> parts;
+    for (const auto& ok : oks) detail::conjuncts(ok.e(), parts);
+    for (const auto& o : d.obligations) parts.push_back(!o.violated);
+    return parts;
+  };
+  bool split_done = false;
+  if (!decided && hint && hint->split_first) {
+    const auto parts = split_parts();
+    if (parts.size() > 1) {
+      res = detail::solve_each(ctx, as, parts, timeout_ms, general_s, hint);
+      decided = split_done = true;
+    }
+  }
   if (!decided) {
     const unsigned used = unsigned(general_s * 1000);
     res = solve(ctx, as, !all, timeout_ms > used + 1000 ? timeout_ms - used : 1000, hint);
     res.seconds += general_s;
   }
-  if (res.verdict == Verdict::Unknown && hint && hint->split) {
-    std::vector<z3::expr> parts;
-    for (const auto& ok : oks) detail::conjuncts(ok.e(), parts);
-    for (const auto& o : d.obligations) parts.push_back(!o.violated);
+  if (res.verdict == Verdict::Unknown && hint && hint->split && !split_done) {
+    const auto parts = split_parts();
     if (parts.size() > 1) res = detail::solve_each(ctx, as, parts, timeout_ms, res.seconds, hint);
   }
   if (std::getenv("KACCT_PROOF_TIMES"))
