@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <iterator>
+#include <set>
 #include <utility>
 
 namespace kacct::proofs {
@@ -38,7 +39,46 @@ z3::params som_params(z3::context& ctx) {
   p.set("som", true);
   return p;
 }
+z3::expr sub_lemma(const z3::expr& a, const z3::expr& b) { return z3::implies(z3::ule(b, a), z3::ule(a - b, a)); }
+z3::expr add_lemma(const z3::expr& a, const z3::expr& b) {
+  return z3::implies(z3::ule(b, ~a), z3::ule(a, a + b) && z3::ule(b, a + b));
+}
+// Instances of both lemmas over every binary 64-bit difference and sum in `e` (once per term).
+void lemma_instances(const z3::expr& e, std::set<unsigned>& seen, std::vector<z3::expr>& out) {
+  if (!e.is_app() || !seen.insert(e.id()).second) return;
+  const auto k = e.decl().decl_kind();
+  if ((k == Z3_OP_BSUB || k == Z3_OP_BADD) && e.num_args() == 2 && e.get_sort().bv_size() == 64)
+    out.push_back(k == Z3_OP_BSUB ? sub_lemma(e.arg(0), e.arg(1)) : add_lemma(e.arg(0), e.arg(1)));
+  for (unsigned i = 0; i < e.num_args(); ++i) lemma_instances(e.arg(i), seen, out);
+}
 }  // namespace
+
+// With a CPU budget (rlimit), the wall clock only stops a try that runs this many times over.
+constexpr unsigned kWallBackstop = 8;
+
+const LemmaProof& bv_lemmas() {
+  static const LemmaProof proof = [] {
+    LemmaProof out;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      z3::context ctx;
+      const z3::expr a = ctx.bv_const("a", 64), b = ctx.bv_const("b", 64);
+      z3::solver s(ctx, "QF_BV");
+      z3::params p(ctx);
+      p.set("timeout", 60000u);
+      s.set(p);
+      s.add(!(sub_lemma(a, b) && add_lemma(a, b)));
+      const auto r = s.check();
+      out.proved = r == z3::unsat;
+      out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      out.note =
+          fmt::format("lemmas b <= a -> a-b <= a and b <= ~a -> a <= a+b, b <= a+b: {} for all 64-bit a, b ({:.2f} s)",
+                      out.proved ? "proved (unsat)" : (r == z3::sat ? "REFUTED" : "undecided"), out.seconds);
+    } catch (const z3::exception& e) { out.note = std::string("lemmas: z3: ") + e.msg(); }
+    return out;
+  }();
+  return proof;
+}
 
 Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z3::expr& violated, unsigned timeout_ms,
              SolveHint* hint) {
@@ -87,28 +127,52 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
     if (hint) order = {{0, 3000}, {1, 3000}, {2, 0}, {1, 0}};
     if (hint && hint->last == 2) order = {{2, 0}, {0, 3000}, {1, 0}};
     if (hint && hint->last == 1) order = {{1, 0}, {0, 3000}, {2, 0}};
+    // Strategy 3 (default solver + lemma instances) only where the lemmas were proved.
+    const bool lemmas = hint && hint->lemmas && bv_lemmas().proved;
+    if (lemmas && hint->last == 3) order = {{3, 0}, {0, 3000}, {1, 0}};
+    if (lemmas && hint->last != 3) order.insert(order.begin() + 1, {3, 0});
+    if (!lemmas && hint && hint->last == 3) order = {{0, 3000}, {1, 3000}, {2, 0}, {1, 0}};
     z3::check_result r = z3::unknown;
     unsigned tried = 0;
+    const bool cpu_budget = hint && hint->rlimit_per_ms;
+    unsigned given_ms = 0;
     std::string why;
     for (std::size_t i = 0; i < order.size() && r == z3::unknown; ++i) {
-      const unsigned used = elapsed_ms();
+      // With a CPU budget the time already given to earlier tries counts, not the wall clock.
+      const unsigned used = cpu_budget ? given_ms : elapsed_ms();
       if (i > 0 && used + 100 >= timeout_ms) break;
       unsigned budget = timeout_ms > used ? timeout_ms - used : 1;
       if (order[i].second) budget = std::min(budget, order[i].second);
       // an uncapped try that is not the last one leaves a third for the others
       if (!order[i].second && i + 1 < order.size() && budget > 3000) budget = budget * 2 / 3;
+      given_ms += budget;
       z3::params pi(ctx);
-      pi.set("timeout", budget);
+      if (cpu_budget) {
+        pi.set("rlimit", budget * hint->rlimit_per_ms);
+        pi.set("timeout", budget * kWallBackstop);
+      } else {
+        pi.set("timeout", budget);
+      }
       pi.set("random_seed", 0u);
-      z3::solver t = order[i].first == 0 ? z3::solver(ctx) : (order[i].first == 1 ? cofactor : plain).mk_solver();
+      const int st = order[i].first;
+      z3::solver t = st == 0 || st == 3 ? z3::solver(ctx) : (st == 1 ? cofactor : plain).mk_solver();
       t.set(pi);
       for (const auto& a : assumptions) t.add(a);
       t.add(violated);
+      if (st == 3) {
+        std::set<unsigned> seen;
+        std::vector<z3::expr> inst;
+        for (const auto& a : assumptions) lemma_instances(a, seen, inst);
+        lemma_instances(violated, seen, inst);
+        for (const auto& l : inst) t.add(l);
+        hint->lemma_instances += unsigned(inst.size());
+      }
       if (i == 0 && std::getenv("KACCT_DUMP_SMT")) dumped = t.to_smt2();
       r = t.check();
       ++tried;
       if (r == z3::sat) out.model = t.get_model();
-      if (r != z3::unknown) out.strategy = order[i].first;
+      if (r != z3::unknown) out.strategy = st;
+      if (r != z3::unknown) out.lemmas = st == 3;
       if (r != z3::unknown && hint) hint->last = order[i].first;
       if (r == z3::unknown) why = t.reason_unknown();
     }

@@ -17,7 +17,8 @@ struct Solved {
   std::string reason;
   bool vacuous = false;  // Error because the assumptions alone are unsatisfiable
   double seconds = 0;
-  int strategy = -1;  // the strategy that decided (0 default, 1 cofactor, 2 plain), -1 none
+  int strategy = -1;    // the strategy that decided (0 default, 1 cofactor, 2 plain, 3 lemmas), -1 none
+  bool lemmas = false;  // decided with instances of bv_lemmas() (strategy 3)
 };
 
 // Is `violated` satisfiable together with `assumptions`? The assumptions themselves are checked
@@ -27,10 +28,32 @@ struct Solved {
 // measured it deciding such queries) goes first (verdicts do not depend on it, only the time).
 // `split`: check_step splits an undecided goal into its conjuncts (worth it with a full budget;
 // with a short one the conjuncts only spend it again).
+// `lemmas`: strategy 3 joins (Z3's default solver given instances of the proved lemmas below
+// over the query's own differences and sums); `lemma_instances` counts the ones it added.
+// `split_first`: check_step goes straight to the conjuncts (where the whole goal was measured
+// to time out and its parts not).
+// `rlimit_per_ms`: budgets are Z3 resource units, this many per ms of budget (deterministic, so a
+// verdict does not depend on the machine's load; ~1100-3700 units are one ms of CPU here), with
+// the wall clock only a backstop; 0: wall-clock timeouts.
 struct SolveHint {
   int last = 0;
   bool split = false;
+  bool split_first = false;
+  unsigned rlimit_per_ms = 0;
+  bool lemmas = false;
+  unsigned lemma_instances = 0;
 };
+// Two facts of 64-bit unsigned arithmetic, each proved for all a, b (the negation unsat over
+// fresh constants, once per process): b <= a -> a-b <= a, and b <= ~a (no carry) -> a <= a+b
+// and b <= a+b. Every instance of a proved fact is true, so adding instances as assumptions
+// keeps a holds honest; the solver no longer has to rediscover them through the adders.
+// Proved: false if either was not (then no strategy uses them); `note`: what was proved, how.
+struct LemmaProof {
+  bool proved = false;
+  double seconds = 0;
+  std::string note;
+};
+const LemmaProof& bv_lemmas();
 Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z3::expr& violated, unsigned timeout_ms,
              SolveHint* hint = nullptr);
 

@@ -112,6 +112,7 @@ struct Check {
   // hold (what the job said before its obligations were part of the goal).
   std::optional<Verdict> assuming_obligations;
   std::vector<std::string> approximations;  // the symbolic domain's abstractions the step used
+  bool lemmas = false;                      // decided with instances of proved lemmas (bv_lemmas)
   double seconds = 0;
 };
 
@@ -166,6 +167,7 @@ inline Solved solve_each(z3::context& ctx, const std::vector<z3::expr>& as, cons
   for (const auto& p : parts) {
     auto r = solve(ctx, as, !p, timeout_ms, hint);
     out.seconds += r.seconds;
+    out.lemmas = out.lemmas || r.lemmas;
     if (r.verdict == Verdict::Violated || r.verdict == Verdict::Error) {
       r.seconds = out.seconds;
       return r;
@@ -223,15 +225,27 @@ Check check_step(const C& c, const std::vector<std::string>& names, unsigned tim
       }
     }
   }
+  const auto split_parts = [&] {
+    std::vector<z3::expr> parts;
+    for (const auto& ok : oks) detail::conjuncts(ok.e(), parts);
+    for (const auto& o : d.obligations) parts.push_back(!o.violated);
+    return parts;
+  };
+  bool split_done = false;
+  if (!decided && hint && hint->split_first) {
+    const auto parts = split_parts();
+    if (parts.size() > 1) {
+      res = detail::solve_each(ctx, as, parts, timeout_ms, general_s, hint);
+      decided = split_done = true;
+    }
+  }
   if (!decided) {
     const unsigned used = unsigned(general_s * 1000);
     res = solve(ctx, as, !all, timeout_ms > used + 1000 ? timeout_ms - used : 1000, hint);
     res.seconds += general_s;
   }
-  if (res.verdict == Verdict::Unknown && hint && hint->split) {
-    std::vector<z3::expr> parts;
-    for (const auto& ok : oks) detail::conjuncts(ok.e(), parts);
-    for (const auto& o : d.obligations) parts.push_back(!o.violated);
+  if (res.verdict == Verdict::Unknown && hint && hint->split && !split_done) {
+    const auto parts = split_parts();
     if (parts.size() > 1) res = detail::solve_each(ctx, as, parts, timeout_ms, res.seconds, hint);
   }
   if (std::getenv("KACCT_PROOF_TIMES"))
@@ -241,6 +255,7 @@ Check check_step(const C& c, const std::vector<std::string>& names, unsigned tim
   out.reason = res.reason;
   out.vacuous = res.vacuous;
   out.seconds = res.seconds;
+  out.lemmas = res.lemmas;
   out.approximations = d.approximations;
   if (res.verdict != Verdict::Violated) return out;
   // Name what breaks, each on its own.
@@ -304,6 +319,7 @@ class StepJob {
   // Fold one query at `where`; false once the job is decided (violated, or a replay error).
   bool add(const Check& c, const std::string& where) {
     r_.seconds += c.seconds;
+    lemmas = lemmas || c.lemmas;
     for (const auto& a : c.approximations) note(a);
     if (c.vacuous && infeasible_ok_) {
       ++infeasible;
@@ -342,6 +358,7 @@ class StepJob {
       r_.approximations.push_back(approximation);
   }
   unsigned queries = 0, infeasible = 0;
+  bool lemmas = false;  // some query was decided with instances of bv_lemmas()
 
  private:
   Result r_;

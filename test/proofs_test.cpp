@@ -176,25 +176,9 @@ TEST(ProofsDivision, IntegerFactsAreTheDomainsFacts) {
 // cannot fail.
 constexpr unsigned kMs = 30000;
 
-// Still undecided at 64 bits within the budget (measured 2026-12-02, 30 s, HZ=300): one conjunct
-// each (the rq clock_task's growth with steal; the idle ticks' with irq time and steal). These
-// two must not be violated nor an error; every other job must hold.
-// account_idle_ticks with irq time: the count truncated to int (irqtime_account_idle_ticks(int))
-// puts the multiplier back into the query, past the wider query's reach (docs/models/tick.md).
-// The undecided jobs run with a short budget (only a quick violation would tell anything).
-const std::vector<std::string> kUndecided = {
-    "tick.update_rq_clock.monotonic[noirqtime+steal]", "tick.update_rq_clock.monotonic[irqtime+steal]",
-    "tick.account_idle_ticks.monotonic[irqtime]", "tick.account_idle_ticks.monotonic[irqtime+steal]"};
-constexpr unsigned kUndecidedMs = 5000;
-bool undecided(const std::string& n) { return std::find(kUndecided.begin(), kUndecided.end(), n) != kUndecided.end(); }
 void expect_holds(const char* step, const char* inv) {
-  const auto rs = tick_jobs(kMs, {}, {300}, step, inv, [](const std::string& n) { return !undecided(n); });
-  const auto us = tick_jobs(kUndecidedMs, {}, {300}, step, inv, undecided);
-  EXPECT_FALSE(rs.empty() && us.empty()) << "no job for " << step << " " << inv;
-  for (const auto& r : us) {
-    EXPECT_TRUE(r.verdict == Verdict::Holds || r.verdict == Verdict::Unknown) << r.name << ": " << r.detail;
-    std::printf("%s: %s (%s)\n", r.name.c_str(), name(r.verdict), r.detail.c_str());
-  }
+  const auto rs = tick_jobs(kMs, {}, {300}, step, inv);
+  EXPECT_FALSE(rs.empty()) << "no job for " << step << " " << inv;
   for (const auto& r : rs) EXPECT_EQ(r.verdict, Verdict::Holds) << r.name << ": " << r.detail;
 }
 // The broken variant `mutate` of `step` is caught: some job of `inv` is violated, naming it,
