@@ -1,0 +1,33 @@
+"""Tick steal lines for the reduced perf traces (tools/record-perf/reduce.py and
+tools/record-reads/reduce_tree.py): steal.bt's output ("@steal[CPU, NOW]: NS" per tick) is
+joined to perf's hrtimer_expire_entry of the tick function on the same CPU with the same `now`,
+and a `kacct:tick_steal: now=NOW steal=NS` line is written before that tick (docs/perf.md, "Steal")."""
+import re
+
+TICK_FNS = ('tick_nohz_handler', 'tick_sched_timer')
+_row = re.compile(r'@steal\[(\d+), (-?\d+)\]: (\d+)$')
+_stamp = re.compile(r'\[(\d+)\]\s+([\d.]+):')
+
+
+def load(path):
+    """(cpu, now) -> ns of steal.bt's output at path; {} without one."""
+    steal = {}
+    if path:
+        for row in open(path):
+            m = _row.match(row.strip())
+            if m:
+                steal[(int(m.group(1)), m.group(2))] = m.group(3)
+    return steal
+
+
+def line_before(steal, event, line):
+    """The kacct:tick_steal line to write before a kept perf line, or None."""
+    if not steal or event != 'timer:hrtimer_expire_entry':
+        return None
+    fn, now, at = re.search(r' function=(\S+)', line), re.search(r' now=(\d+)', line), _stamp.search(line)
+    if not (fn and now and at and fn.group(1) in TICK_FNS):
+        return None
+    ns = steal.get((int(at.group(1)), now.group(1)))
+    if ns is None:
+        return None
+    return f'     kacct-steal   -1/-1    [{at.group(1)}] {at.group(2)}: kacct:tick_steal: now={now.group(1)} steal={ns}\n'
