@@ -481,8 +481,9 @@ void Converter::syscall_read_enter(const Record& r, std::uint64_t nr) {
   if (auto q = syscall_read_index_.find({r.tid, nr, seq}); q != syscall_read_index_.end()) {
     const auto& want = o_.syscall_reads[q->second];
     const bool own = !want.target || want.target == r.tid;
-    const bool syncs = want.kind == ReadKind::ProcStat || want.kind == ReadKind::RusageSelf ||
-                       want.kind == ReadKind::ProcessCputime || (want.kind == ReadKind::ThreadCputime && own);
+    const bool syncs =
+        want.place && (want.kind == ReadKind::ProcStat || want.kind == ReadKind::RusageSelf ||
+                       want.kind == ReadKind::ProcessCputime || (want.kind == ReadKind::ThreadCputime && own));
     if (syncs) early_read_[r.tid] = conv_.stats.cputime_syscalls.size();
   }
   conv_.stats.cputime_syscalls.push_back({r.tid, nr, seq, arg0, r.line, 0, "its sys_exit is not in the trace"});
@@ -511,6 +512,10 @@ void Converter::place_syscall_read(Stats::SyscallSeen& seen, const Record& r) {
   auto q = syscall_read_index_.find({seen.tid, seen.nr, seen.seq});
   if (q == syscall_read_index_.end()) return;
   const auto& want = o_.syscall_reads[q->second];
+  if (!want.place) {
+    seen.why = "not placed: the kernel computes no CPU times for it";
+    return;
+  }
   ReadSpec spec{want.kind, want.target, want.id};
   // The trace format's group reads are of the reader's own thread group.
   const bool group =

@@ -189,6 +189,39 @@ TEST(PerfSyscallReads, UpdatingReadsAtTheirRuntimeUpdate) {
   EXPECT_EQ(ts, std::vector<std::uint64_t>{100'000'102'000});  // the runtime event, not the exit (103000)
 }
 
+// A read for which the kernel computes no CPU times (RUSAGE_CHILDREN, /proc/stat, an EINVAL) is
+// counted but gets no read event: a model read would move prev_cputime, the kernel's does not
+// (stress-ng --get: 706 reads off after its getrusage(RUSAGE_BOTH) EINVALs were placed).
+TEST(PerfSyscallReads, ReadsTheKernelDoesNotComputeAreNotPlaced) {
+  for (const char* name : {"rusage_children", "sys_stat", "failed"}) {
+    sim::RecordedRead r;
+    ASSERT_TRUE(sim::recorded_kind(name, r));
+    EXPECT_FALSE(r.spec.place) << name;
+    EXPECT_FALSE(r.modeled) << name;
+  }
+  sim::RecordedRead efault;
+  ASSERT_TRUE(sim::recorded_kind("failed", efault));
+  sim::recorded_failure("getrusage(RUSAGE_SELF)", "EINVAL", efault);
+  EXPECT_FALSE(efault.spec.place);
+  sim::recorded_failure("getrusage(RUSAGE_SELF)", "EFAULT", efault);  // computed, then the copy failed
+  EXPECT_TRUE(efault.spec.place);
+  EXPECT_EQ(efault.spec.kind, ReadKind::RusageSelf);
+  EXPECT_FALSE(efault.modeled);
+  sim::RecordedRead self;
+  ASSERT_TRUE(sim::recorded_kind("rusage_self", self));
+  EXPECT_TRUE(self.spec.place);
+
+  Options o;
+  o.syscall_reads = {{500, kNrGetrusage, 1, ReadKind::RusageSelf, 0, kSyscallReadBase}};
+  o.syscall_reads[0].place = false;
+  auto c = convert(kFields, o);
+  ASSERT_TRUE(c) << c.error().message;
+  for (const auto& e : c.value().trace.events) EXPECT_NE(e.kind, Kind::Read);
+  ASSERT_EQ(c.value().stats.cputime_syscalls.size(), 1u);  // still found and counted
+  EXPECT_EQ(c.value().stats.cputime_syscalls[0].id, 0u);
+  EXPECT_NE(c.value().stats.cputime_syscalls[0].why.find("not placed"), std::string::npos);
+}
+
 TEST(PerfConvert, TicksModesReadsAndSkips) {
   auto c = convert(kFields, reads());
   ASSERT_TRUE(c) << c.error().to_string();
