@@ -58,6 +58,7 @@ class Converter {
   bool ensure_current(std::uint32_t c, std::uint64_t tid, const Record&);
   void final_exit(std::uint32_t c, const Record&);
   bool final_switch_follows(const Record&) const;
+  bool tick_in_runtime_update_follows(const Record&) const;
   static std::optional<std::uint64_t> syscall_nr(const Record&);
   void syscall_marker(std::uint64_t tid, std::uint64_t nr);
   std::vector<const ReadSpec*> specs(std::uint64_t marker) const;

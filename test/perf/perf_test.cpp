@@ -189,6 +189,43 @@ TEST(PerfSyscallReads, UpdatingReadsAtTheirRuntimeUpdate) {
   EXPECT_EQ(ts, std::vector<std::uint64_t>{100'000'102'000});  // the runtime event, not the exit (103000)
 }
 
+// A group read reads the threads' sum_exec_runtime after its own runtime update's rq unlock: a
+// tick taken there (callchain in task_sched_runtime) comes before the read, which is then placed
+// at sys_exit; a tick interrupting elsewhere (here: the copy to the user) comes after it.
+TEST(PerfSyscallReads, GroupReadAfterATickAtItsRuntimeUpdate) {
+  const auto trace = [](const char* frame) {
+    return std::string(
+               "a.out  500/500  [000] 100.000000000: sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
+               "prev_state=R ==> next_comm=a.out next_pid=500 next_prio=120\n"
+               "a.out  500/500  [000] 100.000101000: raw_syscalls:sys_enter: NR 228 (2, 1, 2, 3, 4, 5)\n"
+               "a.out  500/500  [000] 100.000102000: sched:sched_stat_runtime: comm=a.out pid=500 runtime=102000 [ns]\n"
+               "a.out  500/500  [000] 100.000110000: irq_vectors:local_timer_entry: vector=236\n"
+               "\tffffffff813300d2 __sysvec_apic_timer_interrupt\n"
+               "\tffffffff81000e06 asm_sysvec_apic_timer_interrupt\n"
+               "\tffffffff8226e079 ") +
+           frame +
+           "\n"
+           "\tffffffff8225a101 do_syscall_64\n\n"
+           "a.out  500/500  [000] 100.000110100: timer:hrtimer_expire_entry: hrtimer=0xffff888627c1c6f8 "
+           "function=tick_nohz_handler now=100000110 \n"
+           "a.out  500/500  [000] 100.000110200: sched:sched_stat_runtime: comm=a.out pid=500 runtime=8200 [ns]\n"
+           "a.out  500/500  [000] 100.000120000: raw_syscalls:sys_exit: NR 228 = 0\n";
+  };
+  for (const auto& [frame, kind, ts] :
+       {std::tuple{"task_sched_runtime", ReadKind::ProcessCputime, std::uint64_t{100'000'120'000}},
+        std::tuple{"_copy_to_user", ReadKind::ProcessCputime, std::uint64_t{100'000'102'000}},
+        std::tuple{"task_sched_runtime", ReadKind::ThreadCputime, std::uint64_t{100'000'102'000}}}) {
+    Options o;
+    o.syscall_reads = {{500, kNrClockGettime, 1, kind, 0, kSyscallReadBase}};
+    auto c = convert(trace(frame), o);
+    ASSERT_TRUE(c) << c.error().message;
+    std::vector<std::uint64_t> got;
+    for (const auto& e : c.value().trace.events)
+      if (e.kind == Kind::Read) got.push_back(e.ts + c.value().stats.base_ns);
+    EXPECT_EQ(got, std::vector<std::uint64_t>{ts}) << frame << " " << int(kind);
+  }
+}
+
 // A read for which the kernel computes no CPU times (RUSAGE_CHILDREN, /proc/stat, an EINVAL) is
 // counted but gets no read event: a model read would move prev_cputime, the kernel's does not
 // (stress-ng --get: 706 reads off after its getrusage(RUSAGE_BOTH) EINVALs were placed).
