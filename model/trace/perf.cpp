@@ -817,6 +817,8 @@ void Converter::on_tick_steal(const Record& r) {
   if (!num_field(r.fields, "now") || !num_field(r.fields, "steal")) return bad(r, "now=<ns> steal=<ns>");
   ++conv_.stats.tick_steal.records;
   used(r);
+  // user=1/0: the kernel's own verdict on the tick's mode (steal.bt: utime or stime grew).
+  if (const auto u = num_field(r.fields, "user"); u && *u <= 1) tick_user_[r.cpu] = int(*u);
 }
 
 void Converter::on_hrtimer_expire_entry(const Record& r) {
@@ -838,6 +840,14 @@ void Converter::on_hrtimer_expire_entry(const Record& r) {
     repair("user callchain inside a syscall taken as a kernel tick (truncated unwind)", r);
   }
   if (it != timer_mode_.end()) timer_mode_.erase(it);
+  // The recorder saw which of utime/stime the tick grew: that is the mode, whatever the chain
+  // said (a chain can end at the entry stub in kernel code no tracepoint brackets, e.g. a
+  // ptrace or seccomp stop's way in or out of a syscall: times03 under strace).
+  if (const auto k = tick_user_.find(c); k != tick_user_.end()) {
+    if (user >= 0 && user != k->second) repair("tick mode from the kernel's utime/stime, not the callchain", r);
+    user = k->second;
+    tick_user_.erase(k);
+  }
   if (user < 0) {
     ++st.ticks_mode_unknown;
   } else if (user == 1) {

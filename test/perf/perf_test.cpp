@@ -226,6 +226,35 @@ TEST(PerfSyscallReads, GroupReadAfterATickAtItsRuntimeUpdate) {
   }
 }
 
+// steal.bt's user= (which of utime/stime the tick grew) is the tick's mode, over a callchain that
+// ended at the entry stub in kernel code (times03 under strace: one such tick put 29221 reads off).
+TEST(PerfConvert, TickModeFromTheKernelOverTheCallchain) {
+  const auto trace = [](const char* user) {
+    return std::string(
+               "a.out  500/500  [000] 100.000000000: sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
+               "prev_state=R ==> next_comm=a.out next_pid=500 next_prio=120\n"
+               "a.out  500/500  [000] 100.000110000: irq_vectors:local_timer_entry: vector=236\n"
+               "\tffffffff813300d2 __sysvec_apic_timer_interrupt\n"
+               "\tffffffff8225f1d0 sysvec_apic_timer_interrupt\n"
+               "\tffffffff81000e06 asm_sysvec_apic_timer_interrupt\n\n"
+               "kacct-steal   -1/-1    [000] 100.000110100: kacct:tick_steal: now=100000110 steal=0") +
+           user +
+           "\n"
+           "a.out  500/500  [000] 100.000110100: timer:hrtimer_expire_entry: hrtimer=0xffff888627c1c6f8 "
+           "function=tick_nohz_handler now=100000110 \n";
+  };
+  for (const auto& [user, kernel_ticks, repaired] :
+       {std::tuple{"", 0u, 0u}, std::tuple{" user=1", 0u, 0u}, std::tuple{" user=0", 1u, 1u}}) {
+    auto c = convert(trace(user), Options{});
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c.value().stats.ticks_kernel, kernel_ticks) << user;
+    EXPECT_EQ(c.value().stats.ticks_user, 1u - kernel_ticks) << user;
+    const auto& rep = c.value().stats.repairs;
+    const auto it = rep.find("tick mode from the kernel's utime/stime, not the callchain");
+    EXPECT_EQ(it == rep.end() ? 0u : it->second, repaired) << user;
+  }
+}
+
 // A read for which the kernel computes no CPU times (RUSAGE_CHILDREN, /proc/stat, an EINVAL) is
 // counted but gets no read event: a model read would move prev_cputime, the kernel's does not
 // (stress-ng --get: 706 reads off after its getrusage(RUSAGE_BOTH) EINVALs were placed).
