@@ -255,6 +255,8 @@ Recorded load_recorded(const std::string& path) {
     if (!sim::recorded_kind(read, r)) throw Failure(fmt::format("{}:{}:1: unknown read '{}'", path, n, read));
     if (auto nr = number("nr", false)) r.spec.nr = *nr;
     r.call = x.contains("call") && x["call"].is_string() ? x["call"].get<std::string>() : read;
+    if (read == "failed" && x.contains("errno") && x["errno"].is_string())
+      sim::recorded_failure(r.call, x["errno"].get<std::string>(), r);
     const auto target = number("target", false).value_or(0);
     r.spec.target = target == r.spec.tid ? 0 : target;
     r.spec.id = perf::kSyscallReadBase + out.reads.size();

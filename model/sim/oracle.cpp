@@ -176,14 +176,15 @@ bool recorded_kind(std::string_view read, RecordedRead& out) {
     std::string_view name;
     std::uint64_t nr;
     ReadKind kind;
-    const char* why;  // non-null: not modeled
+    const char* why;    // non-null: not modeled
+    bool place = true;  // false: the kernel computes no CPU times for it (nothing for the model to do)
   };
   // Reads of /proc files are read() syscalls (pread64 is not counted by the recorder).
   static constexpr Row rows[] = {
       {"rusage_self", perf::kNrGetrusage, ReadKind::RusageSelf, nullptr},
       {"rusage_thread", perf::kNrGetrusage, ReadKind::RusageThread, nullptr},
       {"rusage_children", perf::kNrGetrusage, ReadKind::RusageSelf,
-       "RUSAGE_CHILDREN: the model keeps no reaped children's times (signal->cutime/cstime)"},
+       "RUSAGE_CHILDREN: the model keeps no reaped children's times (signal->cutime/cstime)", false},
       {"times", perf::kNrTimes, ReadKind::ProcStat, nullptr},  // tms_utime/tms_stime; cutime/cstime not
       {"process_cputime", perf::kNrClockGettime, ReadKind::ProcessCputime, nullptr},
       {"thread_cputime", perf::kNrClockGettime, ReadKind::ThreadCputime, nullptr},
@@ -195,8 +196,8 @@ bool recorded_kind(std::string_view read, RecordedRead& out) {
       {"task_stat", perf::kNrRead, ReadKind::TaskStat, nullptr},
       {"schedstat", perf::kNrRead, ReadKind::Taskstats, nullptr},
       {"sys_stat", perf::kNrRead, ReadKind::ProcStat,
-       "/proc/stat: every CPU's kcpustat, the whole machine's (the trace keeps one process tree)"},
-      {"failed", perf::kNrRead, ReadKind::ProcStat, "the syscall failed: the kernel returned no times"},
+       "/proc/stat: every CPU's kcpustat, the whole machine's (the trace keeps one process tree)", false},
+      {"failed", perf::kNrRead, ReadKind::ProcStat, "the syscall failed: the kernel returned no times", false},
   };
   for (const auto& row : rows)
     if (row.name == read) {
@@ -206,9 +207,30 @@ bool recorded_kind(std::string_view read, RecordedRead& out) {
       out.modeled = !row.why;
       out.why = row.why ? row.why : "";
       out.rtime_only = read == "schedstat";
+      out.spec.place = row.place;
       return true;
     }
   return false;
+}
+
+void recorded_failure(std::string_view call, std::string_view err, RecordedRead& out) {
+  using trace::ReadKind;
+  // EFAULT: getrusage() and times() computed the times (their prev_cputime moved) before the
+  // copy to the user failed. Other failures (EINVAL: an unknown `who` or clock) compute nothing,
+  // and a failed clock_gettime() only samples runtime, which the trace has anyway.
+  if (err != "EFAULT") return;
+  struct Row {
+    std::string_view call;
+    ReadKind kind;
+  };
+  static constexpr Row rows[] = {{"getrusage(RUSAGE_SELF)", ReadKind::RusageSelf},
+                                 {"getrusage(RUSAGE_THREAD)", ReadKind::RusageThread},
+                                 {"times()", ReadKind::ProcStat}};
+  for (const auto& row : rows)
+    if (row.call == call) {
+      out.spec.kind = row.kind;
+      out.spec.place = true;
+    }
 }
 
 std::vector<ReadComparison> compare(const Prediction& p, const std::vector<RecordedRead>& recorded) {

@@ -92,6 +92,10 @@ struct RecordedRead {
 // The recorder's name of a read ("rusage_self", "times", "schedstat", "sys_stat", ...): sets
 // spec.nr, spec.kind, modeled/why and rtime_only; false for a name it does not know.
 bool recorded_kind(std::string_view read, RecordedRead&);
+// A "failed" read (after recorded_kind): with the errno the recorder saw, whether the kernel
+// still computed the times, as getrusage() and times() do before an EFAULT; then it is placed
+// (prev_cputime moves in the model too), though still unverifiable.
+void recorded_failure(std::string_view call, std::string_view err, RecordedRead&);
 // Compares each recorded read with the prediction at its syscall (same rules as the marked
 // reads); unmodeled reads and reads after perf lost events are unverifiable.
 std::vector<ReadComparison> compare(const Prediction&, const std::vector<RecordedRead>&);

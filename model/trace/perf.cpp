@@ -481,8 +481,9 @@ void Converter::syscall_read_enter(const Record& r, std::uint64_t nr) {
   if (auto q = syscall_read_index_.find({r.tid, nr, seq}); q != syscall_read_index_.end()) {
     const auto& want = o_.syscall_reads[q->second];
     const bool own = !want.target || want.target == r.tid;
-    const bool syncs = want.kind == ReadKind::ProcStat || want.kind == ReadKind::RusageSelf ||
-                       want.kind == ReadKind::ProcessCputime || (want.kind == ReadKind::ThreadCputime && own);
+    const bool syncs =
+        want.place && (want.kind == ReadKind::ProcStat || want.kind == ReadKind::RusageSelf ||
+                       want.kind == ReadKind::ProcessCputime || (want.kind == ReadKind::ThreadCputime && own));
     if (syncs) early_read_[r.tid] = conv_.stats.cputime_syscalls.size();
   }
   conv_.stats.cputime_syscalls.push_back({r.tid, nr, seq, arg0, r.line, 0, "its sys_exit is not in the trace"});
@@ -500,17 +501,46 @@ void Converter::syscall_read_exit(const Record& r) {
 // own process, its thread clock) emit a sched_stat_runtime of the reader inside the syscall:
 // the read is placed right after it, so that a tick between it and sys_exit comes after the read.
 // A runtime update that follows the tick's hrtimer is the tick's, not the read's.
+// Group reads (thread_group_cputime()) read the threads' sum_exec_runtime only after that
+// update's rq unlock: a tick taken at the unlock (its callchain inside task_sched_runtime())
+// comes before the read, which is then placed at sys_exit (seen in stress-ng --clock: 22719 ns).
 void Converter::syscall_read_runtime(const Record& r, std::uint64_t pid) {
   auto e = early_read_.find(pid);
   if (e == early_read_.end() || cpu(r.cpu).current != pid || after_tick_.count(r.cpu)) return;
   const auto k = e->second;
   early_read_.erase(e);
-  place_syscall_read(conv_.stats.cputime_syscalls[k], r);
+  auto& seen = conv_.stats.cputime_syscalls[k];
+  if (auto q = syscall_read_index_.find({seen.tid, seen.nr, seen.seq}); q != syscall_read_index_.end()) {
+    const auto kind = o_.syscall_reads[q->second].kind;
+    const bool group = kind == ReadKind::ProcStat || kind == ReadKind::RusageSelf || kind == ReadKind::ProcessCputime;
+    if (group && tick_in_runtime_update_follows(r)) return;
+  }
+  place_syscall_read(seen, r);
+}
+// The next tick interrupt on r's CPU, before r's task leaves its syscall or the CPU, interrupted
+// task_sched_runtime() (at its rq unlock, where interrupts come back on).
+bool Converter::tick_in_runtime_update_follows(const Record& r) const {
+  for (std::size_t i = index(r) + 1; i < recs_.size(); ++i) {
+    const auto& n = recs_[i];
+    if (n.cpu != r.cpu) continue;
+    if (n.event == "irq_vectors:local_timer_entry")
+      return std::any_of(n.chain.begin(), n.chain.end(), [](const std::string& f) {
+        return f == "task_sched_runtime" || f.starts_with("task_sched_runtime+");
+      });
+    if (n.event == "raw_syscalls:sys_exit" || n.event == "sched:sched_switch" ||
+        n.event.starts_with("PERF_RECORD_LOST"))
+      return false;
+  }
+  return false;
 }
 void Converter::place_syscall_read(Stats::SyscallSeen& seen, const Record& r) {
   auto q = syscall_read_index_.find({seen.tid, seen.nr, seen.seq});
   if (q == syscall_read_index_.end()) return;
   const auto& want = o_.syscall_reads[q->second];
+  if (!want.place) {
+    seen.why = "not placed: the kernel computes no CPU times for it";
+    return;
+  }
   ReadSpec spec{want.kind, want.target, want.id};
   // The trace format's group reads are of the reader's own thread group.
   const bool group =
@@ -787,6 +817,8 @@ void Converter::on_tick_steal(const Record& r) {
   if (!num_field(r.fields, "now") || !num_field(r.fields, "steal")) return bad(r, "now=<ns> steal=<ns>");
   ++conv_.stats.tick_steal.records;
   used(r);
+  // user=1/0: the kernel's own verdict on the tick's mode (steal.bt: utime or stime grew).
+  if (const auto u = num_field(r.fields, "user"); u && *u <= 1) tick_user_[r.cpu] = int(*u);
 }
 
 void Converter::on_hrtimer_expire_entry(const Record& r) {
@@ -808,6 +840,14 @@ void Converter::on_hrtimer_expire_entry(const Record& r) {
     repair("user callchain inside a syscall taken as a kernel tick (truncated unwind)", r);
   }
   if (it != timer_mode_.end()) timer_mode_.erase(it);
+  // The recorder saw which of utime/stime the tick grew: that is the mode, whatever the chain
+  // said (a chain can end at the entry stub in kernel code no tracepoint brackets, e.g. a
+  // ptrace or seccomp stop's way in or out of a syscall: times03 under strace).
+  if (const auto k = tick_user_.find(c); k != tick_user_.end()) {
+    if (user >= 0 && user != k->second) repair("tick mode from the kernel's utime/stime, not the callchain", r);
+    user = k->second;
+    tick_user_.erase(k);
+  }
   if (user < 0) {
     ++st.ticks_mode_unknown;
   } else if (user == 1) {

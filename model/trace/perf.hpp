@@ -32,6 +32,9 @@ struct SyscallRead {
   ReadKind kind{};
   std::uint64_t target = 0;  // the tid read (a thread group's leader for group reads); 0: the reader
   std::uint64_t id = 0;      // the read's id in the trace (kSyscallReadBase + index)
+  // false: counted, but no read event: the kernel computed nothing the model keeps (no
+  // cputime_adjust(), so no prev_cputime update), e.g. RUSAGE_CHILDREN or an EINVAL.
+  bool place = true;
 };
 // x86-64 syscall numbers of the CPU-time reads (arch/x86/entry/syscalls/syscall_64.tbl).
 inline constexpr std::uint64_t kNrRead = 0, kNrPread64 = 17, kNrGetrusage = 98, kNrTimes = 100, kNrClockGettime = 228;

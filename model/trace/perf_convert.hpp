@@ -58,6 +58,7 @@ class Converter {
   bool ensure_current(std::uint32_t c, std::uint64_t tid, const Record&);
   void final_exit(std::uint32_t c, const Record&);
   bool final_switch_follows(const Record&) const;
+  bool tick_in_runtime_update_follows(const Record&) const;
   static std::optional<std::uint64_t> syscall_nr(const Record&);
   void syscall_marker(std::uint64_t tid, std::uint64_t nr);
   std::vector<const ReadSpec*> specs(std::uint64_t marker) const;
@@ -118,6 +119,7 @@ class Converter {
   std::set<std::uint64_t> exiting_;  // sched_process_exit seen, counters not yet folded
   std::unordered_map<std::uint64_t, std::uint64_t> marker_, in_read_;
   std::unordered_map<std::uint32_t, int> timer_mode_;
+  std::unordered_map<std::uint32_t, int> tick_user_;  // cpu -> its next tick's mode from kacct:tick_steal user=
   std::uint64_t last_ts_ = 0;
   std::set<std::uint64_t> read_done_;  // tids whose current marked read was emitted
   // Recorder-found reads: (tid, nr, seq) -> index in Options::syscall_reads; per (tid, nr) the

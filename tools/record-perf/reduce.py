@@ -10,15 +10,10 @@ time, the steal the kernel took out of that tick (docs/perf.md, "Steal")."""
 import re
 import sys
 
+import tick_steal
+
 pid = sys.argv[1]
-steal = {}  # (cpu, now) -> ns
-if len(sys.argv) > 2:
-    for row in open(sys.argv[2]):
-        m = re.match(r'@steal\[(\d+), (-?\d+)\]: (\d+)$', row.strip())
-        if m:
-            steal[(int(m.group(1)), m.group(2))] = m.group(3)
-tick_fns = ('tick_nohz_handler', 'tick_sched_timer')
-stamp = re.compile(r'\[(\d+)\]\s+([\d.]+):')
+steal = tick_steal.load(sys.argv[2] if len(sys.argv) > 2 else None)  # (cpu, now) -> ns
 head = re.compile(r'^\s*.+?\s+(-?\d+)/(-?\d+)\s+\[\d+\]\s+[\d.]+:\s+(\S+?):?\s')
 keep_always = ('sched:sched_switch', 'sched:sched_process_fork', 'sched:sched_process_exit')
 keeping = False
@@ -51,11 +46,6 @@ for line in sys.stdin:
         # (an update_curr() of a remote runqueue, e.g. at wakeup): keep it by its pid= field.
         r = re.search(r' pid=(\d+) ', line)
         keeping = bool(r) and r.group(1) in group
-    if keeping and steal and event == 'timer:hrtimer_expire_entry':
-        fn, now, at = re.search(r' function=(\S+)', line), re.search(r' now=(\d+)', line), stamp.search(line)
-        if fn and now and at and fn.group(1) in tick_fns and (int(at.group(1)), now.group(1)) in steal:
-            ns = steal[(int(at.group(1)), now.group(1))]
-            out.write(f'     kacct-steal   -1/-1    [{at.group(1)}] {at.group(2)}: kacct:tick_steal: '
-                      f'now={now.group(1)} steal={ns}\n')
     if keeping:
+        out.write(tick_steal.line_before(steal, event, line) or '')
         out.write(line)

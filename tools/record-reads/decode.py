@@ -7,7 +7,7 @@ seq counts the thread's syscalls of that name (1-based), as the perf trace count
 read: rusage_self|rusage_thread|rusage_children (us), times (clock ticks), process_cputime|
 thread_cputime|cpuclock_prof|cpuclock_virt (ns), proc_stat|task_stat (clock ticks, fields 14/15
 of /proc/PID/stat and /proc/PID/task/TID/stat), schedstat (first field, ns), sys_stat (/proc/stat,
-no values), failed (the syscall returned an error: nothing to compare).
+no values), failed (the syscall returned an error: nothing to compare; "errno" names it).
 Usage: decode.py ROOT_PID PREFIX.TID... > reads.jsonl"""
 import json
 import re
@@ -151,6 +151,9 @@ def main():
                     r['value'] = int(data.split()[0])
             if r.get('arg0', 0) is None:
                 del r['arg0']
+            e = re.match(r'\s*(E[A-Z0-9]+)', m.group(4))
+            if r['read'] == 'failed' and failed and e:
+                r['errno'] = e.group(1)  # EFAULT: the kernel computed the times (kacct places the read)
             reads.append(r)
     print(json.dumps({'recorder': 'strace', 'root': root, 'tids': tids}))
     for r in reads:

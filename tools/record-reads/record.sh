@@ -3,20 +3,27 @@
 # program made with what the kernel returned to it (strace -ff -v -y), no markers needed
 # (docs/oracle.md, docs/conformance.md).
 #   tools/record-reads/record.sh OUTDIR CMD [ARGS...]
-# Writes OUTDIR/trace.perf.xz (the process tree's perf script text, reduced), OUTDIR/reads.jsonl
-# (tools/record-reads/decode.py) and OUTDIR/meta.json; then replay:
-#   kacct perf-replay OUTDIR/trace.perf.xz --recorded OUTDIR/reads.jsonl --config 6.12-tick-steal-hz250
-# Needs root, linux-perf, strace, xz-utils, python3. Not run by CI.
+# Writes OUTDIR/trace.perf.xz (the process tree's perf script text, reduced, with the steal of
+# each tick as tools/record-perf/record.sh records it), OUTDIR/reads.jsonl
+# (tools/record-reads/decode.py), OUTDIR/identify/ (`kacct identify --root` input) and
+# OUTDIR/meta.json (its "config" is identify's); then replay:
+#   kacct perf-replay OUTDIR/trace.perf.xz --recorded OUTDIR/reads.jsonl
+# Needs root, linux-perf, strace, bpftrace (KACCT_STEAL=0: without steal), xz-utils, python3, and
+# a built kacct (KACCT_BUILD, default ./build). Not run by CI.
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n 2,10p "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n 2,13p "$0"; exit 2; }
 out=$1; shift
 here=$(cd "$(dirname "$0")" && pwd)
 for t in perf strace xz python3; do
   command -v "$t" >/dev/null || { echo "record-reads: $t not found" >&2; exit 1; }
 done
+kacct=${KACCT_BUILD:-$here/../../build}/tools/kacct
+[ -x "$kacct" ] || { echo "record-reads: build first (./build.sh)" >&2; exit 1; }
 mkdir -p "$out"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+here_steal=$here/../record-perf
+. "$here_steal/steal.sh"
+trap 'steal_stop >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 
 # The tracepoints are those of tools/record-perf/record.sh, taken from it so that the two
 # recordings stay the same (its `events=` lines); this list is the fallback.
@@ -31,6 +38,7 @@ steal() { awk '/^cpu /{print $9}' /proc/stat; }   # USER_HZ ticks, all CPUs
 # strace stops the program only at the syscalls it traces (--seccomp-bpf); read is traced
 # whole so that every thread's read() calls are counted the same way as in the perf trace.
 trace=getrusage,times,clock_gettime,read
+steal_start
 steal0=$(steal)
 rc=0
 perf record -q -a -m 4096 --kernel-callchains -o "$tmp/perf.data" -e "$events" \
@@ -38,16 +46,21 @@ perf record -q -a -m 4096 --kernel-callchains -o "$tmp/perf.data" -e "$events" \
   strace -ff -qq -v -y -s 256 --seccomp-bpf -e trace=$trace -e signal=none -o "$tmp/st" \
   sh -c 'echo $$ > "$0"; exec "$@"' "$tmp/root" "$@" > "$out/output.txt" 2>&1 || rc=$?
 steal1=$(steal)
+steal_stop
 root=$(cat "$tmp/root")
 perf script -i "$tmp/perf.data" --show-lost-events --ns -F comm,pid,tid,cpu,time,event,trace,ip,sym \
   2>/dev/null > "$tmp/full.txt"
-python3 "$here/reduce_tree.py" "$root" < "$tmp/full.txt" | xz -9 > "$out/trace.perf.xz"
+python3 "$here/reduce_tree.py" "$root" $steal_txt < "$tmp/full.txt" | xz -9 > "$out/trace.perf.xz"
 python3 "$here/decode.py" "$root" "$tmp"/st.* > "$out/reads.jsonl"
+identify_input "$out"
+machine=$(identify_meta "$out")
+tick_steal=$(steal_kept_json "$out/trace.perf.xz")
+lost=$(grep -c 'PERF_RECORD_LOST' "$tmp/full.txt" || true)   # reads after a loss: unverifiable
 cat > "$out/meta.json" <<JSON
-{"root": $root, "command": "$*", "exit": $rc, "kernel": "$(uname -r)", "hz": 250,
- "config": "6.12-tick-steal-hz250", "cpu": "x86-64", "steal_ticks": $((steal1 - steal0)),
+{"root": $root, "command": "$*", "exit": $rc, "kernel": "$(uname -r)", $machine,
+ "steal_ticks": $((steal1 - steal0)), "tick_steal_all": $(steal_all_json), "tick_steal_recorded": $tick_steal,
  "recorded": "$(date -u +%Y-%m-%dT%H:%M:%SZ)", "full_lines": $(wc -l < "$tmp/full.txt"),
- "reads": $(($(wc -l < "$out/reads.jsonl") - 1))}
+ "perf_lost_records": $lost, "reads": $(($(wc -l < "$out/reads.jsonl") - 1))}
 JSON
 echo "recorded $out: root $root, exit $rc, $(($(wc -l < "$out/reads.jsonl") - 1)) reads," \
-  "$(xz -l --robot "$out/trace.perf.xz" | awk '/^totals/{print $4}') bytes compressed, steal $((steal1 - steal0)) ticks"
+  "$(xz -l --robot "$out/trace.perf.xz" | awk '/^totals/{print $4}') bytes compressed, steal $((steal1 - steal0)) ticks, tick steal $tick_steal, $lost perf loss records"

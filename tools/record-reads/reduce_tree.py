@@ -3,11 +3,17 @@
 needs to predict the CPU times of a process tree (tools/record-perf/reduce.py does one process):
 every sample of the tree (with its callchain), every scheduler switch/fork/exit, runtime updates
 of its threads (by their pid= field: update_curr() of a remote runqueue runs in another task's
-context), and perf's lost-event records. Usage: reduce_tree.py ROOT_PID < full.txt > reduced.txt"""
+context), perf's lost-event records, and the tick steal lines of tools/record-perf/tick_steal.py.
+Usage: reduce_tree.py ROOT_PID [STEAL] < full.txt > reduced.txt (STEAL: steal.bt's output)"""
+import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'record-perf'))
+import tick_steal  # noqa: E402
+
 root = sys.argv[1]
+steal = tick_steal.load(sys.argv[2] if len(sys.argv) > 2 else None)  # (cpu, now) -> ns
 head = re.compile(r'^\s*.+?\s+(-?\d+)/(-?\d+)\s+\[\d+\]\s+[\d.]+:\s+(\S+?):?\s')
 keep_always = ('sched:sched_switch', 'sched:sched_process_fork', 'sched:sched_process_exit')
 keeping = False
@@ -41,4 +47,5 @@ for line in sys.stdin:
         r = re.search(r' pid=(\d+) ', line)
         keeping = bool(r) and r.group(1) in tids
     if keeping:
+        out.write(tick_steal.line_before(steal, event, line) or '')
         out.write(line)
