@@ -1,5 +1,5 @@
 """Tick steal lines for the reduced perf traces (tools/record-perf/reduce.py and
-tools/record-reads/reduce_tree.py): steal.bt's output ("@steal[CPU, NOW]: NS" per tick) is
+reduce.py --tree for tools/record-reads/): steal.bt's output ("@steal[CPU, NOW]: NS" per tick) is
 joined to perf's hrtimer_expire_entry of the tick function on the same CPU with the same `now`,
 and a `kacct:tick_steal: now=NOW steal=NS [user=0|1]` line is written before that tick
 (docs/perf.md, "Steal"); user= is the mode the kernel accounted the tick in (@user rows)."""

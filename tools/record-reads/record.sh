@@ -50,7 +50,7 @@ steal_stop
 root=$(cat "$tmp/root")
 perf script -i "$tmp/perf.data" --show-lost-events --ns -F comm,pid,tid,cpu,time,event,trace,ip,sym \
   2>/dev/null > "$tmp/full.txt"
-python3 "$here/reduce_tree.py" "$root" $steal_txt < "$tmp/full.txt" | xz -9 > "$out/trace.perf.xz"
+python3 "$here/../record-perf/reduce.py" --tree "$root" $steal_txt < "$tmp/full.txt" | xz -9 > "$out/trace.perf.xz"
 python3 "$here/decode.py" "$root" "$tmp"/st.* > "$out/reads.jsonl"
 identify_input "$out"
 machine=$(identify_meta "$out")
