@@ -104,32 +104,49 @@ json stats_json(const perf::Stats& s) {
   return j;
 }
 
-// kacct-workload's output: its first line names the run, each further line one read. Errors
-// are FILE:LINE:COL in our words (nlohmann's "[json.exception...]" text is not for users).
-std::vector<sim::KernelRead> load_values(const std::string& path) {
+// One object of a JSON-lines file and where it stands. Errors are FILE:LINE:COL in our words
+// (nlohmann's "[json.exception...]" text is not for users).
+struct JsonLine {
+  const std::string& path;
+  std::uint32_t n;
+  json x;
+  Failure error(const std::string& what) const { return Failure(fmt::format("{}:{}:1: {}", path, n, what)); }
+  std::optional<std::uint64_t> number(const char* key, bool required) const {
+    if (!x.contains(key)) {
+      if (required) throw error(fmt::format("field \"{}\" missing", key));
+      return std::nullopt;
+    }
+    if (!x[key].is_number_unsigned()) throw error(fmt::format("field \"{}\" must be an unsigned integer", key));
+    return x[key].get<std::uint64_t>();
+  }
+};
+// Calls f(JsonLine) for each non-empty line; each must be a JSON object.
+template <class F>
+void for_each_json_line(const std::string& path, F&& f) {
   std::ifstream in(path);
   if (!in) throw Failure(fmt::format("cannot read '{}'", path));
-  std::vector<sim::KernelRead> out;
   std::string line;
   for (std::uint32_t n = 1; std::getline(in, line); ++n) {
     if (line.empty()) continue;
-    json x;
+    JsonLine j{path, n, {}};
     try {
-      x = json::parse(line);
+      j.x = json::parse(line);
     } catch (const json::parse_error& e) {
       throw Failure(fmt::format("{}:{}:{}: not a JSON line", path, n, e.byte == 0 ? 1 : e.byte));
     }
-    if (!x.is_object()) throw Failure(fmt::format("{}:{}:1: not a JSON object", path, n));
-    if (!x.contains("marker")) continue;  // the header line {"pid": ...}
-    const auto number = [&](const char* key, bool required) -> std::optional<std::uint64_t> {
-      if (!x.contains(key)) {
-        if (required) throw Failure(fmt::format("{}:{}:1: field \"{}\" missing", path, n, key));
-        return std::nullopt;
-      }
-      if (!x[key].is_number_unsigned())
-        throw Failure(fmt::format("{}:{}:1: field \"{}\" must be an unsigned integer", path, n, key));
-      return x[key].get<std::uint64_t>();
-    };
+    if (!j.x.is_object()) throw j.error("not a JSON object");
+    f(j);
+  }
+}
+
+// kacct-workload's output: its first line names the run, each further line one read.
+std::vector<sim::KernelRead> load_values(const std::string& path) {
+  std::vector<sim::KernelRead> out;
+  for_each_json_line(path, [&](const JsonLine& j) {
+    const json& x = j.x;
+    const auto n = j.n;
+    if (!x.contains("marker")) return;  // the header line {"pid": ...}
+    const auto number = [&](const char* key, bool required) { return j.number(key, required); };
     sim::KernelRead r;
     r.marker = *number("marker", true);
     if (!x.contains("kind") || !x["kind"].is_string())
@@ -143,7 +160,7 @@ std::vector<sim::KernelRead> load_values(const std::string& path) {
     if (auto v = number("utime", false)) r.utime = *v;
     if (auto v = number("stime", false)) r.stime = *v;
     out.push_back(r);
-  }
+  });
   return out;
 }
 
@@ -211,29 +228,12 @@ struct Recorded {
   std::vector<std::optional<std::uint64_t>> arg0;  // the syscall's first argument, as recorded
 };
 Recorded load_recorded(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Failure(fmt::format("cannot read '{}'", path));
   Recorded out;
   bool header = false;
-  std::string line;
-  for (std::uint32_t n = 1; std::getline(in, line); ++n) {
-    if (line.empty()) continue;
-    json x;
-    try {
-      x = json::parse(line);
-    } catch (const json::parse_error& e) {
-      throw Failure(fmt::format("{}:{}:{}: not a JSON line", path, n, e.byte == 0 ? 1 : e.byte));
-    }
-    if (!x.is_object()) throw Failure(fmt::format("{}:{}:1: not a JSON object", path, n));
-    const auto number = [&](const char* key, bool required) -> std::optional<std::uint64_t> {
-      if (!x.contains(key)) {
-        if (required) throw Failure(fmt::format("{}:{}:1: field \"{}\" missing", path, n, key));
-        return std::nullopt;
-      }
-      if (!x[key].is_number_unsigned())
-        throw Failure(fmt::format("{}:{}:1: field \"{}\" must be an unsigned integer", path, n, key));
-      return x[key].get<std::uint64_t>();
-    };
+  for_each_json_line(path, [&](const JsonLine& j) {
+    const json& x = j.x;
+    const auto n = j.n;
+    const auto number = [&](const char* key, bool required) { return j.number(key, required); };
     if (x.contains("recorder")) {
       out.root = *number("root", true);
       if (!x.contains("tids") || !x["tids"].is_array())
@@ -243,7 +243,7 @@ Recorded load_recorded(const std::string& path) {
         out.tids.insert(t.get<std::uint64_t>());
       }
       header = true;
-      continue;
+      return;
     }
     if (!header) throw Failure(fmt::format("{}:{}:1: the header line {{\"recorder\": ...}} must come first", path, n));
     sim::RecordedRead r;
@@ -265,7 +265,7 @@ Recorded load_recorded(const std::string& path) {
     r.value = number("value", false);
     out.arg0.push_back(number("arg0", false));
     out.reads.push_back(std::move(r));
-  }
+  });
   if (!header) throw Failure(fmt::format("'{}' has no header line {{\"recorder\": ...}}", path));
   if (out.reads.empty()) throw Failure(fmt::format("'{}' has no reads: nothing to compare", path));
   return out;
