@@ -18,6 +18,21 @@ std::optional<CpuFacts> find_cpu(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<CpuFacts> find_cpu_by_cpuinfo(std::string_view line) {
+  const auto word = line.substr(0, line.find_first_of(" ,("));
+  for (const auto& c : cpus()) {
+    std::string_view alts = c.cpuinfo;
+    while (!alts.empty()) {
+      const auto bar = alts.find('|');
+      const auto alt = alts.substr(0, bar);
+      alts = bar == std::string_view::npos ? std::string_view{} : alts.substr(bar + 1);
+      const bool prefix = alt.ends_with('*');
+      if (prefix ? line.starts_with(alt.substr(0, alt.size() - 1)) : word == alt) return c;
+    }
+  }
+  return std::nullopt;
+}
+
 namespace {
 void add_tick(std::vector<Config>& out, KVersion ver, std::span<const unsigned> hzs) {
   for (bool irq : {false, true})

@@ -16,6 +16,9 @@ namespace kacct::arch {
 // Every CPU's facts, in table order.
 const std::vector<CpuFacts>& cpus();
 std::optional<CpuFacts> find_cpu(std::string_view name);
+// The CPU whose cpuinfo names match a powerpc /proc/cpuinfo "cpu" line; nullopt for CPUs the
+// table lacks (e500mc, 47x, 40x, 6xx/7xx/74xx, Cell, ...).
+std::optional<CpuFacts> find_cpu_by_cpuinfo(std::string_view cpu_line);
 // The configurations the property tests iterate (legal on at least one CPU or not): each
 // model's releases, and Debian 12's point releases (debian_versions) at HZ=250.
 const std::vector<Config>& configs();

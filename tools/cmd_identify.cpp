@@ -218,35 +218,6 @@ std::vector<Param> parse_cmdline(std::string_view l) {
 }
 
 // ---- the CPU from /proc/cpuinfo.
-bool starts(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-// powerpc's cpu_name (the "cpu" line) -> the CPU table's entry; nullopt for CPUs it lacks
-// (e500mc, 47x, 40x, 6xx/7xx/74xx, Cell, ...).
-std::optional<arch::CpuFacts> cpu_of_cputable_name(std::string_view full) {
-  auto word = full.substr(0, full.find_first_of(" ,("));
-  const char* name = nullptr;
-  if (starts(full, "(generic 44x") || starts(word, "440") || starts(word, "460"))
-    name = "44x";
-  else if (word == "8xx")
-    name = "MPC8xx";
-  else if (starts(word, "e300c"))
-    name = "e300";
-  else if (word == "e500" || word == "e500v1" || word == "e500v2")
-    name = "e500";
-  else if (word == "e5500" || word == "e6500")
-    name = word == "e5500" ? "e5500" : "e6500";
-  else if (starts(word, "PPC970"))
-    name = "PPC970";
-  else if (word == "PA6T")
-    name = "PA6T";
-  else if (starts(word, "POWER10"))
-    name = "POWER10";
-  else
-    for (const char* p : {"POWER5", "POWER6", "POWER7", "POWER8", "POWER9"})
-      if (starts(word, p) && (word.size() == 5 + 1 || !is_digit(word[6]))) name = p;
-  if (!name) return std::nullopt;
-  return arch::find_cpu(name);
-}
-
 struct CpuSeen {
   arch::CpuFacts cpu;
   std::string how;
@@ -308,7 +279,7 @@ CpuSeen parse_cpuinfo(const std::string& file, std::string_view text) {
   } else if (!ppc_cpu.empty()) {
     // cputable.c / cpu_specs_*.h cpu_name: "POWER9 (architected)", "POWER8E (raw)", "POWER5+",
     // "PPC970MP", "e300c3", "e500v2", "e5500", "8xx", "440EPX", "460EX Rev. B", "(generic 44x PPC)".
-    std::optional<arch::CpuFacts> hit = cpu_of_cputable_name(ppc_cpu);
+    std::optional<arch::CpuFacts> hit = arch::find_cpu_by_cpuinfo(ppc_cpu);
     if (!hit)
       fail(file, ppc_line, ppc_col, fmt::format("powerpc CPU '{}' is not in the CPU table (kacct list cpus)", ppc_cpu));
     s.cpu = *hit;
