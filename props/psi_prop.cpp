@@ -158,6 +158,35 @@ RC_GTEST_PROP(PsiProp, VersionsAgreeOnAccruedIrqTime, ()) {
   }
 }
 
+// Irq time accounting built in but off at run time (sched_clock_irqtime = 0): irq time never
+// grows, so nothing is charged, yet every tick (and 6.10+ switch) still calls
+// psi_account_irqtime, with its walk and write sections, until a6fd16148fdd (6.14) returns at
+// once; not built in, there is no call in any version.
+RC_GTEST_PROP(PsiProp, IrqTimeOffAtRunTimeCallsPsiUntil614, ()) {
+  const auto s = gen_script();
+  PsiCfg off;
+  off.ver = *rc::gen::elementOf(std::vector<arch::KVersion>(std::begin(kVersions), std::end(kVersions)));
+  off.irqtime = false;
+  PsiCfg built = off;
+  built.irqtime_built_off = true;
+  RC_TAG(off.ver.str());
+  const auto ro = run_script(s, off), rb = run_script(s, built);
+  RC_ASSERT(!ro.error && !rb.error);
+  RC_ASSERT(!ro.violation);
+  RC_ASSERT(!rb.violation);
+  RC_ASSERT(ro.accrued == rb.accrued);
+  for (auto c : rb.charged) RC_ASSERT(c == 0u);
+  std::uint64_t ticks = 0;
+  for (const auto& e : s.events) ticks += e.kind == Ev::Tick || e.kind == Ev::RaceTickMove;
+  RC_ASSERT(ro.world.c.costs.psi_calls == 0u);
+  if (!arch::applied("52b1364ba0b1", off.ver) || arch::applied("a6fd16148fdd", off.ver)) {
+    RC_ASSERT(rb.world.c.costs.psi_calls == 0u);
+    RC_ASSERT(rb.world.c.costs.seq_sections == ro.world.c.costs.seq_sections);
+  } else {
+    RC_ASSERT(rb.world.c.costs.psi_calls >= ticks);
+  }
+}
+
 // Each broken variant that a concrete run can tell apart is caught on some generated script
 // (searched with a fixed budget: the search must fail), and by the invariant that names its
 // fault. NoNegGuard is not among them: below.

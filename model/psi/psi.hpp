@@ -33,6 +33,10 @@ bool parse_variant(std::string_view, Variant&);
 struct PsiCfg {
   arch::KVersion ver = arch::v(6, 10);
   bool irqtime = true;  // CONFIG_IRQ_TIME_ACCOUNTING with sched_clock_irqtime on (run-time flag)
+  // With irqtime off: CONFIG_IRQ_TIME_ACCOUNTING built in, sched_clock_irqtime off at run time
+  // (e.g. tsc=noirqtime). The call sites still call psi_account_irqtime (irq time reads as
+  // constant); a6fd16148fdd (6.14) makes it return at once. false: not built in, no call at all.
+  bool irqtime_built_off = false;
   Variant variant = Variant::Faithful;
 
   // Version facts, from the patch table (arch/patches.hpp).
@@ -41,6 +45,7 @@ struct PsiCfg {
   bool charge_at_tick() const { return arch::applied("ddae0ca2a8fe", ver); }
   bool clock_in_seq() const { return arch::applied("3840cbe24cf0", ver); }
   bool skip_irqtime_off() const { return arch::applied("a6fd16148fdd", ver); }
+  bool psi_irq_built() const { return irqtime || irqtime_built_off; }  // the call sites exist
   bool percpu_seq() const { return arch::applied("570c8efd5eb7", ver); }
   TickCfg tick() const {
     TickCfg t;
@@ -255,11 +260,11 @@ void psi_update_rq_clock(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int acto
   auto& pc = w.v.cpu[cpu];
   note_write(w.c, cpu, actor, "rq->clock");
   w.c.costs.clock_reads++;
-  if (cfg.irqtime) w.c.costs.irq_reads++;
+  if (cfg.psi_irq_built()) w.c.costs.irq_reads++;
   const auto before = pc.acct.rq.prev_irq_time;
   update_rq_clock(d, cfg.tick(), pc.acct, w.v.now);
-  const auto irq_delta = d.sub(w.v.cpu[cpu].acct.rq.prev_irq_time, before);
-  if (cfg.irqtime && cfg.charge_in_clock()) psi_account_irqtime_old(d, cfg, w, cpu, actor, irq_delta);
+  const auto irq_delta = d.sub(w.v.cpu[cpu].acct.rq.prev_irq_time, before);  // 0 with irq time off
+  if (cfg.psi_irq_built() && cfg.charge_in_clock()) psi_account_irqtime_old(d, cfg, w, cpu, actor, irq_delta);
 }
 
 // ---- the events (one CPU's step each; the caller sets the time)
@@ -278,7 +283,7 @@ inline void unlock(Ctl& c, int cpu) { c.lock_owner[cpu] = -1; }
 // psi_account_irqtime(rq, curr, NULL) then update_rq_clock. NoLock: the draft's order.
 template <class D>
 void sched_tick(D& d, const PsiCfg& cfg, World<D>& w, int cpu) {
-  const bool post = cfg.charge_at_tick() && cfg.irqtime;
+  const bool post = cfg.charge_at_tick() && cfg.psi_irq_built();
   if (post && cfg.variant == Variant::NoLock)
     psi_account_irqtime_new(d, cfg, w, cpu, cpu, w.c.curr[cpu], -1, Site::Tick);
   lock(w.c, cpu, cpu);
@@ -298,7 +303,8 @@ void schedule(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int next) {
   if (prev != next) {
     w.c.curr[cpu] = next;
     if (next != 0) w.c.tasks[next].cpu = cpu;
-    if (cfg.charge_at_tick() && cfg.irqtime) psi_account_irqtime_new(d, cfg, w, cpu, cpu, prev, next, Site::Switch);
+    if (cfg.charge_at_tick() && cfg.psi_irq_built())
+      psi_account_irqtime_new(d, cfg, w, cpu, cpu, prev, next, Site::Switch);
   }
   unlock(w.c, cpu);
 }
@@ -375,7 +381,7 @@ void set_pressure(D& d, World<D>& w, int g, bool on, int by) {
 // increments (plain load + store) read the same even value: every sequence count both write
 // ends one short, i.e. odd, and lockless readers (collect_percpu_times) spin.
 inline void race_tick_move(Concrete& d, const PsiCfg& cfg, World<Concrete>& w, int cpu, int task, int to, int by) {
-  const bool overlap = cfg.charge_at_tick() && cfg.irqtime && cfg.variant == Variant::NoLock;
+  const bool overlap = cfg.charge_at_tick() && cfg.psi_irq_built() && cfg.variant == Variant::NoLock;
   if (!overlap) {
     sched_tick(d, cfg, w, cpu);
     cgroup_move(d, w, task, to, by);
