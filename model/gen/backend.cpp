@@ -118,6 +118,7 @@ class GenBackend {
         if (k_.o.check) pre_ = k_.r.cpus[e.cpu];
         tick_.event(i, e, x);  // irqtime_account_irq()
         boundary_ = true;
+        boundary_pc_ = pc;
         if (k_.o.check) mid_ = k_.r.cpus[e.cpu];
         gx.irq_count = pc;
         if (g_.irq_hooks) st.irq_enter_hook(v, t, s, gx, n, x.irq_depth > 0 || x.softirq);
@@ -128,6 +129,7 @@ class GenBackend {
         if (k_.o.check) pre_ = k_.r.cpus[e.cpu];
         tick_.event(i, e, x);  // irqtime_account_irq()
         boundary_ = true;
+        boundary_pc_ = pc;
         if (k_.o.check) mid_ = k_.r.cpus[e.cpu];
         gx.irq_count = pc;
         if (g_.irq_hooks) st.irq_exit_hook(v, t, s, gx, n);
@@ -232,6 +234,8 @@ class GenBackend {
     // the event only: the vtime flushes that follow it in the same event move buckets too).
     if (boundary_ && !spec::tick::irq_boundary_conserves(d, pre_, mid_))
       k_.violate(i, "irq_boundary_conserves", "irq time not in exactly one bucket and pending");
+    if (boundary_ && !spec::tick::irq_boundary_attributed(d, pre_, mid_, boundary_pc_, k_.p.tasks[cur].ksoftirqd))
+      k_.violate(i, "irq_boundary_attributed", "irq time not in the bucket of the context left (hardirq/softirq)");
     {
       if (!spec::tick::steal_accounted(d, c)) k_.violate(i, "steal_accounted", "steal lost or double counted");
       if (!spec::tick::rq_clock_split(d, c)) k_.violate(i, "rq_clock_split", "rq clock != clock_task + irq + steal");
@@ -329,6 +333,7 @@ class GenBackend {
   const model::GenCfg& g_;
   model::GenResult out_;
   bool delegated_ = false, boundary_ = false;
+  std::uint32_t boundary_pc_ = 0;  // preempt count of the context the boundary left
   model::CpuAcct<C> pre_{}, mid_{};
   std::vector<std::array<std::uint64_t, 2>> last_view_;
   std::vector<std::array<std::uint64_t, model::NR_STATS>> last_stat_;
