@@ -95,7 +95,6 @@ class GenBackend {
     const auto n = at(e.ts);
     model::GenCtx gx;
     gx.nr_iowait = x.nr_iowait > 0;
-    gx.current_pf_vcpu = s.pf_vcpu;
     const bool from_user = x.mode == Mode::User && x.irq_depth == 0 && !x.softirq;
     const std::uint32_t pc = x.irq_depth * model::HARDIRQ_OFFSET + (x.softirq ? model::SOFTIRQ_OFFSET : 0);
     switch (e.kind) {
@@ -142,7 +141,6 @@ class GenBackend {
       case Kind::Switch: {
         tick_.event(i, e, x);  // update_rq_clock, update_curr, set_next_entity
         const auto next = e.arg;
-        gx.current_pf_vcpu = out_.ctl[next].pf_vcpu;  // `current` is next in finish_task_switch()
         // next's starttime is read `gap` after prev's flush: the event's gap= if the trace gives
         // one, else the model parameter GenCfg::switch_gap
         const std::uint64_t gap = (e.flags & 4) ? k_.p.gap[i] : g_.switch_gap;
