@@ -69,7 +69,10 @@ TEST_P(MachineProp, Deterministic) {
           const auto a = result_json(sim::run(prog.value(), c.model, {.check = false}));
           const auto b = result_json(sim::run(prog.value(), c.model, {.check = false}));
           if (a != b) RC_FAIL(report(cpu, c.cfg, "two runs differ", t));
-          auto checked = result_json(sim::run(prog.value(), c.model, {.check = true}));
+          // Known kernel bugs of old eras must not end the checked run early (NoViolation
+          // covers them): a 4.4 gen trace whose proc_stat read tripped 9d7fb0427648's goto
+          // stopped it, and the results differed.
+          auto checked = result_json(sim::run(prog.value(), c.model, {.check = true, .tolerate_known_bugs = true}));
           checked["violation"] = "";  // NoViolation covers it; compare the accounting only
           if (a != checked) RC_FAIL(report(cpu, c.cfg, "check=true changed the result", t));
         }
