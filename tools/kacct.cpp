@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   add_gen_vtime(app);
   add_run(app);
   add_proofs(app);
+  add_findings(app);
   add_perf(app);
   add_lazytlb(app);
   add_psi(app);

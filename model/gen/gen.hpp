@@ -35,7 +35,8 @@ struct GenCfg {
   std::uint64_t switch_gap = 0;                 // ns between prev's flush and next's starttime read (model parameter)
   std::uint64_t nohz_full = ~std::uint64_t{0};  // bit c: CPU c is nohz_full (vtime on); others tick
   // copy_process() leaves the residues dup_task_struct() copied from the parent (every release
-  // with residues, 4.13..6.12 at least); false models a kernel that zeroes them.
+  // with residues, 4.13..6.12 at least); false models a kernel that zeroes them (the proposed
+  // fix kacct-gen-fork-residues, arch/patches.hpp: never a release's value).
   bool fork_copies_residues = true;
   // idle_thread_get() calls init_idle() -> vtime_init_idle() at every CPU bring-up (before 5.14,
   // f1a0a376ca0c made init_idle() __init; 6.1.192 and 6.12.117 call it at boot only).

@@ -28,6 +28,9 @@ struct NativeCfg {
   bool zero_on_switch = false;   // PPC32 4.7..4.10: arch_vtime_task_switch zeroes the incoming user/system time
   bool splpar = false;           // shared-processor LPAR: steal from the dispatch trace log
   bool starttime_init = false;   // vtime_reset() at boot and CPU bring-up (6.12.101+), else 0
+  // kacct-local proposed fixes (arch/patches.hpp, never a release's value):
+  bool idle_steal_out = false;      // kacct-ppc-idle-steal: idle gets s - steal, steal_time the steal
+  bool split_at_user_exit = false;  // kacct-ppc-user-exit-split: the return to user splits its interval
   std::uint64_t tb_hz = 512'000'000;
   std::uint64_t tb_scale = 0;                  // tb_to_ns_scale (time_init)
   unsigned tb_shift = 0;                       // tb_to_ns_shift
@@ -226,6 +229,11 @@ void account_kernel_side(D& d, const NativeCfg& cfg, Acct<D, W>& a, Kctx where, 
     f = d.add(f, v);
   };
   if (where == Kctx::Idle) {  // vtime_account_idle(): idle += s + steal; the scaled share is dropped
+    if (cfg.idle_steal_out && cfg.flush_epoch && cfg.splpar) {  // proposed fix: as vtime_delta_kernel()
+      add(a.idle_time, d.sub(dl.s, d.min(dl.s, steal)));
+      add(a.steal_time, steal);
+      return;
+    }
     add(a.idle_time, d.add(dl.s, dl.steal));
     return;
   }
@@ -290,6 +298,20 @@ void user_exit(D& d, Acct<D, W>& a, const ulong_t<D, W>& now, Cost& k) {
   k.stores += 2;
   a.stime = d.add(a.stime, d.sub(now, a.starttime));
   a.starttime_user = now;
+}
+
+// Proposed fix kacct-ppc-user-exit-split: account_cpu_user_exit() also reads the SPURR and
+// sends its kernel interval through vtime_delta_scaled(), so the next split's SPURR delta spans
+// only time the split is told about (with SPURR == TB, scaled == unscaled exactly).
+template <class D, unsigned W>
+void user_exit_split(D& d, const NativeCfg& cfg, Acct<D, W>& a, const ulong_t<D, W>& now, const ulong_t<D, W>& spurr,
+                     Cost& k) {
+  const auto s = d.sub(now, a.starttime);
+  user_exit(d, a, now, k);
+  if (!cfg.scaled) return;
+  ++k.loads;
+  ++k.stores;
+  a.stime_scaled = d.add(a.stime_scaled, delta_scaled(d, cfg, a, spurr, s, k));
 }
 
 // The generic sinks vtime_flush() calls, with the task's context (nice, iowait).

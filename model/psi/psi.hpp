@@ -34,6 +34,9 @@ struct PsiCfg {
   arch::KVersion ver = arch::v(6, 10);
   bool irqtime = true;  // CONFIG_IRQ_TIME_ACCOUNTING with sched_clock_irqtime on (run-time flag)
   Variant variant = Variant::Faithful;
+  // Proposed fix kacct-psi-idle-irq (arch/patches.hpp, never a release's value): with the idle
+  // task current, psi_account_irqtime() advances rq->psi_irq_time and charges nobody.
+  bool idle_irq_dropped = false;
 
   // Version facts, from the patch table (arch/patches.hpp).
   bool has_psi_irq() const { return arch::applied("52b1364ba0b1", ver); }
@@ -48,6 +51,14 @@ struct PsiCfg {
     return t;
   }
 };
+
+// Selects a kacct-local proposed fix (arch/patches.hpp) on top of a version's settings; false
+// if `id` is not a PSI fix.
+inline bool apply_fix(PsiCfg& c, std::string_view id) {
+  if (id != "kacct-psi-idle-irq") return false;
+  c.idle_irq_dropped = true;
+  return true;
+}
 
 // struct psi_group_cpu, the part on this path: times[PSI_IRQ_FULL] (u32, wraps), state_start,
 // and the per-group-per-CPU seqcount (until 6.17).
@@ -205,7 +216,17 @@ void psi_account_irqtime_new(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
   auto& c = w.c;
   if (cfg.skip_irqtime_off() && !cfg.irqtime) return;
   c.costs.psi_calls++;
-  if (curr == 0) return;  // !curr->pid
+  if (curr == 0) {                                                   // !curr->pid
+    if (cfg.idle_irq_dropped && cfg.variant == Variant::Faithful) {  // proposed fix: consume it uncharged
+      c.costs.irq_reads++;
+      auto& pc = w.v.cpu[cpu];
+      note_write(c, cpu, actor, "rq->psi_irq_time");
+      const auto irq = pc.acct.irqtime.total;
+      if constexpr (!D::is_symbolic) c.charges.push_back({cpu, 0, -1, std::uint64_t(irq - pc.psi_irq_time), site});
+      pc.psi_irq_time = irq;
+    }
+    return;
+  }
   // lockdep_assert_rq_held(rq): the fault list is the model's lockdep.
   const int leaf = c.group_of(curr);
   if (prev >= 0 && c.group_of(prev) == leaf) return;

@@ -118,6 +118,9 @@ struct RunOptions {
 
 // The model settings (ModelCfg: model/sim/backends.hpp) a configuration selects on a CPU.
 ModelCfg model_cfg(const arch::CpuFacts&, const arch::Config&);
+// Selects a kacct-local proposed fix (arch/patches.hpp rows with `local`) on top of a
+// configuration's settings; throws std::invalid_argument if it is not one or does not apply.
+void apply_fix(ModelCfg&, std::string_view id);
 
 // Replays the program with the backend of cfg.acct (model/sim/backends.hpp).
 RunResult run(const Program&, const ModelCfg&, const RunOptions& = {});
