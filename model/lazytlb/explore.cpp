@@ -260,6 +260,8 @@ ExploreResult explore(const ExploreOptions& o, bool keep_states) {
       }
       nodes.push_back({std::move(w), std::uint32_t(i), e, nodes[i].depth + 1});
     }
+    // An expanded state is needed again only for its path (parent, via): free its world.
+    if (!keep_states) nodes[i].w = World<Concrete>{};
   }
   r.states = nodes.size();
   if (keep_states)
