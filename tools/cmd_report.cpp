@@ -479,7 +479,8 @@ std::string psi_section(const mpsi::Script& s, const mpsi::PsiCfg& cfg, const st
     }
     o += fmt::format(
         R"(<polyline id="{}psi-group{}" fill="none" stroke="{}" stroke-width="{}" stroke-dasharray="{}" points="{}"><title>group {}: IRQ_FULL {} ns at the end</title></polyline>)",
-        id, g, kSeriesColour[g % 8], 2.2, g >= 8 ? "5,3" : "", p, g, pts.back().g[g]);
+        id, g, kSeriesColour[g % 8], 2.0 + 2.0 * double(std::min<std::size_t>(ng - 1 - g, 3)), g >= 8 ? "5,3" : "", p,
+        g, pts.back().g[g]);
   }
   if (whole.violation && whole.failed_at) {  // where the first violated invariant was found
     std::uint64_t now = 0;
@@ -562,7 +563,7 @@ std::string lazytlb_section(const mlt::Script& s, const std::string& id) {
                    s.events.size() > 4000 ? " (the first 4000)" : "",
                    stop.empty() ? "<span class=\"verdict v-holds\">holds</span> every invariant after every event"
                                 : "<span class=\"verdict v-violated\">stopped</span> " + esc(stop));
-  const Scale x{0, double(n), kLeft, kLeft + kPlotW};
+  const Scale x{0, double(std::max<std::size_t>(n - 1, 1)), kLeft, kLeft + kPlotW};
   const double row = 24, top = 24;
   const int nm = s.sizes.mms;
   auto mm_colour = [&](mlt::Ref m) -> std::string {
@@ -624,7 +625,7 @@ std::string lazytlb_section(const mlt::Script& s, const std::string& id) {
   const double step = std::max(1.0, nice_step(double(n), 10));
   o += fmt::format(R"(<line class="axis" x1="{}" y1="{:.1f}" x2="{}" y2="{:.1f}"/>)", kLeft, bottom2, kLeft + kPlotW,
                    bottom2);
-  for (double k = 0; k <= double(n); k += step)
+  for (double k = 0; k <= double(n - 1); k += step)
     o += fmt::format(R"(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)", x(k), bottom2 + 16,
                      num(k));
   o += fmt::format(R"(<text class="tick" x="{}" y="{:.1f}" text-anchor="end">event</text>)", kLeft - 8, bottom2 + 16);
@@ -740,10 +741,13 @@ std::string conformance_page(const std::string& replay_path, const std::string& 
     o += fmt::format(R"(<g id="read-{}" class="a-{}">)", r.marker, r.agree);
     o += bar(x0 + slot * 0.12, r.pu, r.ps, r.pv, "kacct");
     if (r.ku || r.ks || r.kv) o += bar(x0 + slot * 0.12 + bw + 2, r.ku, r.ks, r.kv, "kernel");
-    o += fmt::format(R"(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle">#{} {}</text>)",
-                     x0 + slot * 0.12 + bw, bottom + 14, r.marker, esc(r.kind));
-    o += fmt::format(R"(<text class="tick a-{}" x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text></g>)", r.agree,
-                     x0 + slot * 0.12 + bw, bottom + 28, esc(r.agree.empty() ? "-" : r.agree));
+    const double cx = x0 + slot * 0.12 + bw;
+    o += fmt::format(R"(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle">#{}</text>)", cx, bottom + 13,
+                     r.marker);
+    o += fmt::format(R"(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle" style="font-size:9px">{}</text>)",
+                     cx, bottom + 25, esc(r.kind));
+    o += fmt::format(R"(<text class="tick a-{}" x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text></g>)", r.agree, cx,
+                     bottom + 38, esc(r.agree.empty() ? "-" : r.agree));
   }
   o += fmt::format(R"(<line class="axis" x1="{}" y1="{:.1f}" x2="{}" y2="{:.1f}"/>)", kLeft, bottom, kLeft + kPlotW,
                    bottom);
@@ -751,17 +755,18 @@ std::string conformance_page(const std::string& replay_path, const std::string& 
   o += fmt::format(
       R"(<div class="legend"><span class="sw" style="background:{}"></span>utime<span class="sw" style="background:{}"></span>stime<span class="sw" style="background:{}"></span>clock value (left bar: kacct, right bar: kernel)</div>)",
       kBucketColour[model::USER], kBucketColour[model::SYSTEM], kBucketColour[9]);
-  o += "\n<table><tr><th>marker</th><th class=\"l\">kind</th><th class=\"l\">unit</th><th>kacct utime</th><th>kernel "
+  o += "\n<p class=\"note\">Values in ns.</p><table><tr><th>marker</th><th class=\"l\">kind</th><th class=\"l\">read's "
+       "unit</th><th>kacct utime</th><th>kernel "
        "utime</th><th>kacct stime</th><th>kernel stime</th><th>kacct value</th><th>kernel value</th><th "
        "class=\"l\">agreement</th></tr>\n";
   auto cell = [](std::optional<double> v) { return v ? num(*v) : std::string("-"); };
   for (const auto& r : rows)
     o += fmt::format(
         "<tr><td>{}</td><td class=\"l\">{}</td><td "
-        "class=\"l\">ns</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l "
+        "class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l "
         "a-{}\">{}</td></tr>\n",
-        r.marker, esc(r.kind), cell(r.pu), cell(r.ku), cell(r.ps), cell(r.ks), cell(r.pv), cell(r.kv), r.agree,
-        esc(r.agree));
+        r.marker, esc(r.kind), esc(r.unit), cell(r.pu), cell(r.ku), cell(r.ps), cell(r.ks), cell(r.pv), cell(r.kv),
+        r.agree, esc(r.agree));
   o += "</table>\n";
   return o + page_tail();
 }
