@@ -121,6 +121,7 @@ line.read{stroke:#000;stroke-width:1;stroke-dasharray:3,2} path.read{fill:#000}
 .verdict{display:inline-block;padding:1px 8px;border-radius:3px;color:#fff;font-weight:bold}
 .v-holds{background:#2e7d32} .v-violated{background:#c62828} .v-unknown{background:#f9a825;color:#222} .v-error{background:#555}
 .a-exact{color:#2e7d32} .a-within_bounds{color:#1565c0} .a-off{color:#c62828;font-weight:bold} .a-unverifiable{color:#777}
+text.a-exact{fill:#2e7d32} text.a-within_bounds{fill:#1565c0} text.a-off{fill:#c62828;font-weight:bold} text.a-unverifiable{fill:#777}
 pre{background:#f7f7f7;border:1px solid #ddd;padding:6px;max-height:260px;overflow:auto;font-size:12px}
 details{margin:4px 0}
 </style></head><body>
