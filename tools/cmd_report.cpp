@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <array>
 #include <fstream>
 #include <iostream>
@@ -40,6 +41,8 @@ constexpr std::size_t kMaxTasks = 8;                       // task charts per tr
 
 std::string read_file(const std::string& path) {
   if (path == "-") return std::string(std::istreambuf_iterator<char>(std::cin), {});
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Failure(fmt::format("{}: is a directory", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Failure(fmt::format("{}: cannot open", path));
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -832,7 +835,12 @@ std::string counterexample_section(const proofs::PatchReport& p, const proofs::R
     } else if (first.rfind("lazytlb", 0) == 0) {
       auto s = mlt::parse_script(text);
       if (!s) return o + "<p class=\"note\">the script does not parse: " + esc(s.error().str()) + "</p>\n";
-      o += lazytlb_section(s.value(), id);
+      o += "<h4>as judged (" + esc(s.value().version.str()) + ")</h4>\n" + lazytlb_section(s.value(), id);
+      if (auto v = arch::parse_version(p.before); v && s.value().version != *v) {
+        auto before = s.value();
+        before.version = *v;
+        o += "<h4>on the release before the patch (" + esc(p.before) + ")</h4>\n" + lazytlb_section(before, id + "b-");
+      }
     }
   } catch (const Failure& e) { o += "<p class=\"note\">cannot draw it: " + esc(e.what()) + "</p>\n"; }
   return o;
