@@ -147,6 +147,9 @@ TEST_F(TickFixture, IdleTicksIntCount) {
   c = zero_cpu(d);
   account_idle_ticks(d, cfg, c, p, x, 0x8000'0000u);  // (int) -> INT_MIN, sign-extended
   expect_only({{IDLE, cfg.tick_nsec * 0xffff'ffff'8000'0000ull}});
+  c = zero_cpu(d);
+  account_idle_ticks(d, cfg, c, p, x, (std::uint64_t{1} << 33) + 5);  // (int) -> 5
+  expect_only({{IDLE, 5 * cfg.tick_nsec}});
 }
 
 // 127-131: irq boundaries: hardirq and softirq time in their own buckets, task time in none.
