@@ -82,9 +82,9 @@ std::uint64_t ref_generic2020(std::uint64_t a, std::uint64_t b, std::uint64_t c)
     res = (b / c) * a;
     b %= c;
     int shift = ilog2(a) + ilog2(b) - 62;
-    if (shift > 0) {
-      b >>= shift;
-      c >>= shift;
+    if (shift > 0) {  // shift 64 (a and b both near 2^64) is the model's shift obligation: 0
+      b = shift < 64 ? b >> shift : 0;
+      c = shift < 64 ? c >> shift : 0;
       if (!c) return res;
     }
   }
