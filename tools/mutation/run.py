@@ -4,14 +4,15 @@
 Builds the mutation build once (CMake preset `mutation`, build-mutation/: every mutant of
 model/mutation.hpp compiled in), runs the chosen test steps once without a mutant (all must
 pass; their times set the time limits), then for each mutant of tools/mutation/catalogue.tsv
-runs the steps with KACCT_MUTANT=<id>, the mutant's own mechanism's tests first, and stops at
-the first failing test: the mutant is killed (by that test), or it survives every step. A
+runs the steps that execute its source area with KACCT_MUTANT=<id>, in STEPS order, and stops
+at the first failing test: the mutant is killed (by that test), or it survives every step. A
 step that exceeds its time limit (3x its baseline + 20 s) or crashes kills the mutant too
 (the mutant made the model loop or abort). Writes <out>.json and <out>.md.
 
   tools/mutation/run.py                      # build, then the whole catalogue
   tools/mutation/run.py --ids 101,702        # some mutants
-  tools/mutation/run.py --sample             # the CI sample (SAMPLE below), asan-preset steps
+  tools/mutation/run.py --no-build -j2 --survivors-of R.json --steps mutation_kill,psi_proofs
+  tools/mutation/run.py --sample --no-build --build-dir build-asan   # the CI sample (SAMPLE)
   tools/mutation/run.py --list               # the catalogue with file:line, no run
 """
 import argparse
