@@ -15,16 +15,23 @@ model::native::NativeCfg native_cfg(const arch::CpuFacts& cpu, const arch::Confi
   NativeCfg n;
   n.word_bits = cpu.word_bits;
   n.per_task = cpu.isa == arch::Isa::PPC32;
-  n.scaled = arch::native_scaled_cputime(cpu, cfg.version);
-  n.source = cpu.spurr ? ScaledSource::Spurr : cpu.purr ? ScaledSource::Purr : ScaledSource::Timebase;
+  n.scaled = arch::native_scaled_cputime(cpu, KACCT_MUTANT(335, cfg.version, arch::next_mainline(cfg.version)));
+  n.source = KACCT_MUTANT(337,
+                          cpu.spurr  ? ScaledSource::Spurr
+                          : cpu.purr ? ScaledSource::Purr
+                                     : ScaledSource::Timebase,
+                          cpu.purr    ? ScaledSource::Purr
+                          : cpu.spurr ? ScaledSource::Spurr
+                                      : ScaledSource::Timebase);
   // cpu_has_feature() folds to false when the feature is outside CPU_FTRS_POSSIBLE: every PPC32
   // and Book3E-64 build; Book3S-64 tests it at run time (patched branch).
   n.source_folded = cpu.platform != arch::Platform::PPC_BOOK3S_64;
-  n.flush_epoch = cfg.version >= arch::v(4, 11);
+  n.flush_epoch = cfg.version >= KACCT_MUTANT(334, arch::v(4, 11), arch::v(4, 12));
   n.copy_startspurr = n.per_task && n.scaled && n.flush_epoch;  // 4.11..4.19 on PPC32
   n.zero_on_switch = n.per_task && !n.flush_epoch;              // 4.7..4.10
   n.splpar = cfg.steal && arch::native_splpar(cpu);
-  n.starttime_init = arch::applied("ppc-vtime-boot-starttime", cfg.version);  // 6.12.101+
+  n.starttime_init =
+      arch::applied("ppc-vtime-boot-starttime", KACCT_MUTANT(336, cfg.version, cfg.version.series()));  // 6.12.101+
   n.tb_hz = cpu.tb_hz;
   const auto sc = tb_scale_of(cpu.tb_hz);
   n.tb_scale = sc.scale;

@@ -16,6 +16,7 @@
 #include "arch/patches.hpp"
 #include "model/domain/reflect.hpp"
 #include "model/tick/tick.hpp"
+#include "model/mutation.hpp"
 
 namespace kacct::model::psi {
 
@@ -39,12 +40,14 @@ struct PsiCfg {
   bool idle_irq_dropped = false;
 
   // Version facts, from the patch table (arch/patches.hpp).
-  bool has_psi_irq() const { return arch::applied("52b1364ba0b1", ver); }
-  bool charge_in_clock() const { return has_psi_irq() && !arch::applied("ddae0ca2a8fe", ver); }
-  bool charge_at_tick() const { return arch::applied("ddae0ca2a8fe", ver); }
-  bool clock_in_seq() const { return arch::applied("3840cbe24cf0", ver); }
+  bool has_psi_irq() const { return arch::applied("52b1364ba0b1", KACCT_MUTANT(619, ver, arch::next_mainline(ver))); }
+  bool charge_in_clock() const {
+    return KACCT_MUTANT(617, has_psi_irq() && !arch::applied("ddae0ca2a8fe", ver), has_psi_irq());
+  }
+  bool charge_at_tick() const { return arch::applied("ddae0ca2a8fe", KACCT_MUTANT(620, ver, ver.series())); }
+  bool clock_in_seq() const { return arch::applied("3840cbe24cf0", KACCT_MUTANT(621, ver, arch::next_mainline(ver))); }
   bool skip_irqtime_off() const { return arch::applied("a6fd16148fdd", ver); }
-  bool percpu_seq() const { return arch::applied("570c8efd5eb7", ver); }
+  bool percpu_seq() const { return arch::applied("570c8efd5eb7", KACCT_MUTANT(622, ver, ver.series())); }
   TickCfg tick() const {
     TickCfg t;
     t.irq_time = irqtime;
@@ -165,7 +168,7 @@ inline void note_write(Ctl& c, int cpu, int actor, const char* what) {
 template <class D>
 void seq_section(D& d, u32<D>& seq) {
   seq = d.add(seq, d.template lit<32>(1));
-  seq = d.add(seq, d.template lit<32>(1));
+  seq = KACCT_MUTANT(601, d.add(seq, d.template lit<32>(1)), seq);
 }
 // record_times(groupc, now) (4.20+): closes the running state interval. The other states'
 // times[] are not modelled; only state_start moves.
@@ -184,7 +187,7 @@ void psi_account_irqtime_old(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
   auto& c = w.c;
   c.costs.psi_calls++;
   const int task = c.curr[cpu];
-  if (task == 0) {
+  if (KACCT_MUTANT(618, task == 0, false)) {
     if constexpr (!D::is_symbolic) c.charges.push_back({cpu, 0, -1, std::uint64_t(irq_delta), Site::RqClock});
     return;
   }
@@ -194,12 +197,12 @@ void psi_account_irqtime_old(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
   const int leaf = c.group_of(task);
   for (int g : c.chain(leaf)) {
     c.costs.levels++;
-    if (!c.enabled[g]) continue;
+    if (KACCT_MUTANT(603, !c.enabled[g], false)) continue;
     auto& gc = w.v.gc[g][cpu];
     note_write(c, cpu, actor, "psi_group_cpu (times[IRQ_FULL], seq)");
     c.costs.seq_sections++;
-    seq_section(d, gc.seq);
-    record_times(d, gc, now);
+    KACCT_MUTANT_DROP(602, seq_section(d, gc.seq))
+    KACCT_MUTANT_DROP(604, record_times(d, gc, now))
     gc.irq_full = d.add(gc.irq_full, delta);
   }
   if constexpr (!D::is_symbolic) c.charges.push_back({cpu, task, leaf, std::uint64_t(irq_delta), Site::RqClock});
@@ -216,7 +219,7 @@ void psi_account_irqtime_new(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
   auto& c = w.c;
   if (cfg.skip_irqtime_off() && !cfg.irqtime) return;
   c.costs.psi_calls++;
-  if (curr == 0) {                                                   // !curr->pid
+  if (KACCT_MUTANT(610, curr == 0, false)) {                         // !curr->pid
     if (cfg.idle_irq_dropped && cfg.variant == Variant::Faithful) {  // proposed fix: consume it uncharged
       c.costs.irq_reads++;
       auto& pc = w.v.cpu[cpu];
@@ -229,13 +232,14 @@ void psi_account_irqtime_new(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
   }
   // lockdep_assert_rq_held(rq): the fault list is the model's lockdep.
   const int leaf = c.group_of(curr);
-  if (prev >= 0 && c.group_of(prev) == leaf) return;
+  if (KACCT_MUTANT(605, prev >= 0 && c.group_of(prev) == leaf, false)) return;
   if (!cfg.clock_in_seq()) c.costs.clock_reads++;  // 6.10-6.11: now = cpu_clock() before the read
   c.costs.irq_reads++;
   auto& pc0 = w.v.cpu[cpu];
   const auto irq = pc0.acct.irqtime.total;  // irq_time_read(cpu)
   const auto delta = d.sub(irq, pc0.psi_irq_time);
-  auto nonneg = d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63));
+  auto nonneg = KACCT_MUTANT(606, d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63)),
+                             d.ule(delta, d.template lit<64>(std::uint64_t{1} << 63)));
   if (cfg.variant == Variant::NoNegGuard) nonneg = d.lit_bool(true);
   guarded(d, nonneg, w, [&](World<D>& s) {
     auto& pc = s.v.cpu[cpu];
@@ -251,20 +255,20 @@ void psi_account_irqtime_new(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
     bool first = true;
     for (int g : s.c.chain(leaf)) {
       s.c.costs.levels++;
-      if (!s.c.enabled[g]) continue;
+      if (KACCT_MUTANT(609, !s.c.enabled[g], false)) continue;
       if (cfg.variant == Variant::LostDelta && !first) break;
       first = false;
       auto& gc = s.v.gc[g][cpu];
       note_write(s.c, cpu, actor, "psi_group_cpu (times[IRQ_FULL])");
       if (!percpu) {
         s.c.costs.seq_sections++;
-        seq_section(d, gc.seq);
+        KACCT_MUTANT_DROP(608, seq_section(d, gc.seq))
         if (cfg.clock_in_seq()) s.c.costs.clock_reads++;
       }
       record_times(d, gc, s.v.now);
       gc.irq_full = d.add(gc.irq_full, d32);
     }
-    if (percpu) seq_section(d, s.v.cpu[cpu].psi_seq);
+    if (KACCT_MUTANT(607, percpu, false)) seq_section(d, s.v.cpu[cpu].psi_seq);
     if constexpr (!D::is_symbolic) s.c.charges.push_back({cpu, curr, leaf, std::uint64_t(delta), site});
   });
 }
@@ -279,7 +283,8 @@ void psi_update_rq_clock(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int acto
   if (cfg.irqtime) w.c.costs.irq_reads++;
   const auto before = pc.acct.rq.prev_irq_time;
   update_rq_clock(d, cfg.tick(), pc.acct, w.v.now);
-  const auto irq_delta = d.sub(w.v.cpu[cpu].acct.rq.prev_irq_time, before);
+  const auto irq_delta =
+      KACCT_MUTANT(611, d.sub(w.v.cpu[cpu].acct.rq.prev_irq_time, before), w.v.cpu[cpu].acct.rq.prev_irq_time);
   if (cfg.irqtime && cfg.charge_in_clock()) psi_account_irqtime_old(d, cfg, w, cpu, actor, irq_delta);
 }
 
@@ -303,7 +308,7 @@ void sched_tick(D& d, const PsiCfg& cfg, World<D>& w, int cpu) {
   if (post && cfg.variant == Variant::NoLock)
     psi_account_irqtime_new(d, cfg, w, cpu, cpu, w.c.curr[cpu], -1, Site::Tick);
   lock(w.c, cpu, cpu);
-  if (post && cfg.variant != Variant::NoLock)
+  if (KACCT_MUTANT(612, post && cfg.variant != Variant::NoLock, false))
     psi_account_irqtime_new(d, cfg, w, cpu, cpu, w.c.curr[cpu], -1, Site::Tick);
   psi_update_rq_clock(d, cfg, w, cpu, cpu);
   unlock(w.c, cpu);
@@ -317,9 +322,10 @@ void schedule(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int next) {
   psi_update_rq_clock(d, cfg, w, cpu, cpu);
   const int prev = w.c.curr[cpu];
   if (prev != next) {
-    w.c.curr[cpu] = next;
+    w.c.curr[cpu] = KACCT_MUTANT(614, next, prev);
     if (next != 0) w.c.tasks[next].cpu = cpu;
-    if (cfg.charge_at_tick() && cfg.irqtime) psi_account_irqtime_new(d, cfg, w, cpu, cpu, prev, next, Site::Switch);
+    if (KACCT_MUTANT(613, cfg.charge_at_tick() && cfg.irqtime, false))
+      psi_account_irqtime_new(d, cfg, w, cpu, cpu, prev, next, Site::Switch);
   }
   unlock(w.c, cpu);
 }
@@ -350,7 +356,7 @@ void move_sections(D& d, World<D>& w, int task, int to, int cpu, int actor) {
   for (int g : c.chain(c.group_of(task))) {
     if (!c.enabled[g]) continue;
     note_write(c, cpu, actor, "psi_group_cpu (psi_task_change)");
-    seq_section(d, w.v.gc[g][cpu].seq);
+    KACCT_MUTANT_DROP(615, seq_section(d, w.v.gc[g][cpu].seq))
     record_times(d, w.v.gc[g][cpu], w.v.now);
   }
   c.tasks[task].group = to;
@@ -369,7 +375,7 @@ void cgroup_move(D& d, World<D>& w, int task, int to, int by) {
     w.c.tasks[task].group = to;
     return;
   }
-  lock(w.c, cpu, by);
+  KACCT_MUTANT_DROP(616, lock(w.c, cpu, by))
   move_sections(d, w, task, to, cpu, by);
   unlock(w.c, cpu);
 }

@@ -15,8 +15,8 @@ ModelCfg model_cfg(const arch::CpuFacts& cpu, const arch::Config& cfg) {
   m.tick.irq_time = cfg.irq_time;
   m.tick.steal = cfg.steal;
   m.tick.tick_nsec = arch::tick_nsec(cfg.hz);
-  m.tick.steal_drop_excess = arch::applied("108ad0999085", cfg.version);
-  m.adjust = model::adjust_cfg(cfg.version, cpu.exact_mul_u64_u64_div_u64);
+  m.tick.steal_drop_excess = arch::applied("108ad0999085", KACCT_MUTANT(806, cfg.version, cfg.version.series()));
+  m.adjust = model::adjust_cfg(cfg.version, KACCT_MUTANT(728, cpu.exact_mul_u64_u64_div_u64, false));
   with_backend(cfg.acct, [&](auto b) { decltype(b)::configure(m, cpu, cfg); });
   return m;
 }
