@@ -3,7 +3,8 @@
 set -euo pipefail
 pkgs=(cmake ninja-build pkg-config g++ clang-14 libclang-rt-14-dev clang-format-14 libgtest-dev librapidcheck-dev
       libz3-dev z3 libboost-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev xz-utils liblzma-dev
-      zlib1g-dev python3 linux-source-6.1 linux-source-6.12)  # the last two: the kernel-diff tests (test/kernel_diff)
+      zlib1g-dev python3 linux-source-6.1 linux-source-6.12  # the last two: the kernel-diff tests (test/kernel_diff)
+      chromium fonts-dejavu-core)  # the browser tests of kacct report's pages (test/report)
 missing=()
 for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

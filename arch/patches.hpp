@@ -22,6 +22,10 @@ struct Patch {
   Mechanism mechanism;
   std::array<std::string_view, 5> claims;  // names resolved by proofs/validate.cpp; "" = unused
   std::string_view why;                    // one line: what the patch changed in the model
+  // A fix kacct proposes (docs/findings/), in no kernel release: applied() is false for every
+  // version; a run selects it explicitly (`--with-fix ID`), before == after is the release it
+  // is judged on, and its validator compares that release without and with it.
+  bool local = false;
 };
 
 inline constexpr std::array patches = {
@@ -201,6 +205,48 @@ inline constexpr std::array patches = {
           Mechanism::NativeVtime,
           {"native_vtime.boot_starttime", "", "", ""},
           "starttime (and startspurr) read from the TB at boot and at secondary CPU bring-up, not 0"},
+    // kacct-local proposed fixes (NOT upstream commits; docs/findings/): each is a config value
+    // of its model, selected only by `--with-fix ID`; applied() is false for every release.
+    Patch{"kacct-gen-fork-residues",
+          "[kacct-local fix, not upstream] copy_process(): clear the child's vtime residues",
+          v(6, 12),
+          v(6, 12),
+          Mechanism::GenVtime,
+          {"gen_vtime.fork_no_double_count", "gen_vtime.fix_changes_nothing_else", "", ""},
+          "the child's vtime.utime/stime/gtime start at 0 (and vtime.cpu at -1) instead of the parent's residues",
+          true},
+    Patch{"kacct-psi-idle-irq",
+          "[kacct-local fix, not upstream] psi_account_irqtime(): drop irq time accrued while idle",
+          v(6, 12),
+          v(6, 12),
+          Mechanism::PsiIrq,
+          {"psi_irq.idle_irq_not_charged", "psi_irq.fix_changes_nothing_else", "", ""},
+          "with the idle task current, rq->psi_irq_time is advanced to irq_time_read() and nothing is charged",
+          true},
+    Patch{"kacct-ppc-idle-steal",
+          "[kacct-local fix, not upstream] powerpc vtime_account_idle(): steal out of idle",
+          v(6, 12),
+          v(6, 12),
+          Mechanism::NativeVtime,
+          {"native_vtime.idle_steal_once", "native_vtime.fix_changes_nothing_else", "", ""},
+          "SPLPAR idle: the DTL steal is taken out of the idle interval and added to steal_time, as for kernel time",
+          true},
+    Patch{"kacct-ppc-user-exit-split",
+          "[kacct-local fix, not upstream] powerpc: scaled split for the kernel time before user return",
+          v(6, 12),
+          v(6, 12),
+          Mechanism::NativeVtime,
+          {"native_vtime.scaled_equals_unscaled", "native_vtime.fix_changes_nothing_else", "", ""},
+          "account_cpu_user_exit() reads the SPURR and splits its kernel interval like vtime_delta_scaled()",
+          true},
+    Patch{"kacct-scale-stime-clamp",
+          "[kacct-local fix, not upstream] pre-5.9 cputime_adjust(): clamp stime to rtime",
+          v(5, 8),
+          v(5, 8),
+          Mechanism::CputimeAdjust,
+          {"cputime_adjust.stime_le_rtime", "cputime_adjust.fix_changes_nothing_else", "", ""},
+          "77baa5bafcbe's stime <= rtime clamp after the scale_stime() loop (4.8 .. 5.8 stable and CIP trees)",
+          true},
 };
 
 // Stable backports: the first point release of a stable series that carries a patch, each row
@@ -237,6 +283,7 @@ constexpr std::optional<Patch> find_patch(std::string_view id) {
 constexpr bool applied(std::string_view id, KVersion ver) {
   for (const auto& p : patches)
     if (p.id == id) {
+      if (p.local) return false;  // a kacct-local fix is in no release
       if (ver.series() >= p.after) return true;
       for (const auto& b : backports)
         if (b.id == id && b.first.series() == ver.series() && ver.upstream() >= b.first) return true;

@@ -1,5 +1,6 @@
 // Trace text throughput: parse (syntax + per-line checks) and load (parse + validate), in
-// bytes_per_second of canonical text, plus compile() of the parsed trace.
+// bytes_per_second of canonical text, plus compile() of the parsed trace and the streaming
+// random-trace generator.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -63,6 +64,27 @@ void BM_Compile(benchmark::State& state) {
   state.SetLabel(state.range(0) == 0 ? "tick-heavy" : "builder-mix");
 }
 BENCHMARK(BM_Compile)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// `kacct random-trace`'s path: build 1M events from a seed and write their text, streaming
+// (random_trace_stream + append_event); events/s here is what --events N costs per event.
+void BM_RandomTraceStream(benchmark::State& state) {
+  trace::BuildSpec spec;
+  spec.ncpus = 2;
+  std::size_t n = 0, bytes = 0;
+  for (auto _ : state) {
+    std::string buf;
+    trace::append_header(buf, trace::build_header(spec));
+    bytes = 0;
+    n = trace::random_trace_stream(1, spec, 1'000'000, 8'000'000, [&](const trace::Event& e) {
+      trace::append_event(buf, e);
+      if (buf.size() >= (1u << 20)) bytes += buf.size(), buf.clear();
+    });
+    benchmark::DoNotOptimize(bytes += buf.size());
+  }
+  state.SetItemsProcessed(std::int64_t(state.iterations()) * std::int64_t(n));
+  state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(bytes));
+}
+BENCHMARK(BM_RandomTraceStream)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

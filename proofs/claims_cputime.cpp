@@ -9,6 +9,7 @@
 #include "arch/registry.hpp"
 #include "proofs/jobs.hpp"
 #include "proofs/memo.hpp"
+#include "proofs/claims_fixes.hpp"
 #include "proofs/registry.hpp"
 #include "proofs/step_job.hpp"
 
@@ -69,6 +70,7 @@ Result judge(const std::string& claim, const AdjustCfg& cfg, unsigned timeout_ms
 // cputime_adjust patches: each claim on the release after the patch, on each CPU class whose
 // code differs (exact or generic 64-bit division), with the release before for contrast.
 std::vector<Result> cputime_adjust_claims(const arch::Patch& p, unsigned timeout_ms) {
+  if (p.local) return cputime_adjust_fix_claims(p, timeout_ms);  // a kacct-local fix (claims_fixes.cpp)
   std::vector<arch::CpuFacts> classes;
   for (const auto& c : arch::cpus()) {
     bool seen = false;

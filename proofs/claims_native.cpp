@@ -10,6 +10,7 @@
 #include "model/sim/machine.hpp"
 #include "model/trace/builder.hpp"
 #include "proofs/jobs.hpp"
+#include "proofs/claims_fixes.hpp"
 #include "proofs/registry.hpp"
 #include "proofs/step_job.hpp"
 
@@ -107,6 +108,7 @@ bool replays_finding(const std::string& text, const char* cpu, arch::Config cfg,
 // abcff86df2d2 (4.20: PPC32) and b4645ffc49cf (5.4: Book3E-64): on every CPU the new rule
 // drops, judge each claim of the patch row; the boot-starttime patch on a trace.
 std::vector<Result> native_vtime_claims(const arch::Patch& patch, unsigned timeout_ms) {
+  if (patch.local) return native_vtime_fix_claims(patch, timeout_ms);  // a kacct-local fix (claims_fixes.cpp)
   std::vector<arch::CpuFacts> dropped;
   for (const auto& c : arch::cpus())
     if (arch::have_virt_cpu_accounting(c, patch.before) && arch::native_scaled_cputime(c, patch.before) &&

@@ -107,6 +107,10 @@ const std::vector<Row>& table() {
        "cputime_adjust.stime_le_rtime",
        {"one call from any prev state (Z3); a violation confirmed by calls from prev = 0"},
        {}},
+      {Kind::Claim,
+       "cputime_adjust.fix_changes_nothing_else",
+       {"200000 random calls from prev = 0 on the release without and with the kacct-local clamp"},
+       {"calls from a prev state other than 0"}},
 
       // ---- division lemmas (mul_u64_u64_div_u64), proofs/jobs_cputime.cpp
       {Kind::Model,
@@ -203,6 +207,14 @@ const std::vector<Row>& table() {
        {"from 6.10 also the race script: a tick concurrent with a cgroup move (race_tick_move) under the pre-merge "
         "draft"},
        {}},
+      {Kind::Claim,
+       "psi_irq.idle_irq_not_charged",
+       {"the kacct-local fix's witness script (irq while idle, then a task in a child group) without and with it"},
+       {kScenarioOnly, "the u32 wrap of one delta >= 2^32 ns on a nohz_full CPU (not this fix's)"}},
+      {Kind::Claim,
+       "psi_irq.fix_changes_nothing_else",
+       {"four scripts without and with the kacct-local fix: three without idle irq time, the witness"},
+       {kScenarioOnly}},
 
       // ---- powerpc native vtime, docs/models/native-vtime.md, proofs/jobs_native.cpp
       {Kind::Model,
@@ -256,6 +268,15 @@ const std::vector<Row>& table() {
        {"the smallest overflowing split (dS * s wraps at the CPU's word width) as a trace per CPU that lost the "
         "scaled code"},
        {"other overflowing inputs (one is enough for violated)"}},
+      {Kind::Claim,
+       "native_vtime.idle_steal_once",
+       {"the kacct-local fix's witness trace (a POWER9 SPLPAR CPU idling with DTL steal) without and with it"},
+       {kScenarioOnly, "whether the hypervisor logs dispatch steal for a ceded (idle) vCPU"}},
+      {Kind::Claim,
+       "native_vtime.fix_changes_nothing_else",
+       {"40 generated traces (POWER9 with steal, or PPC970) on 6.12 without and with the kacct-local fix: verdicts, "
+        "kcpustat and the unscaled task times"},
+       {kScenarioOnly}},
 
       // ---- gen vtime (VIRT_CPU_ACCOUNTING_GEN, nohz_full), docs/models/gen-vtime.md, proofs/jobs_gen.cpp
       {Kind::Model,
@@ -311,6 +332,11 @@ const std::vector<Row>& table() {
        {"one trace: a task with unflushed residues forks"},
        {kScenarioOnly}},
       {Kind::Claim, "gen_vtime.seq_brackets", {"one trace: idle -> task -> idle -> task"}, {kScenarioOnly}},
+      // kacct-local proposed fixes (arch/patches.hpp `local` rows, proofs/claims_fixes.cpp)
+      {Kind::Claim,
+       "gen_vtime.fix_changes_nothing_else",
+       {"40 generated x86-64 traces on the release without and with the fix: verdicts, kcpustat and task times"},
+       {kScenarioOnly, "the exit half of the fork finding (a dead task's residues), which the fix leaves as is"}},
   };
   return rows;
 }

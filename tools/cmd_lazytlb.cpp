@@ -65,7 +65,7 @@ nlohmann::ordered_json costs_json(const Costs& c) {
           {"ipis", c.ipis},         {"cpumask_updates", c.mask_updates},   {"frees", c.frees}};
 }
 
-void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool hotplug, bool json) {
+void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool hotplug, bool symmetry, bool json) {
   if (s.cpus < 1 || s.cpus > 8 || s.tasks < 1 || s.tasks > 8 || s.mms < 1 || s.mms > 4)
     throw Failure("explore sizes: --cpus 1..8, --tasks 1..8, --mms 1..4");
   ExploreOptions o;
@@ -73,6 +73,7 @@ void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool h
   o.header.sizes = s;
   o.max_states = max_states;
   o.hotplug = hotplug;
+  o.symmetry = symmetry;
   const Cfg cfg = o.header.cfg();
   const auto t0 = std::chrono::steady_clock::now();
   auto r = explore(o);
@@ -86,6 +87,7 @@ void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool h
   j["tasks"] = s.tasks;
   j["mms"] = s.mms;
   j["hotplug"] = hotplug;
+  j["symmetry"] = symmetry ? (cpus_symmetric(cfg) ? "cpus,tasks,mms" : "tasks,mms") : "none";
   j["states"] = r.states;
   j["transitions"] = r.transitions;
   j["depth"] = r.depth;
@@ -106,6 +108,10 @@ void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool h
                o.header.version.str(), mode_name(cfg), s.cpus, s.tasks, s.mms,
                hotplug ? (s.cpus > 1 ? ", CPU hotplug (one CPU out at a time)" : "") : ", no CPU hotplug",
                o.header.mutants.empty() ? "" : fmt::format(", mutants {}", fmt::join(o.header.mutants, ",")));
+    if (symmetry)
+      fmt::print(
+          "  states counted up to renaming {} (--symmetry)\n",
+          cpus_symmetric(cfg) ? "CPUs other than 0, tasks and mms" : "tasks and mms (a mutant singles out a CPU)");
     fmt::print("  states {}  transitions {}  depth {}  ({:.2f} s){}\n", r.states, r.transitions, r.depth, sec,
                r.truncated ? "  TRUNCATED at --max-states" : "");
     fmt::print("  mm frees {}  states with a zombie mm (pinned only by lazy refs) {}  most IPIs by one event {}\n",
@@ -254,9 +260,12 @@ void add_lazytlb(CLI::App& app) {
   ex->add_flag("--json", *json, "JSON output");
   auto no_hotplug = std::make_shared<bool>(false);
   ex->add_flag("--no-hotplug", *no_hotplug, "no CPU goes offline (by default any CPU but 0 may, one at a time)");
+  auto symmetry = std::make_shared<bool>(false);
+  ex->add_flag("--symmetry", *symmetry,
+               "one state per class of states equal up to renaming CPUs (but 0), task and mm slots");
   ex->callback([=] {
     if (tgt->mode.empty() && tgt->arch.empty()) tgt->mode = "shootdown";
-    explore_cmd(*tgt, *sizes, *max_states, !*no_hotplug, *json);
+    explore_cmd(*tgt, *sizes, *max_states, !*no_hotplug, *symmetry, *json);
   });
   auto path = std::make_shared<std::string>();
   auto* run = g->add_subcommand("run", "Replay an event script, checking every invariant after every event");

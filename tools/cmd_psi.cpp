@@ -6,6 +6,7 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <vector>
 
 #include "common.hpp"
 #include "model/psi/script.hpp"
@@ -22,6 +23,7 @@ arch::KVersion parse_ver(const std::string& s) {
 
 struct Opts {
   std::string path, version, variant, irqtime;
+  std::vector<std::string> fixes;  // --with-fix: kacct-local proposed fixes (docs/findings/)
   bool json = false;
   unsigned calls = 1000, ticks = 4;
 };
@@ -37,6 +39,8 @@ PsiCfg cfg_for(const Script& s, const Opts& o) {
     c.irqtime = false;
   else if (!o.irqtime.empty())
     throw Failure("--irqtime: on or off");
+  for (const auto& f : o.fixes)
+    if (!apply_fix(c, f)) throw Failure("--with-fix: '" + f + "' is not a kacct-local PSI fix (kacct findings)");
   return c;
 }
 
@@ -84,6 +88,9 @@ void run_cmd(const Opts& o) {
       for (const auto& c : r.world.v.gc[g]) row.push_back(c.irq_full);
       fmt::print("group {}: times[IRQ_FULL] per cpu {}\n", g, fmt::join(row, " "));
     }
+    if (!r.idle_irq_finding.empty())
+      fmt::print("kernel finding psi_irq.idle_irq_charged: {} ns in all; first: {}\n", r.idle_irq_charged,
+                 r.idle_irq_finding);
     if (r.violation) {
       Script shown = s;
       shown.version = cfg.ver;
@@ -153,6 +160,7 @@ void add_psi(CLI::App& app) {
   run->add_option("--version", o->version, "kernel version MAJOR.MINOR (default: the script's, else 6.10)");
   run->add_option("--variant", o->variant, "faithful | no-lock | double-count | lost-delta | no-neg-guard");
   run->add_option("--irqtime", o->irqtime, "on | off: irq time accounting at run time");
+  run->add_option("--with-fix", o->fixes, "ID: apply a kacct-local proposed fix (not upstream; `kacct findings`)");
   run->add_flag("--json", o->json, "JSON output");
   run->callback([o] { run_cmd(*o); });
   auto s = std::make_shared<Opts>();

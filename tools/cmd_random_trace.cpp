@@ -2,8 +2,9 @@
 // `gen` is its old name, kept as an alias for one release ("gen" now means gen vtime).
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <memory>
 
 #include "common.hpp"
@@ -12,8 +13,10 @@
 namespace kacct::cli {
 namespace {
 
-constexpr std::size_t kMaxEvents = 20'000'000;  // the builder keeps the whole Trace in memory
+constexpr std::size_t kMaxEvents = 20'000'000;
 
+// Streams: the builder hands over each event as it is made and the text goes out in 1 MB
+// pieces, so memory does not grow with --events.
 void random_trace_cmd(std::uint64_t seed, const std::string& cpu, std::uint32_t ncpus, std::size_t events,
                       const std::string& out) {
   resolve_cpu(cpu);  // only CPUs of the table: the trace must be runnable by `kacct run`
@@ -21,26 +24,35 @@ void random_trace_cmd(std::uint64_t seed, const std::string& cpu, std::uint32_t 
   spec.cpu_model = cpu;
   spec.ncpus = ncpus;
   // The builder takes actions, not events: most actions give one event, some none or a few.
-  // Draw actions until the trace has at least `events` events, then cut it there (every
-  // prefix of a valid trace is valid).
-  trace::Trace t = trace::random_trace(seed, spec, events);
-  for (std::size_t n = events; t.events.size() < events && n < 8 * events + 64;) {
-    n = n * 2 + 16;
-    t = trace::random_trace(seed, spec, n);
-  }
-  if (t.events.size() > events) t.events.resize(events);
-  if (auto e = trace::validate(t)) throw Failure("internal error: generated trace is invalid: " + e->to_string());
-  const std::string text = trace::write(t);
-  if (out.empty() || out == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return;
-  }
-  std::ofstream f(out, std::ios::binary | std::ios::trunc);
-  if (!f) throw Failure(fmt::format("{}: cannot open for writing", out));
-  f.write(text.data(), std::streamsize(text.size()));
-  f.close();
-  if (!f) throw Failure(fmt::format("{}: write error", out));
-  fmt::print(stderr, "kacct: wrote {} ({} events, {} CPUs, seed {})\n", out, t.events.size(), t.header.ncpus, seed);
+  // Draw actions until the trace has `events` events (every prefix of a valid trace is
+  // valid), giving up after as many actions as the old doubling search tried at most.
+  std::size_t max_actions = events;
+  while (max_actions < 8 * events + 64) max_actions = max_actions * 2 + 16;
+  const trace::Header header = trace::build_header(spec);
+  if (auto e = trace::check_header(header))
+    throw Failure("internal error: generated header is invalid: " + e->to_string());
+
+  const bool to_stdout = out.empty() || out == "-";
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(to_stdout ? nullptr : std::fopen(out.c_str(), "wb"),
+                                                       std::fclose);
+  if (!to_stdout && !file) throw Failure(fmt::format("{}: cannot open for writing: {}", out, std::strerror(errno)));
+  std::FILE* f = to_stdout ? stdout : file.get();
+  std::string buf;
+  auto flush = [&] {
+    if (std::fwrite(buf.data(), 1, buf.size(), f) != buf.size())
+      throw Failure(fmt::format("{}: write error", to_stdout ? "stdout" : out));
+    buf.clear();
+  };
+  trace::append_header(buf, header);
+  const std::size_t n = trace::random_trace_stream(seed, spec, events, max_actions, [&](const trace::Event& e) {
+    trace::append_event(buf, e);
+    if (buf.size() >= (1u << 20)) flush();
+  });
+  flush();
+  if (std::fflush(f) != 0) throw Failure(fmt::format("{}: write error", to_stdout ? "stdout" : out));
+  if (to_stdout) return;
+  if (std::fclose(file.release()) != 0) throw Failure(fmt::format("{}: write error", out));
+  fmt::print(stderr, "kacct: wrote {} ({} events, {} CPUs, seed {})\n", out, n, header.ncpus, seed);
 }
 
 }  // namespace

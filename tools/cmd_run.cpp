@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "common.hpp"
 #include "proofs/replay.hpp"
@@ -94,13 +95,29 @@ arch::CpuFacts pick_cpu(const std::string& opt, const Loaded& l) {
                             l.trace.header.cpu_model));
 }
 
-void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::string& path, bool as_json) {
+// --with-fix: kacct-local proposed fixes (arch/patches.hpp `local` rows) on the config's model.
+sim::ModelCfg with_fixes(sim::ModelCfg m, const std::vector<std::string>& fixes) {
+  for (const auto& f : fixes) try {
+      sim::apply_fix(m, f);
+    } catch (const std::invalid_argument& e) {
+      throw Failure(std::string("--with-fix: ") + e.what() + " (kacct findings lists them)");
+    }
+  return m;
+}
+std::string fixes_note(const std::vector<std::string>& fixes) {
+  std::string s;
+  for (const auto& f : fixes) s += " +" + f;
+  return s;
+}
+
+void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::string& path, bool as_json,
+             const std::vector<std::string>& fixes) {
   Loaded l = load_trace(path);
   const auto cpu = pick_cpu(cpu_opt, l);
   const auto cfg = resolve_config(cfg_opt);
   require_legal(cpu, cfg);
   const auto prog = compile_or_exit(l);
-  const auto r = sim::run(prog, sim::model_cfg(cpu, cfg), {.check = false});
+  const auto r = sim::run(prog, with_fixes(sim::model_cfg(cpu, cfg), fixes), {.check = false});
   auto truth_r = trace::ground_truth(l.trace);
   if (!truth_r) throw Failure(fmt::format("{}: ground truth: {}", l.name, truth_r.error().to_string()));
   const auto& truth = truth_r.value();
@@ -111,6 +128,7 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
     json j;
     j["cpu"] = cpu.name;
     j["config"] = cfg.name();
+    if (!fixes.empty()) j["with_fix"] = fixes;
     j["trace"] = l.name;
     j["events"] = r.events;
     j["end_ts"] = truth.end_ts;
@@ -193,8 +211,8 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
     return;
   }
 
-  fmt::print("{}: {} events, {} CPUs, end_ts {} ns\nmodel: {} {}\n\n", l.name, r.events, ncpus, truth.end_ts, cpu.name,
-             cfg.name());
+  fmt::print("{}: {} events, {} CPUs, end_ts {} ns\nmodel: {} {}{}\n\n", l.name, r.events, ncpus, truth.end_ts,
+             cpu.name, cfg.name(), fixes_note(fixes));
   // Per-CPU kcpustat: model ns, USER_HZ ticks, truth (kernel view), error.
   {
     std::vector<std::string> h{"cpu", "bucket", "model ns", "ticks", "truth ns", "error ns"};
@@ -265,10 +283,16 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
 
 // One check; returns the message (empty if clean).
 std::string check_one(const Loaded& l, const sim::Program& prog, const arch::CpuFacts& cpu, const arch::Config& cfg,
-                      bool quote, const std::optional<model::AdjustCfg>& adjust = std::nullopt) {
+                      bool quote, const std::optional<model::AdjustCfg>& adjust = std::nullopt,
+                      const std::vector<std::string>& fixes = {}) {
   auto mc = sim::model_cfg(cpu, cfg);
   if (adjust) mc.adjust = *adjust;  // --cputime-adjust
+  mc = with_fixes(mc, fixes);
   const auto r = sim::run(prog, mc, {.check = true, .stop_at_violation = true});
+  // gen vtime: residues a forked child copied (a kernel finding, not a violation)
+  if (const auto* gen = r.backend_result<model::GenResult>(); quote && gen && !gen->fork_finding.empty())
+    fmt::print("{}:{}: kernel finding gen_vtime.fork_no_double_count: {} ({} ns in all)\n", l.name, gen->fork_line,
+               gen->fork_finding, gen->fork_inherited);
   // native vtime: the kernel hazards the trace reached (findings, not violations)
   if (const auto* native = r.backend_result<model::native::NativeResult>(); quote && native)
     for (const auto& f : native->findings)
@@ -290,7 +314,8 @@ std::string check_one(const Loaded& l, const sim::Program& prog, const arch::Cpu
 }
 
 void check_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::string& path, bool all,
-               const std::string& adjust_opt) {
+               const std::string& adjust_opt, const std::vector<std::string>& fixes) {
+  if (all && !fixes.empty()) throw Failure("check: --with-fix needs one --config, not --all-configs");
   std::optional<model::AdjustCfg> adjust;
   if (!adjust_opt.empty()) {
     adjust = proofs::parse_adjust(adjust_opt);
@@ -308,10 +333,10 @@ void check_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std
     const auto cpu = pick_cpu(cpu_opt, l);
     const auto cfg = resolve_config(cfg_opt);
     require_legal(cpu, cfg);
-    auto msg = check_one(l, prog, cpu, cfg, true, adjust);
+    auto msg = check_one(l, prog, cpu, cfg, true, adjust, fixes);
     if (msg.empty()) {
-      fmt::print("{}: ok ({} {}{}, {} events, every invariant holds after every event)\n", l.name, cpu.name, cfg.name(),
-                 adjust ? " cputime_adjust " + adjust_opt : "", prog.events.size());
+      fmt::print("{}: ok ({} {}{}{}, {} events, every invariant holds after every event)\n", l.name, cpu.name,
+                 cfg.name(), adjust ? " cputime_adjust " + adjust_opt : "", fixes_note(fixes), prog.events.size());
       return;
     }
     fmt::print("{}\n", msg);
@@ -343,6 +368,7 @@ void check_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std
 void add_run(CLI::App& app) {
   struct Opts {
     std::string cpu, config, trace, adjust;
+    std::vector<std::string> fixes;
     bool json = false, all = false;
   };
   auto o = std::make_shared<Opts>();
@@ -352,7 +378,8 @@ void add_run(CLI::App& app) {
       ->required();
   run->add_option("TRACE", o->trace, "trace file, or - for stdin")->required();
   run->add_flag("--json", o->json, "JSON output (schema: docs/cli.md)");
-  run->callback([o] { run_cmd(o->cpu, o->config, o->trace, o->json); });
+  run->add_option("--with-fix", o->fixes, "ID: apply a kacct-local proposed fix (not upstream; `kacct findings`)");
+  run->callback([o] { run_cmd(o->cpu, o->config, o->trace, o->json, o->fixes); });
 
   auto p = std::make_shared<Opts>();
   auto* check = app.add_subcommand("check", "Replay a trace checking every invariant after every event");
@@ -363,7 +390,9 @@ void add_run(CLI::App& app) {
   check->add_option("--cputime-adjust", p->adjust,
                     "ERA:DIVISION: replace the config's cputime_adjust (era by the patch that opens it, "
                     "e.g. 9d7fb0427648:exact128; docs/cli.md); for combinations no listed config has");
-  check->callback([p] { check_cmd(p->cpu, p->config, p->trace, p->all, p->adjust); });
+  check->add_option("--with-fix", p->fixes,
+                    "ID: apply a kacct-local proposed fix (not upstream; `kacct findings`, docs/findings/)");
+  check->callback([p] { check_cmd(p->cpu, p->config, p->trace, p->all, p->adjust, p->fixes); });
 }
 
 }  // namespace kacct::cli

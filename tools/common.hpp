@@ -75,6 +75,7 @@ void print_json(const nlohmann::ordered_json&);
 void add_list(CLI::App&);
 void add_run(CLI::App&);           // run + check
 void add_proofs(CLI::App&);        // prove + validate
+void add_findings(CLI::App&);      // findings (cmd_findings.cpp)
 void add_psi(CLI::App&);           // psi-irq run + psi-irq seed
 void add_random_trace(CLI::App&);  // random-trace (alias gen)
 void add_perf(CLI::App&);          // perf-convert + perf-replay

@@ -9,6 +9,10 @@
 #include "arch/version.hpp"
 #include "common.hpp"
 
+namespace kacct::cli {
+void add_report(CLI::App&);  // report (cmd_report.cpp)
+}
+
 int main(int argc, char** argv) {
   using namespace kacct::cli;
   CLI::App app{"kacct - formally checked reference model of Linux CPU-time accounting", "kacct"};
@@ -20,10 +24,12 @@ int main(int argc, char** argv) {
   add_gen_vtime(app);
   add_run(app);
   add_proofs(app);
+  add_findings(app);
   add_perf(app);
   add_lazytlb(app);
   add_psi(app);
   add_native(app);
+  add_report(app);
   add_legacy_aliases(app);
   try {
     try {

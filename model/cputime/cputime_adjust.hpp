@@ -5,6 +5,7 @@
 
 #include "arch/patches.hpp"
 #include "model/domain/reflect.hpp"
+#include "model/mutation.hpp"
 
 namespace kacct::model {  // shared core, not model::cputime: every backend uses these types
 
@@ -34,21 +35,22 @@ struct AdjustCfg {
 
 inline AdjustCfg adjust_cfg(arch::KVersion ver, bool exact_mul_div_arch) {
   AdjustCfg c;
-  if (arch::applied("77baa5bafcbe", ver))
+  if (arch::applied("77baa5bafcbe", KACCT_MUTANT(801, ver, arch::next_mainline(ver))))
     c.era = AdjustEra::ClampToRtime;
-  else if (arch::applied("173be9a14f7b", ver))
+  else if (arch::applied("173be9a14f7b", KACCT_MUTANT(802, ver, arch::next_mainline(ver))))
     c.era = AdjustEra::ClampAlways;
-  else if (arch::applied("9d7fb0427648", ver))
+  else if (arch::applied("9d7fb0427648", KACCT_MUTANT(803, ver, arch::next_mainline(ver))))
     c.era = AdjustEra::GotoUpdate;
   else
     c.era = AdjustEra::PerFieldMax;
-  if (!arch::applied("3dc167ba5729", ver))
+  if (!arch::applied("3dc167ba5729", KACCT_MUTANT(804, ver, arch::next_mainline(ver))))
     c.div = ScaleDiv::Loop32;
-  else if (exact_mul_div_arch || arch::applied("b29a62d87cc0", ver))
+  else if (KACCT_MUTANT(729, exact_mul_div_arch || arch::applied("b29a62d87cc0", ver),
+                        arch::applied("b29a62d87cc0", ver) && !exact_mul_div_arch))
     c.div = ScaleDiv::Exact128;
   else
     c.div = ScaleDiv::Generic2020;
-  c.overflow_max = c.div == ScaleDiv::Exact128 && !exact_mul_div_arch;
+  c.overflow_max = KACCT_MUTANT(712, c.div == ScaleDiv::Exact128 && !exact_mul_div_arch, false);
   return c;
 }
 
@@ -67,7 +69,8 @@ template <class D>
 u64<D> ilog2_u64(D& d, u64<D> x) {
   u64<D> r = d.template lit<64>(0);
   for (unsigned s : {32u, 16u, 8u, 4u, 2u, 1u}) {
-    auto big = d.ule(d.template lit<64>(std::uint64_t{1} << s), x);
+    auto big = KACCT_MUTANT(726, d.ule(d.template lit<64>(std::uint64_t{1} << s), x),
+                            d.ult(d.template lit<64>(std::uint64_t{1} << s), x));
     x = d.select(big, d.lshr(x, d.template lit<64>(s), "ilog2.shift"), x);
     r = d.select(big, d.add(r, d.template lit<64>(s)), r);
   }
@@ -86,26 +89,27 @@ u64<D> scale_stime_loop32(D& d, u64<D> stime, u64<D> rtime, u64<D> total) {
   // Each round halves total or rtime, or moves a bit from rtime to stime; 192 rounds bound it.
   for (int round = 0; round < 192; ++round) {
     when(d, d.bnot(s.done), s, [&](S& st) {
-      auto swap = d.ult(st.rtime, st.stime);
+      auto swap = KACCT_MUTANT(716, d.ult(st.rtime, st.stime), d.ult(st.stime, st.rtime));
       auto r = d.select(swap, st.stime, st.rtime);
       st.stime = d.select(swap, st.rtime, st.stime);
       st.rtime = r;
-      auto total_wide = d.ne(d.lshr(st.total, lit(32), "scale_stime.shift"), lit(0));
+      auto total_wide = d.ne(d.lshr(st.total, KACCT_MUTANT(717, lit(32), lit(33)), "scale_stime.shift"), lit(0));
       auto rtime_wide = d.ne(d.lshr(st.rtime, lit(32), "scale_stime.shift"), lit(0));
-      auto stime_big = d.ne(d.lshr(st.stime, lit(31), "scale_stime.shift"), lit(0));
-      auto drop = d.bor(total_wide, d.band(rtime_wide, stime_big));
+      auto stime_big = d.ne(d.lshr(st.stime, KACCT_MUTANT(718, lit(31), lit(32)), "scale_stime.shift"), lit(0));
+      auto drop = KACCT_MUTANT(719, d.bor(total_wide, d.band(rtime_wide, stime_big)), total_wide);
       auto balance = d.band(d.bnot(total_wide), d.band(rtime_wide, d.bnot(stime_big)));
       st.done = d.band(d.bnot(total_wide), d.bnot(rtime_wide));
       st.rtime = d.select(drop, d.lshr(st.rtime, lit(1), "scale_stime.shift"),
                           d.select(balance, d.lshr(st.rtime, lit(1), "scale_stime.shift"), st.rtime));
       st.total = d.select(drop, d.lshr(st.total, lit(1), "scale_stime.shift"), st.total);
-      st.stime = d.select(balance, d.shl(st.stime, lit(1), "scale_stime.shift"), st.stime);
+      st.stime = d.select(balance, KACCT_MUTANT(721, d.shl(st.stime, lit(1), "scale_stime.shift"), st.stime), st.stime);
     });
   }
   d.require(s.done, "scale_stime.terminates");
   auto lo32 = [&](u64<D> x) { return d.template zext<64>(d.template trunc<32>(x)); };
   // div_u64(): a 64-bit dividend by a 32-bit divisor
-  return d.udiv(d.mul(lo32(s.stime), lo32(s.rtime)), lo32(s.total), "scale_stime.div_nonzero");
+  return d.udiv(KACCT_MUTANT(720, d.mul(lo32(s.stime), lo32(s.rtime)), lo32(d.mul(lo32(s.stime), lo32(s.rtime)))),
+                lo32(s.total), "scale_stime.div_nonzero");
 }
 
 // mul_u64_u64_div_u64(), generic C version of lib/math/div64.c as added by 3dc167ba5729 (5.9,
@@ -119,20 +123,21 @@ u64<D> mul_u64_u64_div_u64_generic(D& d, u64<D> a, u64<D> b, u64<D> c) {
   struct S {
     BOOST_HANA_DEFINE_STRUCT(S, (u64<D>, a), (u64<D>, b), (u64<D>, c), (u64<D>, res), (boolean<D>, early));
   } s{a, b, c, lit(0), d.lit_bool(false)};
-  when(d, d.ult(lit(64), d.add(la, lb)), s, [&](S& st) {  // ilog2(a) + ilog2(b) > 62
-    auto div = d.udiv(st.b, st.c, "mul_u64_u64_div_u64.div_nonzero");
-    auto rem = d.urem(st.b, st.c, "mul_u64_u64_div_u64.div_nonzero");
-    st.res = d.mul(div, st.a);
-    st.b = rem;
-    auto la2 = d.add(ilog2_u64(d, st.a), lit(1)), lb2 = d.add(ilog2_u64(d, st.b), lit(1));
-    // shift = ilog2(a) + ilog2(b) - 62, applied when positive
-    when(d, d.ult(lit(64), d.add(la2, lb2)), st, [&](S& t) {
-      auto shift = d.sub(d.add(la2, lb2), lit(64));
-      t.b = d.lshr(t.b, shift, "mul_u64_u64_div_u64.shift");
-      t.c = d.lshr(t.c, shift, "mul_u64_u64_div_u64.shift");
-      t.early = d.eq(t.c, lit(0));
-    });
-  });
+  when(d, KACCT_MUTANT(722, d.ult(lit(64), d.add(la, lb)), d.ult(lit(65), d.add(la, lb))), s,
+       [&](S& st) {  // ilog2(a) + ilog2(b) > 62
+         auto div = d.udiv(st.b, st.c, "mul_u64_u64_div_u64.div_nonzero");
+         auto rem = d.urem(st.b, st.c, "mul_u64_u64_div_u64.div_nonzero");
+         st.res = KACCT_MUTANT(723, d.mul(div, st.a), div);
+         st.b = rem;
+         auto la2 = d.add(ilog2_u64(d, st.a), lit(1)), lb2 = d.add(ilog2_u64(d, st.b), lit(1));
+         // shift = ilog2(a) + ilog2(b) - 62, applied when positive
+         when(d, d.ult(lit(64), d.add(la2, lb2)), st, [&](S& t) {
+           auto shift = d.sub(d.add(la2, lb2), KACCT_MUTANT(724, lit(64), lit(63)));
+           t.b = d.lshr(t.b, shift, "mul_u64_u64_div_u64.shift");
+           t.c = d.lshr(t.c, shift, "mul_u64_u64_div_u64.shift");
+           t.early = KACCT_MUTANT(725, d.eq(t.c, lit(0)), d.lit_bool(false));
+         });
+       });
   branch(
       d, s.early, s, [](S&) {},
       [&](S& st) { st.res = d.add(st.res, d.udiv(d.mul(st.a, st.b), st.c, "mul_u64_u64_div_u64.div_nonzero")); });
@@ -147,10 +152,10 @@ u64<D> mul_hi_u64(D& d, u64<D> a, u64<D> b) {
   auto lo32 = [&](u64<D> x) { return d.template zext<64>(d.template trunc<32>(x)); };
   auto hi32 = [&](u64<D> x) { return d.lshr(x, lit(32), "mul_hi.shift"); };
   auto x = d.mul(lo32(a), lo32(b));
-  auto y = d.add(d.mul(lo32(a), hi32(b)), hi32(x));
+  auto y = KACCT_MUTANT(715, d.add(d.mul(lo32(a), hi32(b)), hi32(x)), d.mul(lo32(a), hi32(b)));
   auto z = d.add(d.mul(hi32(a), hi32(b)), hi32(y));
   y = d.add(d.mul(hi32(a), lo32(b)), lo32(y));
-  return d.add(z, hi32(y));
+  return KACCT_MUTANT(714, d.add(z, hi32(y)), z);
 }
 
 // stime * rtime / total by the era's routine. ScaleDiv::Abstract is the proofs' abstraction,
@@ -168,7 +173,9 @@ u64<D> scale(D& d, ScaleDiv how, u64<D> stime, u64<D> rtime, u64<D> total, bool 
   auto q = d.mul_u64_u64_div_u64(stime, rtime, total, "cputime_adjust.div_nonzero");
   if (!overflow_max || how != ScaleDiv::Exact128) return q;
   // "if (n_hi >= c) return -1": the quotient does not fit.
-  return d.select(d.ule(total, mul_hi_u64(d, stime, rtime)), d.template lit<64>(~std::uint64_t{0}), q);
+  return d.select(
+      KACCT_MUTANT(713, d.ule(total, mul_hi_u64(d, stime, rtime)), d.ult(total, mul_hi_u64(d, stime, rtime))),
+      d.template lit<64>(~std::uint64_t{0}), q);
 }
 
 // cputime_adjust(curr, prev, &ut, &st): returns the (utime, stime) pair userspace sees and
@@ -182,7 +189,8 @@ PrevCputime<D> cputime_adjust(D& d, const AdjustCfg& cfg, const TaskCputime<D>& 
   } s{curr.stime, curr.utime, prev};
 
   // "if (prev->stime + prev->utime >= rtime) goto out": nothing new to hand out.
-  auto stale = d.ule(rtime, d.add(prev.stime, prev.utime));
+  auto stale =
+      KACCT_MUTANT(701, d.ule(rtime, d.add(prev.stime, prev.utime)), d.ult(rtime, d.add(prev.stime, prev.utime)));
   when(d, d.bnot(stale), s, [&](S& st) {
     if (cfg.era == AdjustEra::PerFieldMax) {
       // <= 4.2: utime == 0 -> all stime; stime == 0 -> all utime; else scale; then each prev
@@ -194,23 +202,24 @@ PrevCputime<D> cputime_adjust(D& d, const AdjustCfg& cfg, const TaskCputime<D>& 
                 d, d.eq(t.stime, zero), t, [&](S& u) { u.utime = rtime; },
                 [&](S& u) {
                   u.stime = scale(d, cfg.div, u.stime, rtime, d.add(u.stime, u.utime), cfg.overflow_max);
-                  u.utime = d.sub(rtime, u.stime);
+                  u.utime = KACCT_MUTANT(727, d.sub(rtime, u.stime), u.utime);
                 });
           });
-      st.prev.stime = d.max(st.prev.stime, st.stime);
+      st.prev.stime = KACCT_MUTANT(702, d.max(st.prev.stime, st.stime), st.stime);
       st.prev.utime = d.max(st.prev.utime, st.utime);
       return;
     }
     auto clamp = [&](S& t) {  // "make sure stime doesn't go backwards; stime + utime == rtime"
-      t.stime = d.max(t.stime, t.prev.stime);
+      t.stime = KACCT_MUTANT(703, d.max(t.stime, t.prev.stime), t.stime);
       t.utime = d.sub(rtime, t.stime);
-      auto back = d.ult(t.utime, t.prev.utime);
+      auto back = KACCT_MUTANT(704, d.ult(t.utime, t.prev.utime), d.ult(t.prev.utime, t.utime));
       t.utime = d.select(back, t.prev.utime, t.utime);
-      t.stime = d.select(back, d.sub(rtime, t.prev.utime), t.stime);
+      t.stime = KACCT_MUTANT(705, d.select(back, d.sub(rtime, t.prev.utime), t.stime), t.stime);
     };
     auto scaled = [&](S& t) {
-      t.stime = scale(d, cfg.div, t.stime, rtime, d.add(t.stime, t.utime), cfg.overflow_max);
-      if (cfg.era == AdjustEra::ClampToRtime) t.stime = d.min(t.stime, rtime);
+      t.stime = KACCT_MUTANT(707, scale(d, cfg.div, t.stime, rtime, d.add(t.stime, t.utime), cfg.overflow_max),
+                             scale(d, cfg.div, t.utime, rtime, d.add(t.stime, t.utime), cfg.overflow_max));
+      if (KACCT_MUTANT(706, cfg.era == AdjustEra::ClampToRtime, false)) t.stime = d.min(t.stime, rtime);
     };
     if (cfg.era == AdjustEra::GotoUpdate) {
       // 4.3 .. 4.7: the two shortcuts jump straight to "update", past the clamps.
@@ -221,20 +230,21 @@ PrevCputime<D> cputime_adjust(D& d, const AdjustCfg& cfg, const TaskCputime<D>& 
                 d, d.eq(t.stime, zero), t, [&](S& u) { u.utime = rtime; },
                 [&](S& u) {
                   scaled(u);
-                  clamp(u);
+                  KACCT_MUTANT_DROP(710, clamp(u))
                 });
           });
     } else {
       // 4.8+: stime == 0 (or both 0) -> all utime; utime == 0 -> all stime; every path clamps.
       branch(
-          d, d.eq(st.stime, zero), st, [&](S& t) { t.utime = rtime; },
+          d, KACCT_MUTANT(708, d.eq(st.stime, zero), d.lit_bool(false)), st, [&](S& t) { t.utime = rtime; },
           [&](S& t) {
             branch(
-                d, d.eq(t.utime, zero), t, [&](S& u) { u.stime = rtime; }, scaled);
+                d, KACCT_MUTANT(709, d.eq(t.utime, zero), d.lit_bool(false)), t, [&](S& u) { u.stime = rtime; },
+                scaled);
           });
       clamp(st);
     }
-    st.prev.stime = st.stime;
+    KACCT_MUTANT_DROP(711, st.prev.stime = st.stime)
     st.prev.utime = st.utime;
   });
   prev = s.prev;

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "model/tick/tick.hpp"
+#include "model/mutation.hpp"
 
 namespace kacct::model {
 
@@ -34,7 +35,8 @@ struct GenCfg {
   std::uint64_t switch_gap = 0;                 // ns between prev's flush and next's starttime read (model parameter)
   std::uint64_t nohz_full = ~std::uint64_t{0};  // bit c: CPU c is nohz_full (vtime on); others tick
   // copy_process() leaves the residues dup_task_struct() copied from the parent (every release
-  // with residues, 4.13..6.12 at least); false models a kernel that zeroes them.
+  // with residues, 4.13..6.12 at least); false models a kernel that zeroes them (the proposed
+  // fix kacct-gen-fork-residues, arch/patches.hpp: never a release's value).
   bool fork_copies_residues = true;
   // idle_thread_get() calls init_idle() -> vtime_init_idle() at every CPU bring-up (before 5.14,
   // f1a0a376ca0c made init_idle() __init; 6.1.192 and 6.12.117 call it at boot only).
@@ -111,7 +113,7 @@ struct GenStep {
     return t;
   }
   void begin(VtimeTask<D>& v, VtimeCtl& s) {  // write_seqcount_begin
-    v.seq = d.template trunc<32>(d.add(d.template zext<64>(v.seq), d.template lit<64>(1)));
+    v.seq = KACCT_MUTANT(401, d.template trunc<32>(d.add(d.template zext<64>(v.seq), d.template lit<64>(1))), v.seq);
     ++s.in_section;
     ++cost.seq_sections;
   }
@@ -125,11 +127,13 @@ struct GenStep {
   u64<D> vtime_delta(const VtimeTask<D>& v, const GenNow<D>& n) {
     if (g.variant == GenVariant::Jiffy) {
       ++cost.jiffies_loads;
-      auto dj = d.select(d.ult(n.jiffies, v.starttime), d.template lit<64>(0), d.sub(n.jiffies, v.starttime));
+      auto dj = d.select(KACCT_MUTANT(402, d.ult(n.jiffies, v.starttime), d.lit_bool(false)), d.template lit<64>(0),
+                         d.sub(n.jiffies, v.starttime));
       return d.mul(dj, d.template lit<64>(g.jiffy_ns));
     }
     ++cost.clock_reads;
-    return d.select(d.ult(n.now, v.starttime), d.template lit<64>(0), d.sub(n.now, v.starttime));
+    return d.select(KACCT_MUTANT(403, d.ult(n.now, v.starttime), d.lit_bool(false)), d.template lit<64>(0),
+                    d.sub(n.now, v.starttime));
   }
   // get_vtime_delta(): consume the delta, minus other time (4.8+), and move the snapshot.
   u64<D> get_delta(VtimeTask<D>& v, VtimeCtl& s, const GenNow<D>& n) {
@@ -137,17 +141,17 @@ struct GenStep {
     auto other = d.template lit<64>(0);
     if (g.other_time) {
       ++cost.other_time_calls;
-      other = account_other_time(d, tc, c, delta);
+      other = account_other_time(d, tc, c, KACCT_MUTANT(404, delta, d.template lit<64>(~std::uint64_t{0})));
     }
     if (g.variant == GenVariant::Jiffy)
-      v.starttime = d.select(d.ult(n.jiffies, v.starttime), v.starttime, n.jiffies);
+      v.starttime = KACCT_MUTANT(405, d.select(d.ult(n.jiffies, v.starttime), v.starttime, n.jiffies), n.jiffies);
     else
-      v.starttime = d.add(v.starttime, delta);
+      v.starttime = KACCT_MUTANT(406, d.add(v.starttime, delta), n.now);
     if (s.in_section == 0) ++cost.unbracketed_writes;
     v.consumed = d.add(v.consumed, delta);
     vc.consumed = d.add(vc.consumed, delta);
     v.other = d.add(v.other, other);
-    return d.sub(delta, other);
+    return KACCT_MUTANT(407, d.sub(delta, other), delta);
   }
   void sunk(VtimeTask<D>& v, const u64<D>& t) {
     ++cost.account_calls;
@@ -174,7 +178,7 @@ struct GenStep {
     ++cost.account_calls;
     v.flushed = d.add(v.flushed, a);
     TickCtx k;
-    k.nr_iowait = x.nr_iowait;
+    k.nr_iowait = KACCT_MUTANT(429, x.nr_iowait, false);
     account_idle_time(d, c, k, a);
   }
   // The residue step of the Accum variant: res += delta; flush it once it reaches TICK_NSEC.
@@ -182,11 +186,13 @@ struct GenStep {
   void accumulate(VtimeTask<D>& v, u64<D> VtimeTask<D>::*res, TaskAcct<D>& t, u64<D> delta, Sink&& sink) {
     v.*res = d.add(v.*res, delta);
     when_each(
-        d, d.ule(d.template lit<64>(tc.tick_nsec), v.*res),
+        d,
+        KACCT_MUTANT(408, d.ule(d.template lit<64>(tc.tick_nsec), v.*res),
+                     d.ult(d.template lit<64>(tc.tick_nsec), v.*res)),
         [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) {
           auto amount = sv.*res;
           sink(sv, sc, st, amount);
-          sv.*res = d.template lit<64>(0);
+          KACCT_MUTANT_DROP(409, sv.*res = d.template lit<64>(0))
         },
         v, c, t);
   }
@@ -194,10 +200,11 @@ struct GenStep {
   void flush_user(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     auto delta = get_delta(v, s, n);
     if (g.variant != GenVariant::Accum) return sink_user(v, t, s, x, delta);
-    accumulate(v, &VtimeTask<D>::utime, t, delta, [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st, u64<D> a) {
-      GenStep<D> inner{d, tc, g, sc, vc, cost};
-      inner.sink_user(sv, st, s, x, a);
-    });
+    accumulate(v, KACCT_MUTANT(410, &VtimeTask<D>::utime, &VtimeTask<D>::stime), t, delta,
+               [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st, u64<D> a) {
+                 GenStep<D> inner{d, tc, g, sc, vc, cost};
+                 inner.sink_user(sv, st, s, x, a);
+               });
   }
   // __vtime_account_system / vtime_account_system(tsk, vtime) (4.13+): system, or guest if the
   // task has PF_VCPU when the amount reaches account_system_time(tsk, irq_count()).
@@ -207,16 +214,17 @@ struct GenStep {
     if (g.variant != GenVariant::Accum) return sink_system(v, t, s, x, delta, pf_vcpu);
     accumulate(v, &VtimeTask<D>::stime, t, delta, [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st, u64<D> a) {
       GenStep<D> inner{d, tc, g, sc, vc, cost};
-      inner.sink_system(sv, st, s, x, a, pf_vcpu);
+      inner.sink_system(sv, st, s, x, a, KACCT_MUTANT(412, pf_vcpu, false));
     });
   }
   // vtime_account_guest (4.13+).
   void flush_guest(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     auto delta = get_delta(v, s, n);
-    accumulate(v, &VtimeTask<D>::gtime, t, delta, [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st, u64<D> a) {
-      GenStep<D> inner{d, tc, g, sc, vc, cost};
-      inner.sink_guest(sv, st, s, x, a);
-    });
+    accumulate(v, KACCT_MUTANT(411, &VtimeTask<D>::gtime, &VtimeTask<D>::stime), t, delta,
+               [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st, u64<D> a) {
+                 GenStep<D> inner{d, tc, g, sc, vc, cost};
+                 inner.sink_guest(sv, st, s, x, a);
+               });
   }
   // __vtime_account_kernel (5.5+: by state) / the switch flush before 5.5, by PF_VCPU. Before
   // 68e7a4d66b0c (5.4) the switch flush tested current's (next's) PF_VCPU, not prev's: the same
@@ -224,7 +232,7 @@ struct GenStep {
   // preemption off; the trace layer requires guest_exit first), so both are clear.
   void flush_kernel(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     if (g.variant != GenVariant::Accum) return flush_system(v, t, s, x, n);
-    const bool guest = g.states55 ? s.state == VT_GUEST : s.pf_vcpu;
+    const bool guest = g.states55 ? KACCT_MUTANT(413, s.state == VT_GUEST, s.state >= VT_USER) : s.pf_vcpu;
     if (guest)
       flush_guest(v, t, s, x, n);
     else
@@ -256,7 +264,7 @@ struct GenStep {
     begin(v, s);
     if_moved(v, t, n,
              [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_system(sv, st, s, x, n); });
-    s.state = VT_USER;
+    s.state = KACCT_MUTANT(414, VT_USER, VT_SYS);
     end(v, s);
   }
   // vtime_guest_enter().
@@ -264,7 +272,7 @@ struct GenStep {
     begin(v, s);
     if_moved(v, t, n,
              [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_system(sv, st, s, x, n); });
-    s.pf_vcpu = true;
+    KACCT_MUTANT_DROP(415, s.pf_vcpu = true)
     if (g.states55) s.state = VT_GUEST;
     end(v, s);
   }
@@ -272,7 +280,7 @@ struct GenStep {
   void guest_exit(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     begin(v, s);
     if (g.variant == GenVariant::Accum)
-      flush_guest(v, t, s, x, n);
+      KACCT_MUTANT(416, flush_guest(v, t, s, x, n), flush_system(v, t, s, x, n));
     else
       flush_system(v, t, s, x, n);  // PF_VCPU still set: guest
     s.pf_vcpu = false;
@@ -287,7 +295,7 @@ struct GenStep {
   // section if nothing elapsed (4.6+ jiffies; 4.13+ ns), else one section.
   void account_kernel(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     if (g.variant == GenVariant::Snapshot) {
-      begin(v, s);
+      KACCT_MUTANT_DROP(417, begin(v, s))
       flush_kernel(v, t, s, x, n);
       end(v, s);
       return;
@@ -323,19 +331,19 @@ struct GenStep {
       begin(v, s);
     }
     s.state = VT_INACTIVE;
-    s.cpu = -1;
+    KACCT_MUTANT_DROP(418, s.cpu = -1)
     end(v, s);
   }
   // The next half: state by task kind, a fresh snapshot (a second clock read, `n2`).
   void switch_next(VtimeTask<D>& v, VtimeCtl& s, const GenNow<D>& n2, std::int32_t cpu) {
     begin(v, s);
     if (g.states55)
-      s.state = s.is_idle ? VT_IDLE : s.pf_vcpu ? VT_GUEST : VT_SYS;
+      s.state = KACCT_MUTANT(419, s.is_idle ? VT_IDLE : s.pf_vcpu ? VT_GUEST : VT_SYS, s.is_idle ? VT_IDLE : VT_SYS);
     else
       s.state = VT_SYS;
     if (g.variant == GenVariant::Jiffy) {
       ++cost.jiffies_loads;
-      v.starttime = n2.jiffies;
+      v.starttime = KACCT_MUTANT(420, n2.jiffies, n2.now);
     } else {
       ++cost.clock_reads;
       v.starttime = n2.now;
@@ -349,7 +357,8 @@ struct GenStep {
     switch_prev(pv, pt, ps, x, n);
     // lost: the CPU's vtime clock jumps from prev's snapshot to next's (the gap between the
     // two clock reads; in jiffies, the jiffies that changed inside it).
-    vc.lost = d.add(vc.lost, d.sub(snap_ns(n2.now, n2.jiffies), snap_ns(pv.starttime, pv.starttime)));
+    vc.lost = d.add(vc.lost, KACCT_MUTANT(421, d.sub(snap_ns(n2.now, n2.jiffies), snap_ns(pv.starttime, pv.starttime)),
+                                          d.template lit<64>(0)));
     switch_next(nv, ns, n2, cpu);
   }
   // vtime_init_idle(idle, cpu) at CPU bring-up (before 5.14): one section; the idle task's state
@@ -365,7 +374,7 @@ struct GenStep {
       v.starttime = n.jiffies;
     } else {
       ++cost.clock_reads;
-      v.starttime = n.now;
+      v.starttime = KACCT_MUTANT(422, n.now, v.starttime);
     }
     vc.lost = d.add(vc.lost, d.sub(snap_ns(n.now, n.jiffies), old));
     s.cpu = cpu;
@@ -378,7 +387,7 @@ struct GenStep {
   // vtime_account_irq_enter (<= 4.7): outermost entry from idle flushes idle time, else system.
   void irq_enter_hook(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n,
                       bool in_interrupt) {
-    if (!in_interrupt && s.is_idle) {
+    if (KACCT_MUTANT(423, !in_interrupt && s.is_idle, s.is_idle)) {
       if (g.variant == GenVariant::Jiffy) {  // 4.6: only if jiffies moved
         when_each(
             d, d.bnot(d.eq(vtime_delta(v, n), d.template lit<64>(0))),
@@ -395,7 +404,7 @@ struct GenStep {
   }
   // vtime_gen_account_irq_exit (<= 4.7): system flush (index from the irq count), in one section.
   void irq_exit_hook(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
-    begin(v, s);
+    KACCT_MUTANT_DROP(424, begin(v, s))
     if_moved(v, t, n,
              [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st) { with(sc).flush_system(sv, st, s, x, n); });
     end(v, s);
@@ -418,10 +427,10 @@ inline TaskTimes task_cputime(const GenCfg& g, const VtimeTask<Concrete>& v, con
                                   : (now < v.starttime ? 0 : now - v.starttime);
   const bool acc = g.variant == GenVariant::Accum;
   if (g.states55) {
-    if (s.state < VT_SYS) return out;
+    if (KACCT_MUTANT(425, s.state < VT_SYS, s.state <= VT_SYS)) return out;
     out.pending = true;
     if (s.state == VT_SYS)
-      out.stime += (acc ? v.stime : 0) + delta;
+      out.stime += KACCT_MUTANT(426, (acc ? v.stime : 0) + delta, delta);
     else
       out.utime += (acc ? v.utime : 0) + delta;
     return out;
@@ -442,7 +451,7 @@ inline bool kcpustat_cpu_fetch(const GenCfg& g, const CpuAcct<Concrete>& c, cons
                                std::array<std::uint64_t, NR_STATS>& out) {
   out = c.cpustat;
   if (!g.states55 || g.variant != GenVariant::Accum) return true;
-  if (s.cpu != cpu && s.cpu != -1) return false;
+  if (KACCT_MUTANT(430, s.cpu != cpu && s.cpu != -1, false)) return false;
   if (s.state == VT_INACTIVE) return false;
   if (s.state < VT_SYS) return true;
   const std::uint64_t delta = now < v.starttime ? 0 : now - v.starttime;
@@ -451,8 +460,8 @@ inline bool kcpustat_cpu_fetch(const GenCfg& g, const CpuAcct<Concrete>& c, cons
   else if (s.state == VT_USER)
     out[s.nice_pos ? NICE : USER] += v.utime + delta;
   else {
-    out[s.nice_pos ? GUEST_NICE : GUEST] += v.gtime + delta;
-    out[s.nice_pos ? NICE : USER] += v.gtime + delta;
+    out[KACCT_MUTANT(427, s.nice_pos ? GUEST_NICE : GUEST, GUEST)] += v.gtime + delta;
+    out[s.nice_pos ? NICE : USER] += KACCT_MUTANT(428, v.gtime + delta, delta);
   }
   return true;
 }
@@ -465,14 +474,17 @@ namespace kacct::model {
 // other-time subtraction are era facts of docs/models/gen-vtime.md, not rows).
 inline GenCfg gen_cfg(arch::KVersion ver, unsigned hz) {
   GenCfg g;
-  g.variant = !arch::applied("ff9a9b4c4334", ver)   ? GenVariant::Snapshot
-              : !arch::applied("2a42eb9594a1", ver) ? GenVariant::Jiffy
-                                                    : GenVariant::Accum;
-  g.irq_hooks = ver < arch::v(4, 8);
-  g.other_time = ver >= arch::v(4, 8);
-  g.states55 = arch::applied("8d495477d62e", ver);
+  g.variant =
+      !KACCT_MUTANT(431, arch::applied("ff9a9b4c4334", ver), arch::applied("ff9a9b4c4334", arch::next_mainline(ver)))
+          ? GenVariant::Snapshot
+      : !KACCT_MUTANT(432, arch::applied("2a42eb9594a1", ver), arch::applied("2a42eb9594a1", arch::next_mainline(ver)))
+          ? GenVariant::Jiffy
+          : GenVariant::Accum;
+  g.irq_hooks = ver < KACCT_MUTANT(434, arch::v(4, 8), arch::v(4, 7));
+  g.other_time = ver >= KACCT_MUTANT(435, arch::v(4, 8), arch::v(4, 7));
+  g.states55 = arch::applied("8d495477d62e", KACCT_MUTANT(433, ver, arch::next_mainline(ver)));
   // f1a0a376ca0c (5.14 cycle): idle_thread_get() no longer calls init_idle() (era fact, as above)
-  g.idle_init_on_online = ver < arch::v(5, 14);
+  g.idle_init_on_online = ver < KACCT_MUTANT(436, arch::v(5, 14), arch::v(5, 5));
   // jiffies_to_cputime(1) = NSEC_PER_SEC / HZ before 4.11; jiffies_to_nsecs(1) after.
   g.jiffy_ns = ver < arch::v(4, 11) ? 1'000'000'000ull / hz : (1'000'000ull / hz) * 1000;
   return g;

@@ -19,6 +19,8 @@ struct GenResult {
   std::uint64_t exit_unseen = 0;         // residues a dead task's group never saw (ns)
   std::uint64_t fork_inherited = 0;      // parents' residues copied into children at fork (ns, counted twice)
   std::vector<std::uint64_t> inherited;  // per task: the residues it got from its parent (part of its `consumed`)
+  std::string fork_finding;              // the first fork that copied residues (kernel finding, not a violation)
+  std::uint32_t fork_line = 0;           // its trace line
   // CPU hotplug on nohz_full CPUs (ns): idle time before a CPU died that vtime_init_idle() at its
   // bring-up dropped (< 5.14), and offline time the first idle flush after bring-up counted as
   // idle (5.14+). Each is also a violation in check mode (gen_vtime.hotplug_*).

@@ -22,10 +22,14 @@ Cfg config_for(Arch a, arch::KVersion ver) {
   Cfg c;
   c.arch = a;
   const bool book3s64 = a == Arch::PpcRadix || a == Arch::PpcHash;
-  c.shootdown = book3s64 && arch::applied("2655421ae69f", ver) && arch::applied("77f68ebeee20", ver);
-  c.use_mm_always_grabs = arch::applied("6cad87b0d216", ver);
-  c.exit_flush_shoots = a == Arch::PpcRadix && arch::applied("e43c0a0c3c28", ver);
-  c.force_init_mm = arch::applied("21641bd9a7a7", ver);
+  c.shootdown =
+      book3s64 &&
+      KACCT_MUTANT(527, arch::applied("2655421ae69f", ver), arch::applied("2655421ae69f", arch::next_mainline(ver))) &&
+      arch::applied("77f68ebeee20", ver);
+  c.use_mm_always_grabs = arch::applied("6cad87b0d216", KACCT_MUTANT(528, ver, arch::next_mainline(ver)));
+  c.exit_flush_shoots =
+      a == Arch::PpcRadix && arch::applied("e43c0a0c3c28", KACCT_MUTANT(529, ver, arch::next_mainline(ver)));
+  c.force_init_mm = arch::applied("21641bd9a7a7", KACCT_MUTANT(530, ver, arch::next_mainline(ver)));
   // cleanup_cpu_mmu_context() in pseries/powernv cpu_disable since 01b0f0eae081 (5.11); the
   // model trims at offline in every release (before 5.11 powerpc was refcount-only, where a
   // trimmed bit changes no invariant).

@@ -15,6 +15,10 @@ struct ExploreOptions {
   bool hotplug = false;                // CPUs other than 0 go offline and come back (CLI, proofs: on)
   int max_offline = 1;                 // at most this many CPUs not online at once
   bool stop_at_violation = true;       // false: note the first violation, explore the rest
+  // Keep one state per class of states equal up to renaming CPUs other than 0, ordinary task
+  // slots and mm slots (the model treats them alike; with mutants that single out a CPU by its
+  // number, CPUs are not renamed). States, transitions and zombie states then count classes.
+  bool symmetry = false;
 };
 struct ExploreResult {
   std::size_t states = 0, transitions = 0, depth = 0;  // depth: longest shortest path (BFS levels)
@@ -34,5 +38,12 @@ ExploreResult explore(const ExploreOptions&, bool keep_states = false);
 // events only when asked.
 std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg, bool hotplug = false,
                                     int max_offline = 1);
+// The explorer's state key: exact (state_key) or the least key over every renaming that keeps
+// the signature order of CPUs, tasks and mms (canonical_key; equal exactly for states that are
+// renamings of each other). rename_cpus = false keeps CPU numbers.
+std::string state_key(const World<Concrete>& w);
+std::string canonical_key(const World<Concrete>& w, bool rename_cpus = true);
+// Whether a configuration's step treats CPUs other than 0 alike (a mutant may not).
+bool cpus_symmetric(const Cfg& cfg);
 
 }  // namespace kacct::model::lazytlb

@@ -27,6 +27,7 @@
 
 #include "arch/patches.hpp"
 #include "model/domain/reflect.hpp"
+#include "model/mutation.hpp"
 
 namespace kacct::model::lazytlb {
 
@@ -268,7 +269,7 @@ class Stepper {
     if (!regular(m)) return;
     d_.require(d_.lit_bool(w_.mms[m].st != MmState::Freed), "mmgrab.use_after_free");
     auto& k = w_.cnt[m].mm_count;
-    k = d_.add(k, d_.template lit<32>(1));
+    k = KACCT_MUTANT(501, d_.add(k, d_.template lit<32>(1)), k);
   }
   // mmdrop(): atomic_dec_and_test(&mm->mm_count), __mmdrop() at zero (all versions; non-RT
   // mmdrop_sched is the same).
@@ -282,22 +283,23 @@ class Stepper {
     auto& k = w_.cnt[m].mm_count;
     d_.require(d_.bnot(d_.eq(k, d_.template lit<32>(0))), "mm_count.underflow");
     k = d_.sub(k, d_.template lit<32>(1));
-    if (decide_(d_, d_.eq(k, d_.template lit<32>(0)))) mmdrop_final(c, m);
+    if (decide_(d_, KACCT_MUTANT(502, d_.eq(k, d_.template lit<32>(0)), d_.eq(k, d_.template lit<32>(1)))))
+      mmdrop_final(c, m);
   }
   // mmgrab_lazy_tlb()/mmdrop_lazy_tlb(): real references unless SHOOTDOWN (aa464ba9a1e4,
   // 2655421ae69f; 6.4). Before 6.4 the same call sites used mmgrab()/mmdrop().
   void lazy_grab(Ref m) {
-    if (!cfg_.shootdown) mmgrab(m);
+    if (KACCT_MUTANT(503, !cfg_.shootdown, false)) mmgrab(m);
   }
   void lazy_drop(int c, Ref m) {
-    if (!cfg_.shootdown) mmdrop(c, m);
+    if (KACCT_MUTANT(504, !cfg_.shootdown, false)) mmdrop(c, m);
   }
 
   // __mmdrop() -> cleanup_lazy_tlbs() (kernel/fork.c; shootdown from 2655421ae69f, 6.4):
   // with SHOOTDOWN, run do_shoot_lazy_tlb on every CPU of mm_cpumask (self included) and wait.
   void mmdrop_final(int c, Ref m) {
     auto& mm = w_.mms[m];
-    if (cfg_.shootdown) {
+    if (KACCT_MUTANT(505, cfg_.shootdown, false)) {
       int skip = -1;
       if (cfg_.mut_shoot_skip_cpu)
         for (int t = 0; t < int(w_.cpus.size()); ++t)
@@ -319,7 +321,7 @@ class Stepper {
     Task& cur = task(t);
     if (cur.active_mm != m) return;
     if (cur.mm != kNull) log_.warns.push_back("do_shoot_lazy_tlb: current->mm set");
-    cur.active_mm = kInitMm;
+    KACCT_MUTANT_DROP(506, cur.active_mm = kInitMm)
   }
 
   // switch_mm_irqs_off() mask side (powerpc mmu_context.c; x86 likewise sets the bit): the CPU
@@ -328,7 +330,7 @@ class Stepper {
     if (!regular(next)) return;
     auto& mask = w_.mms[next].mask;
     if (!mask.test(c)) {
-      mask.set(c);
+      KACCT_MUTANT_DROP(507, mask.set(c))
       ++cost_.mask_updates;
     }
   }
@@ -346,13 +348,13 @@ class Stepper {
       if (prev.mm != kNull) {
         if (!cfg_.mut_no_lazy_grab) lazy_grab(prev.active_mm);
       } else {
-        prev.active_mm = kNull;
+        KACCT_MUTANT_DROP(508, prev.active_mm = kNull)
       }
     } else {
       switch_mm(c, next.mm);
       next.active_mm = next.mm;
       if (prev.mm == kNull) {
-        cpu.prev_mm = prev.active_mm;
+        cpu.prev_mm = KACCT_MUTANT(509, prev.active_mm, kNull);
         prev.active_mm = kNull;
       }
     }
@@ -367,14 +369,14 @@ class Stepper {
     Ref m = cpu.prev_mm;
     cpu.prev_mm = kNull;
     cpu.irqs_off = false;
-    if (m != kNull) lazy_drop(c, m);
+    if (m != kNull) KACCT_MUTANT_DROP(510, lazy_drop(c, m))
   }
 
   // mmget_not_zero(): atomic_inc_not_zero(&mm->mm_users).
   bool mmget_not_zero(Ref m) {
     auto& u = w_.cnt[m].mm_users;
     ++cost_.users_atomics;
-    if (decide_(d_, d_.eq(u, d_.template lit<32>(0)))) return false;
+    if (decide_(d_, KACCT_MUTANT(511, d_.eq(u, d_.template lit<32>(0)), d_.lit_bool(false)))) return false;
     u = d_.add(u, d_.template lit<32>(1));
     return true;
   }
@@ -391,8 +393,9 @@ class Stepper {
     d_.require(d_.bnot(d_.eq(u, d_.template lit<32>(0))), "mm_users.underflow");
     u = d_.sub(u, d_.template lit<32>(1));
     if (!decide_(d_, d_.eq(u, d_.template lit<32>(0)))) return;
-    if (cfg_.arch == Arch::PpcRadix && cfg_.shootdown && cfg_.exit_flush_shoots) exit_flush_lazy_tlbs(c, m);
-    mmdrop(c, m);
+    if (cfg_.arch == Arch::PpcRadix && cfg_.shootdown && KACCT_MUTANT(512, cfg_.exit_flush_shoots, false))
+      exit_flush_lazy_tlbs(c, m);
+    KACCT_MUTANT_DROP(513, mmdrop(c, m))
   }
 
   // exit_mm() (kernel/exit.c): take a lazy reference, drop current->mm, keep running lazily on
@@ -400,7 +403,7 @@ class Stepper {
   void exit_mm(int c) {
     Task& t = task(c);
     Ref m = t.mm;
-    lazy_grab(m);
+    KACCT_MUTANT_DROP(514, lazy_grab(m))
     t.mm = kNull;
     t.exiting = true;
     mmput(c, m);
@@ -424,13 +427,13 @@ class Stepper {
     if (old != kNull)
       mmput(c, old);
     else
-      lazy_drop(c, active);
+      KACCT_MUTANT_DROP(515, lazy_drop(c, active))
   }
   // mm_init(): both counters start at 1, empty mask.
   void mm_init(Ref m) {
     w_.mms[m] = Mm{MmState::Live, {}, 0, 0};
     w_.cnt[m].mm_users = d_.template lit<32>(1);
-    w_.cnt[m].mm_count = d_.template lit<32>(1);
+    w_.cnt[m].mm_count = KACCT_MUTANT(516, d_.template lit<32>(1), d_.template lit<32>(2));
   }
   // copy_mm() (kernel/fork.c): CLONE_VM shares with mmget(), else dup_mm() makes a new mm;
   // a kernel thread's child has no mm and no active_mm.
@@ -445,7 +448,7 @@ class Stepper {
     if (vm) {
       ++cost_.users_atomics;
       auto& u = w_.cnt[p.mm].mm_users;
-      u = d_.add(u, d_.template lit<32>(1));
+      u = KACCT_MUTANT(517, d_.add(u, d_.template lit<32>(1)), u);
       ch.mm = ch.active_mm = p.mm;
     } else {
       Ref nm = kNull;
@@ -469,7 +472,7 @@ class Stepper {
       t.active_mm = m;
       t.mm = m;
       switch_mm(c, m);
-      lazy_drop(c, old);
+      KACCT_MUTANT_DROP(518, lazy_drop(c, old))
     } else {
       if (old != m) {
         mmgrab(m);
@@ -477,7 +480,7 @@ class Stepper {
       }
       t.mm = m;
       switch_mm(c, m);
-      if (old != m) mmdrop(c, old);
+      if (KACCT_MUTANT(519, old != m, true)) mmdrop(c, old);
     }
   }
   // kthread_unuse_mm() (kernel/kthread.c): mm becomes the lazy mm; 6.4+ takes a lazy reference
@@ -488,7 +491,7 @@ class Stepper {
     t.mm = kNull;
     if (cfg_.use_mm_always_grabs) {
       lazy_grab(m);
-      mmdrop(c, m);
+      KACCT_MUTANT_DROP(520, mmdrop(c, m))
     }
   }
 
@@ -496,11 +499,11 @@ class Stepper {
   // off from dfaed3e1fa70): a CPU lazily on mm moves to init_mm, then clears its own mask bit.
   void exit_lazy_flush_tlb(int t, Ref m) {
     Task& cur = task(t);
-    if (cur.mm == m) return;
+    if (KACCT_MUTANT(521, cur.mm == m, false)) return;
     if (cur.active_mm == m) {
       lazy_grab(kInitMm);
       cur.active_mm = kInitMm;
-      lazy_drop(t, m);
+      KACCT_MUTANT_DROP(522, lazy_drop(t, m))
     }
     if (!cfg_.mut_clear_wrong_cpu && w_.mms[m].mask.test(t)) clear_bit(t, t, m);
   }
@@ -525,12 +528,12 @@ class Stepper {
     const Mask& mask = w_.mms[m].mask;
     const int n = mask.count();
     if (n == 0) return;
-    if (n == 1 && mask.test(c)) {
+    if (KACCT_MUTANT(523, n == 1 && mask.test(c), n == 1)) {
       if (task(c).mm != m) exit_lazy_flush_tlb(c, m);
       return;
     }
     exit_flush_lazy_tlbs(c, m);
-    if (task(c).mm == m) return;
+    if (KACCT_MUTANT(524, task(c).mm == m, false)) return;
     if (w_.mms[m].mask.test(c)) exit_lazy_flush_tlb(c, m);
   }
 
@@ -548,7 +551,7 @@ class Stepper {
       Ref m = idle.active_mm;
       lazy_grab(kInitMm);
       idle.active_mm = kInitMm;
-      lazy_drop(c, m);
+      KACCT_MUTANT_DROP(525, lazy_drop(c, m))
     }
     w_.cpus[c].hp = Hp::Dying;
     if (!cfg_.offline_trims_masks) return;
@@ -567,7 +570,7 @@ class Stepper {
     Ref m = idle.active_mm;
     w_.cpus[c].hp = Hp::Dead;
     if (cfg_.force_init_mm && m != kInitMm) log_.warns.push_back("finish_cpu: idle active_mm != &init_mm");
-    idle.active_mm = cfg_.force_init_mm ? kNull : kInitMm;
+    idle.active_mm = KACCT_MUTANT(526, cfg_.force_init_mm ? kNull : kInitMm, kInitMm);
     if (!cfg_.mut_dead_no_drop) lazy_drop(c, m);
   }
   // online: start_secondary() (powerpc smp.c; x86 likewise): mmgrab_lazy_tlb(&init_mm),

@@ -15,16 +15,23 @@ model::native::NativeCfg native_cfg(const arch::CpuFacts& cpu, const arch::Confi
   NativeCfg n;
   n.word_bits = cpu.word_bits;
   n.per_task = cpu.isa == arch::Isa::PPC32;
-  n.scaled = arch::native_scaled_cputime(cpu, cfg.version);
-  n.source = cpu.spurr ? ScaledSource::Spurr : cpu.purr ? ScaledSource::Purr : ScaledSource::Timebase;
+  n.scaled = arch::native_scaled_cputime(cpu, KACCT_MUTANT(335, cfg.version, arch::next_mainline(cfg.version)));
+  n.source = KACCT_MUTANT(337,
+                          cpu.spurr  ? ScaledSource::Spurr
+                          : cpu.purr ? ScaledSource::Purr
+                                     : ScaledSource::Timebase,
+                          cpu.purr    ? ScaledSource::Purr
+                          : cpu.spurr ? ScaledSource::Spurr
+                                      : ScaledSource::Timebase);
   // cpu_has_feature() folds to false when the feature is outside CPU_FTRS_POSSIBLE: every PPC32
   // and Book3E-64 build; Book3S-64 tests it at run time (patched branch).
   n.source_folded = cpu.platform != arch::Platform::PPC_BOOK3S_64;
-  n.flush_epoch = cfg.version >= arch::v(4, 11);
+  n.flush_epoch = cfg.version >= KACCT_MUTANT(334, arch::v(4, 11), arch::v(4, 12));
   n.copy_startspurr = n.per_task && n.scaled && n.flush_epoch;  // 4.11..4.19 on PPC32
   n.zero_on_switch = n.per_task && !n.flush_epoch;              // 4.7..4.10
   n.splpar = cfg.steal && arch::native_splpar(cpu);
-  n.starttime_init = arch::applied("ppc-vtime-boot-starttime", cfg.version);  // 6.12.101+
+  n.starttime_init =
+      arch::applied("ppc-vtime-boot-starttime", KACCT_MUTANT(336, cfg.version, cfg.version.series()));  // 6.12.101+
   n.tb_hz = cpu.tb_hz;
   const auto sc = tb_scale_of(cpu.tb_hz);
   n.tb_scale = sc.scale;
@@ -101,14 +108,14 @@ class NativeBackend {
       case Kind::SyscallEnter:
       case Kind::ExcEnter: enter(cpu, cur, now); break;
       case Kind::SyscallExit:
-      case Kind::ExcExit: user_exit(k_.d, acct(cpu, cur), now, cost_); break;
+      case Kind::ExcExit: ret_user(cpu, cur, now, spurr); break;
       case Kind::IrqEnter:
         if (user) enter(cpu, cur, now);
         side(cpu, cur, cls(x), now, spurr);
         break;
       case Kind::IrqExit:
         side(cpu, cur, Kctx::Hardirq, now, spurr);
-        if (x.irq_depth == 1 && !x.softirq && x.mode == Mode::User) user_exit(k_.d, acct(cpu, cur), now, cost_);
+        if (x.irq_depth == 1 && !x.softirq && x.mode == Mode::User) ret_user(cpu, cur, now, spurr);
         break;
       case Kind::SoftirqEnter:
         if (user) enter(cpu, cur, now);
@@ -116,7 +123,7 @@ class NativeBackend {
         break;
       case Kind::SoftirqExit:
         side(cpu, cur, Kctx::Softirq, now, spurr);
-        if (x.irq_depth == 0 && x.mode == Mode::User) user_exit(k_.d, acct(cpu, cur), now, cost_);
+        if (x.irq_depth == 0 && x.mode == Mode::User) ret_user(cpu, cur, now, spurr);
         break;
       case Kind::GuestEnter: side(cpu, cur, Kctx::Kernel, now, spurr); break;  // then PF_VCPU is set
       case Kind::GuestExit: side(cpu, cur, Kctx::Guest, now, spurr); break;    // PF_VCPU still set
@@ -127,7 +134,7 @@ class NativeBackend {
         side(cpu, cur, cls(x), now, spurr);
         flush(cpu, cur, x);
         side(cpu, cur, Kctx::Hardirq, now, spurr);
-        if (user) user_exit(k_.d, acct(cpu, cur), now, cost_);
+        if (user) ret_user(cpu, cur, now, spurr);
         k_.sched_clock_update(cpu, e.ts);
         break;
       case Kind::Switch: {
@@ -146,7 +153,7 @@ class NativeBackend {
         }
         k_.sched_clock_update(cpu, e.ts);
         if (!k_.is_idle(next)) k_.r.tasks[next].exec_start = k_.r.cpus[cpu].rq.clock_task;
-        if (k_.saved_mode[next] == Mode::User) user_exit(k_.d, acct(cpu, next), now, cost_);
+        if (k_.saved_mode[next] == Mode::User) ret_user(cpu, next, now, spurr);
         break;
       }
       case Kind::CpuOffline:  // no accounting hook: the CPU dies in its idle loop
@@ -349,10 +356,21 @@ class NativeBackend {
     }
     user_entry(k_.d, cfg_, a, now, sst, ust, cost_);
   }
+  // account_cpu_user_exit() on the return to user (with the proposed split fix: and the split).
+  void ret_user(std::uint32_t cpu, std::uint32_t cur, UL now, UL spurr) {
+    if (cfg_.split_at_user_exit && cfg_.flush_epoch)
+      user_exit_split(k_.d, cfg_, acct(cpu, cur), now, spurr, cost_);
+    else
+      user_exit(k_.d, acct(cpu, cur), now, cost_);
+  }
   void side(std::uint32_t cpu, std::uint32_t cur, Kctx where, UL now, UL spurr) {
     auto& a = acct(cpu, cur);
     const UL steal = cfg_.splpar ? scan(cpu, now) : UL(0);
-    if (where == Kctx::Idle && cfg_.flush_epoch && steal != 0) {
+    if (where == Kctx::Idle && cfg_.flush_epoch && steal != 0 && cfg_.idle_steal_out) {
+      // proposed fix: only steal beyond the interval is counted twice (as on the kernel path)
+      const UL s = UL(now - a.starttime);
+      overcount_[cpu] = UL(overcount_[cpu] + (steal > s ? UL(steal - s) : UL(0)));
+    } else if (where == Kctx::Idle && cfg_.flush_epoch && steal != 0) {
       // 4.11+: vtime_delta() no longer takes the steal out of the interval, yet
       // vtime_account_idle() still adds it: idle_time += (now - starttime) + steal.
       overcount_[cpu] = UL(overcount_[cpu] + steal);

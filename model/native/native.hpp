@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/tick/tick.hpp"
+#include "model/mutation.hpp"
 
 namespace kacct::model::native {
 
@@ -28,6 +29,9 @@ struct NativeCfg {
   bool zero_on_switch = false;   // PPC32 4.7..4.10: arch_vtime_task_switch zeroes the incoming user/system time
   bool splpar = false;           // shared-processor LPAR: steal from the dispatch trace log
   bool starttime_init = false;   // vtime_reset() at boot and CPU bring-up (6.12.101+), else 0
+  // kacct-local proposed fixes (arch/patches.hpp, never a release's value):
+  bool idle_steal_out = false;      // kacct-ppc-idle-steal: idle gets s - steal, steal_time the steal
+  bool split_at_user_exit = false;  // kacct-ppc-user-exit-split: the return to user splits its interval
   std::uint64_t tb_hz = 512'000'000;
   std::uint64_t tb_scale = 0;                  // tb_to_ns_scale (time_init)
   unsigned tb_shift = 0;                       // tb_to_ns_shift
@@ -112,8 +116,9 @@ u64<D> tb_to_ns(D& d, const NativeCfg& cfg, const u64<D>& ticks, Cost& k) {
   ++k.conversions;
   ++k.muls;
   auto wide = d.mul(d.template zext<128>(ticks), d.template zext<128>(d.template lit<64>(cfg.tb_scale)));
-  auto hi = d.template trunc<64>(d.lshr(wide, d.template lit<128>(64), "tb_to_ns.mulhdu"));
-  return d.shl(hi, d.template lit<64>(cfg.tb_shift), "tb_to_ns.shift");
+  auto hi = d.template trunc<64>(
+      d.lshr(wide, KACCT_MUTANT(302, d.template lit<128>(64), d.template lit<128>(63)), "tb_to_ns.mulhdu"));
+  return d.shl(hi, KACCT_MUTANT(301, d.template lit<64>(cfg.tb_shift), d.template lit<64>(0)), "tb_to_ns.shift");
 }
 
 // read_spurr(tb) (cf9efce0ce31, 2.6.37 .. 6.12): SPURR, else PURR, else the TB value passed in.
@@ -122,7 +127,7 @@ ulong_t<D, W> read_spurr(const NativeCfg& cfg, const ulong_t<D, W>& tb, const ul
                          const ulong_t<D, W>& spurr, Cost& k) {
   if (!cfg.source_folded) k.branches += 2;  // the patched feature tests
   switch (cfg.source) {
-    case ScaledSource::Spurr: ++k.spurr_reads; return spurr;
+    case ScaledSource::Spurr: ++k.spurr_reads; return KACCT_MUTANT(333, spurr, purr);
     case ScaledSource::Purr: ++k.purr_reads; return purr;
     case ScaledSource::Timebase: break;
   }
@@ -141,22 +146,22 @@ ulong_t<D, W> delta_scaled(D& d, const NativeCfg& cfg, Acct<D, W>& a, const ulon
   k.loads += 3;
   k.stores += 2;
   UL ds = d.sub(spurr_now, a.startspurr);
-  a.startspurr = spurr_now;
+  KACCT_MUTANT_DROP(307, a.startspurr = spurr_now)
   UL u = d.sub(a.utime, a.utime_sspurr);
-  a.utime_sspurr = a.utime;
+  KACCT_MUTANT_DROP(306, a.utime_sspurr = a.utime)
   struct Split {
     BOOST_HANA_DEFINE_STRUCT(Split, (UL, s_sc), (UL, u_sc));
   } sp{s, u};
   ++k.branches;
-  when(d, d.bnot(d.eq(ds, d.add(s, u))), sp, [&](Split& x) {
+  when(d, KACCT_MUTANT(303, d.bnot(d.eq(ds, d.add(s, u))), d.lit_bool(false)), sp, [&](Split& x) {
     ++k.branches;
     branch(
         d, d.bnot(d.eq(u, d.template lit<W>(0))), x,
         [&](Split& y) {
           ++k.muls;
           ++k.divs;
-          y.s_sc = d.udiv(d.mul(ds, s), d.add(s, u), "vtime_delta_scaled.div");
-          y.u_sc = d.sub(ds, y.s_sc);
+          y.s_sc = d.udiv(KACCT_MUTANT(304, d.mul(ds, s), d.mul(ds, u)), d.add(s, u), "vtime_delta_scaled.div");
+          y.u_sc = KACCT_MUTANT(305, d.sub(ds, y.s_sc), u);
         },
         [&](Split& y) {
           y.s_sc = ds;  // u == 0: everything to system; the user share stays u (== 0)
@@ -188,7 +193,7 @@ Delta<D, W> vtime_delta(D& d, const NativeCfg& cfg, Acct<D, W>& a, const ulong_t
   k.stores += 1;
   if (cfg.flush_epoch) {
     auto s = d.sub(now, a.starttime);
-    a.starttime = now;
+    KACCT_MUTANT_DROP(308, a.starttime = now)
     auto sc = delta_scaled(d, cfg, a, spurr, s, k);
     return {s, sc, steal};
   }
@@ -196,8 +201,8 @@ Delta<D, W> vtime_delta(D& d, const NativeCfg& cfg, Acct<D, W>& a, const ulong_t
   a.starttime = now;
   auto st = steal;
   if (cfg.splpar) {  // calculate_stolen_time(): scanned steal off system_time (no clamp), plus paca->stolen_time
-    a.stime = d.sub(a.stime, steal);
-    st = d.add(steal, a.steal_time);
+    KACCT_MUTANT_DROP(309, a.stime = d.sub(a.stime, steal))
+    st = KACCT_MUTANT(310, d.add(steal, a.steal_time), steal);
     a.steal_time = d.template lit<W>(0);
     k.loads += 2;
     k.stores += 2;
@@ -226,14 +231,19 @@ void account_kernel_side(D& d, const NativeCfg& cfg, Acct<D, W>& a, Kctx where, 
     f = d.add(f, v);
   };
   if (where == Kctx::Idle) {  // vtime_account_idle(): idle += s + steal; the scaled share is dropped
-    add(a.idle_time, d.add(dl.s, dl.steal));
+    if (cfg.idle_steal_out && cfg.flush_epoch && cfg.splpar) {  // proposed fix: as vtime_delta_kernel()
+      add(a.idle_time, d.sub(dl.s, d.min(dl.s, steal)));
+      add(a.steal_time, steal);
+      return;
+    }
+    add(a.idle_time, KACCT_MUTANT(311, d.add(dl.s, dl.steal), dl.s));
     return;
   }
   auto s = dl.s;
   if (cfg.flush_epoch) {  // vtime_delta_kernel(): steal clamped off s, added in full
     if (cfg.splpar) {
-      s = d.sub(s, d.min(s, steal));
-      add(a.steal_time, steal);
+      s = d.sub(s, KACCT_MUTANT(312, d.min(s, steal), steal));
+      KACCT_MUTANT_DROP(313, add(a.steal_time, steal))
     }
   } else if (cfg.splpar) {
     add(a.steal_time, dl.steal);  // account_steal_time(stolen) right away (immediate epoch)
@@ -242,14 +252,14 @@ void account_kernel_side(D& d, const NativeCfg& cfg, Acct<D, W>& a, Kctx where, 
   switch (where) {
     case Kctx::Guest:
       add(a.gtime, s);
-      if (cfg.scaled) add(a.utime_scaled, dl.s_sc);
+      if (cfg.scaled) add(KACCT_MUTANT(315, a.utime_scaled, a.stime_scaled), dl.s_sc);
       break;
     case Kctx::Hardirq:
-      add(a.hardirq_time, s);
+      add(KACCT_MUTANT(314, a.hardirq_time, a.softirq_time), s);
       if (cfg.scaled) add(a.stime_scaled, dl.s_sc);
       break;
     case Kctx::Softirq:
-      add(a.softirq_time, s);
+      add(KACCT_MUTANT(316, a.softirq_time, a.stime), s);
       if (cfg.scaled) add(a.stime_scaled, dl.s_sc);
       break;
     case Kctx::Kernel:
@@ -271,14 +281,14 @@ void user_entry(D& d, const NativeCfg& cfg, Acct<D, W>& a, const ulong_t<D, W>& 
   ++k.tb_reads;
   k.loads += 2;
   k.stores += 2;
-  a.utime = d.add(a.utime, d.sub(now, a.starttime_user));
+  a.utime = d.add(a.utime, KACCT_MUTANT(317, d.sub(now, a.starttime_user), d.sub(now, a.starttime)));
   a.starttime = now;
   if (cfg.splpar) {
     k.loads += 3;
     k.stores += 3;
     a.stime = d.sub(a.stime, sst);
-    a.utime = d.sub(a.utime, ust);
-    a.steal_time = d.add(a.steal_time, d.add(sst, ust));
+    a.utime = KACCT_MUTANT(318, d.sub(a.utime, ust), a.utime);
+    a.steal_time = d.add(a.steal_time, KACCT_MUTANT(319, d.add(sst, ust), ust));
   }
 }
 // account_cpu_user_exit(): the kernel interval since starttime joins stime.
@@ -289,7 +299,21 @@ void user_exit(D& d, Acct<D, W>& a, const ulong_t<D, W>& now, Cost& k) {
   k.loads += 2;
   k.stores += 2;
   a.stime = d.add(a.stime, d.sub(now, a.starttime));
-  a.starttime_user = now;
+  KACCT_MUTANT_DROP(320, a.starttime_user = now)
+}
+
+// Proposed fix kacct-ppc-user-exit-split: account_cpu_user_exit() also reads the SPURR and
+// sends its kernel interval through vtime_delta_scaled(), so the next split's SPURR delta spans
+// only time the split is told about (with SPURR == TB, scaled == unscaled exactly).
+template <class D, unsigned W>
+void user_exit_split(D& d, const NativeCfg& cfg, Acct<D, W>& a, const ulong_t<D, W>& now, const ulong_t<D, W>& spurr,
+                     Cost& k) {
+  const auto s = d.sub(now, a.starttime);
+  user_exit(d, a, now, k);
+  if (!cfg.scaled) return;
+  ++k.loads;
+  ++k.stores;
+  a.stime_scaled = d.add(a.stime_scaled, delta_scaled(d, cfg, a, spurr, s, k));
 }
 
 // The generic sinks vtime_flush() calls, with the task's context (nice, iowait).
@@ -320,20 +344,20 @@ void vtime_flush(D& d, const NativeCfg& cfg, Acct<D, W>& a, CpuAcct<D>& c, TaskA
     return tb_to_ns(d, cfg, d.template zext<64>(v), k);
   };
   account_user_time(d, c, p, x, conv(a.utime));
-  account_guest_time(d, c, p, x, conv(a.gtime));
+  KACCT_MUTANT(321, account_guest_time(d, c, p, x, conv(a.gtime)), account_user_time(d, c, p, x, conv(a.gtime)));
   if (cfg.splpar) {  // account_steal_time(): CPU only
     c.cpustat[STEAL] = d.add(c.cpustat[STEAL], conv(a.steal_time));
-    a.steal_time = z;
+    KACCT_MUTANT_DROP(322, a.steal_time = z)
     ++k.stores;
   }
   account_idle_time(d, c, x, conv(a.idle_time));
   account_system_index_time(d, c, p, conv(a.stime), SYSTEM);
-  account_system_index_time(d, c, p, conv(a.hardirq_time), IRQ);
+  account_system_index_time(d, c, p, conv(a.hardirq_time), KACCT_MUTANT(323, IRQ, SOFTIRQ));
   account_system_index_time(d, c, p, conv(a.softirq_time), SOFTIRQ);
   if (cfg.scaled) {  // vtime_flush_scaled()
     sp.utimescaled = d.add(sp.utimescaled, conv(a.utime_scaled));
-    sp.stimescaled = d.add(sp.stimescaled, conv(a.stime_scaled));
-    a.utime_scaled = a.utime_sspurr = a.stime_scaled = z;
+    sp.stimescaled = d.add(sp.stimescaled, KACCT_MUTANT(324, conv(a.stime_scaled), conv(a.utime_scaled)));
+    KACCT_MUTANT_DROP(325, a.utime_scaled = a.utime_sspurr = a.stime_scaled = z)
     k.stores += 3;
   }
   a.utime = a.gtime = a.idle_time = a.stime = a.hardirq_time = a.softirq_time = z;
@@ -369,12 +393,12 @@ void flush_immediate(D& d, const NativeCfg& cfg, Acct<D, W>& a, TbSinks<D, W>& c
   const unsigned ui = fx.nice_pos ? NICE : USER;
   auto g = take(a.gtime);
   put(ui, g, &task.utime);
-  put(fx.nice_pos ? GUEST_NICE : GUEST, g, &task.gtime);
+  put(KACCT_MUTANT(326, fx.nice_pos ? GUEST_NICE : GUEST, GUEST), g, &task.gtime);
   put(SYSTEM, take(a.stime), &task.stime);
-  put(IRQ, take(a.hardirq_time), &task.stime);
+  put(IRQ, take(a.hardirq_time), KACCT_MUTANT(327, &task.stime, nullptr));
   put(SOFTIRQ, take(a.softirq_time), &task.stime);
   put(fx.nr_iowait ? IOWAIT : IDLE, take(a.idle_time), nullptr);
-  put(STEAL, take(a.steal_time), nullptr);
+  put(STEAL, take(a.steal_time), KACCT_MUTANT(328, nullptr, &task.stime));
   if (cfg.scaled) { sp.stimescaled = d.add(sp.stimescaled, take(a.stime_scaled)); }
   if (user_too) {  // vtime_account_user(): user_time, user_time_scaled, utime_sspurr zeroed
     put(ui, take(a.utime), &task.utime);
@@ -399,7 +423,7 @@ ulong_t<D, W> vtime_reset(D& d, const NativeCfg& cfg, Acct<D, W>& a, const ulong
   a.starttime = now;
   if (cfg.scaled) {
     ++k.stores;
-    a.startspurr = spurr;
+    KACCT_MUTANT_DROP(332, a.startspurr = spurr)
   }
   return skipped;
 }
@@ -411,15 +435,15 @@ template <class D, unsigned W>
 void hand_over(D& d, const NativeCfg& cfg, const Acct<D, W>& prev, Acct<D, W>& next, Cost& k) {
   ++k.loads;
   ++k.stores;
-  next.starttime = prev.starttime;
-  if (cfg.copy_startspurr) {
+  KACCT_MUTANT_DROP(329, next.starttime = prev.starttime)
+  if (KACCT_MUTANT(330, cfg.copy_startspurr, false)) {
     ++k.loads;
     ++k.stores;
     next.startspurr = prev.startspurr;
   }
   if (cfg.zero_on_switch) {
     k.stores += 2;
-    next.stime = next.utime = d.template lit<W>(0);
+    KACCT_MUTANT_DROP(331, next.stime = next.utime = d.template lit<W>(0))
   }
 }
 

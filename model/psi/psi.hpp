@@ -16,6 +16,7 @@
 #include "arch/patches.hpp"
 #include "model/domain/reflect.hpp"
 #include "model/tick/tick.hpp"
+#include "model/mutation.hpp"
 
 namespace kacct::model::psi {
 
@@ -38,21 +39,34 @@ struct PsiCfg {
   // constant); a6fd16148fdd (6.14) makes it return at once. false: not built in, no call at all.
   bool irqtime_built_off = false;
   Variant variant = Variant::Faithful;
+  // Proposed fix kacct-psi-idle-irq (arch/patches.hpp, never a release's value): with the idle
+  // task current, psi_account_irqtime() advances rq->psi_irq_time and charges nobody.
+  bool idle_irq_dropped = false;
 
   // Version facts, from the patch table (arch/patches.hpp).
-  bool has_psi_irq() const { return arch::applied("52b1364ba0b1", ver); }
-  bool charge_in_clock() const { return has_psi_irq() && !arch::applied("ddae0ca2a8fe", ver); }
-  bool charge_at_tick() const { return arch::applied("ddae0ca2a8fe", ver); }
-  bool clock_in_seq() const { return arch::applied("3840cbe24cf0", ver); }
+  bool has_psi_irq() const { return arch::applied("52b1364ba0b1", KACCT_MUTANT(619, ver, arch::next_mainline(ver))); }
+  bool charge_in_clock() const {
+    return KACCT_MUTANT(617, has_psi_irq() && !arch::applied("ddae0ca2a8fe", ver), has_psi_irq());
+  }
+  bool charge_at_tick() const { return arch::applied("ddae0ca2a8fe", KACCT_MUTANT(620, ver, ver.series())); }
+  bool clock_in_seq() const { return arch::applied("3840cbe24cf0", KACCT_MUTANT(621, ver, arch::next_mainline(ver))); }
   bool skip_irqtime_off() const { return arch::applied("a6fd16148fdd", ver); }
   bool psi_irq_built() const { return irqtime || irqtime_built_off; }  // the call sites exist
-  bool percpu_seq() const { return arch::applied("570c8efd5eb7", ver); }
+  bool percpu_seq() const { return arch::applied("570c8efd5eb7", KACCT_MUTANT(622, ver, ver.series())); }
   TickCfg tick() const {
     TickCfg t;
     t.irq_time = irqtime;
     return t;
   }
 };
+
+// Selects a kacct-local proposed fix (arch/patches.hpp) on top of a version's settings; false
+// if `id` is not a PSI fix.
+inline bool apply_fix(PsiCfg& c, std::string_view id) {
+  if (id != "kacct-psi-idle-irq") return false;
+  c.idle_irq_dropped = true;
+  return true;
+}
 
 // struct psi_group_cpu, the part on this path: times[PSI_IRQ_FULL] (u32, wraps), state_start,
 // and the per-group-per-CPU seqcount (until 6.17).
@@ -159,7 +173,7 @@ inline void note_write(Ctl& c, int cpu, int actor, const char* what) {
 template <class D>
 void seq_section(D& d, u32<D>& seq) {
   seq = d.add(seq, d.template lit<32>(1));
-  seq = d.add(seq, d.template lit<32>(1));
+  seq = KACCT_MUTANT(601, d.add(seq, d.template lit<32>(1)), seq);
 }
 // record_times(groupc, now) (4.20+): closes the running state interval. The other states'
 // times[] are not modelled; only state_start moves.
@@ -178,7 +192,7 @@ void psi_account_irqtime_old(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
   auto& c = w.c;
   c.costs.psi_calls++;
   const int task = c.curr[cpu];
-  if (task == 0) {
+  if (KACCT_MUTANT(618, task == 0, false)) {
     if constexpr (!D::is_symbolic) c.charges.push_back({cpu, 0, -1, std::uint64_t(irq_delta), Site::RqClock});
     return;
   }
@@ -188,12 +202,12 @@ void psi_account_irqtime_old(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
   const int leaf = c.group_of(task);
   for (int g : c.chain(leaf)) {
     c.costs.levels++;
-    if (!c.enabled[g]) continue;
+    if (KACCT_MUTANT(603, !c.enabled[g], false)) continue;
     auto& gc = w.v.gc[g][cpu];
     note_write(c, cpu, actor, "psi_group_cpu (times[IRQ_FULL], seq)");
     c.costs.seq_sections++;
-    seq_section(d, gc.seq);
-    record_times(d, gc, now);
+    KACCT_MUTANT_DROP(602, seq_section(d, gc.seq))
+    KACCT_MUTANT_DROP(604, record_times(d, gc, now))
     gc.irq_full = d.add(gc.irq_full, delta);
   }
   if constexpr (!D::is_symbolic) c.charges.push_back({cpu, task, leaf, std::uint64_t(irq_delta), Site::RqClock});
@@ -210,16 +224,27 @@ void psi_account_irqtime_new(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
   auto& c = w.c;
   if (cfg.skip_irqtime_off() && !cfg.irqtime) return;
   c.costs.psi_calls++;
-  if (curr == 0) return;  // !curr->pid
+  if (KACCT_MUTANT(610, curr == 0, false)) {                         // !curr->pid
+    if (cfg.idle_irq_dropped && cfg.variant == Variant::Faithful) {  // proposed fix: consume it uncharged
+      c.costs.irq_reads++;
+      auto& pc = w.v.cpu[cpu];
+      note_write(c, cpu, actor, "rq->psi_irq_time");
+      const auto irq = pc.acct.irqtime.total;
+      if constexpr (!D::is_symbolic) c.charges.push_back({cpu, 0, -1, std::uint64_t(irq - pc.psi_irq_time), site});
+      pc.psi_irq_time = irq;
+    }
+    return;
+  }
   // lockdep_assert_rq_held(rq): the fault list is the model's lockdep.
   const int leaf = c.group_of(curr);
-  if (prev >= 0 && c.group_of(prev) == leaf) return;
+  if (KACCT_MUTANT(605, prev >= 0 && c.group_of(prev) == leaf, false)) return;
   if (!cfg.clock_in_seq()) c.costs.clock_reads++;  // 6.10-6.11: now = cpu_clock() before the read
   c.costs.irq_reads++;
   auto& pc0 = w.v.cpu[cpu];
   const auto irq = pc0.acct.irqtime.total;  // irq_time_read(cpu)
   const auto delta = d.sub(irq, pc0.psi_irq_time);
-  auto nonneg = d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63));
+  auto nonneg = KACCT_MUTANT(606, d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63)),
+                             d.ule(delta, d.template lit<64>(std::uint64_t{1} << 63)));
   if (cfg.variant == Variant::NoNegGuard) nonneg = d.lit_bool(true);
   guarded(d, nonneg, w, [&](World<D>& s) {
     auto& pc = s.v.cpu[cpu];
@@ -235,20 +260,20 @@ void psi_account_irqtime_new(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
     bool first = true;
     for (int g : s.c.chain(leaf)) {
       s.c.costs.levels++;
-      if (!s.c.enabled[g]) continue;
+      if (KACCT_MUTANT(609, !s.c.enabled[g], false)) continue;
       if (cfg.variant == Variant::LostDelta && !first) break;
       first = false;
       auto& gc = s.v.gc[g][cpu];
       note_write(s.c, cpu, actor, "psi_group_cpu (times[IRQ_FULL])");
       if (!percpu) {
         s.c.costs.seq_sections++;
-        seq_section(d, gc.seq);
+        KACCT_MUTANT_DROP(608, seq_section(d, gc.seq))
         if (cfg.clock_in_seq()) s.c.costs.clock_reads++;
       }
       record_times(d, gc, s.v.now);
       gc.irq_full = d.add(gc.irq_full, d32);
     }
-    if (percpu) seq_section(d, s.v.cpu[cpu].psi_seq);
+    if (KACCT_MUTANT(607, percpu, false)) seq_section(d, s.v.cpu[cpu].psi_seq);
     if constexpr (!D::is_symbolic) s.c.charges.push_back({cpu, curr, leaf, std::uint64_t(delta), site});
   });
 }
@@ -263,7 +288,8 @@ void psi_update_rq_clock(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int acto
   if (cfg.psi_irq_built()) w.c.costs.irq_reads++;
   const auto before = pc.acct.rq.prev_irq_time;
   update_rq_clock(d, cfg.tick(), pc.acct, w.v.now);
-  const auto irq_delta = d.sub(w.v.cpu[cpu].acct.rq.prev_irq_time, before);  // 0 with irq time off
+  const auto irq_delta =
+      KACCT_MUTANT(611, d.sub(w.v.cpu[cpu].acct.rq.prev_irq_time, before), w.v.cpu[cpu].acct.rq.prev_irq_time);
   if (cfg.psi_irq_built() && cfg.charge_in_clock()) psi_account_irqtime_old(d, cfg, w, cpu, actor, irq_delta);
 }
 
@@ -287,7 +313,7 @@ void sched_tick(D& d, const PsiCfg& cfg, World<D>& w, int cpu) {
   if (post && cfg.variant == Variant::NoLock)
     psi_account_irqtime_new(d, cfg, w, cpu, cpu, w.c.curr[cpu], -1, Site::Tick);
   lock(w.c, cpu, cpu);
-  if (post && cfg.variant != Variant::NoLock)
+  if (KACCT_MUTANT(612, post && cfg.variant != Variant::NoLock, false))
     psi_account_irqtime_new(d, cfg, w, cpu, cpu, w.c.curr[cpu], -1, Site::Tick);
   psi_update_rq_clock(d, cfg, w, cpu, cpu);
   unlock(w.c, cpu);
@@ -301,9 +327,9 @@ void schedule(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int next) {
   psi_update_rq_clock(d, cfg, w, cpu, cpu);
   const int prev = w.c.curr[cpu];
   if (prev != next) {
-    w.c.curr[cpu] = next;
+    w.c.curr[cpu] = KACCT_MUTANT(614, next, prev);
     if (next != 0) w.c.tasks[next].cpu = cpu;
-    if (cfg.charge_at_tick() && cfg.psi_irq_built())
+    if (KACCT_MUTANT(613, cfg.charge_at_tick() && cfg.psi_irq_built(), false))
       psi_account_irqtime_new(d, cfg, w, cpu, cpu, prev, next, Site::Switch);
   }
   unlock(w.c, cpu);
@@ -335,7 +361,7 @@ void move_sections(D& d, World<D>& w, int task, int to, int cpu, int actor) {
   for (int g : c.chain(c.group_of(task))) {
     if (!c.enabled[g]) continue;
     note_write(c, cpu, actor, "psi_group_cpu (psi_task_change)");
-    seq_section(d, w.v.gc[g][cpu].seq);
+    KACCT_MUTANT_DROP(615, seq_section(d, w.v.gc[g][cpu].seq))
     record_times(d, w.v.gc[g][cpu], w.v.now);
   }
   c.tasks[task].group = to;
@@ -354,7 +380,7 @@ void cgroup_move(D& d, World<D>& w, int task, int to, int by) {
     w.c.tasks[task].group = to;
     return;
   }
-  lock(w.c, cpu, by);
+  KACCT_MUTANT_DROP(616, lock(w.c, cpu, by))
   move_sections(d, w, task, to, cpu, by);
   unlock(w.c, cpu);
 }

@@ -224,14 +224,14 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
       case Ev::IrqExit:
         if (!w.c.in_irq[cpu]) return fmt::format("cpu {} is not in an irq", cpu);
         irq_boundary(d, cfg, w, cpu, w.c.in_irq[cpu] == 2 ? IrqClass::Softirq : IrqClass::Hardirq);
-        if (cfg.irqtime) checker.add_irq(cpu, w.v.now - irq_start[cpu]);
+        if (cfg.irqtime) checker.add_irq(cpu, w.v.now - irq_start[cpu], w.c.curr[cpu] == 0);
         w.c.in_irq[cpu] = 0;
         break;
       case Ev::Irq:
         irq_boundary(d, cfg, w, cpu, IrqClass::None);
         w.v.now += e.b;
         irq_boundary(d, cfg, w, cpu, e.soft ? IrqClass::Softirq : IrqClass::Hardirq);
-        if (cfg.irqtime) checker.add_irq(cpu, e.b);
+        if (cfg.irqtime) checker.add_irq(cpu, e.b, w.c.curr[cpu] == 0);
         break;
       case Ev::Tick:
         info.kind = spec::psi::Checker::EventInfo::Tick;
@@ -298,6 +298,8 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
   r.accrued = checker.accrued();
   for (int c = 0; c < s.cpus; ++c) r.charged.push_back(check ? checker.charged(c) : 0);
   r.max_pending = checker.max_pending();
+  r.idle_irq_charged = checker.idle_irq_charged();
+  r.idle_irq_finding = checker.idle_irq_finding();
   return r;
 }
 
@@ -330,6 +332,7 @@ nlohmann::ordered_json RunResult::json(const PsiCfg& cfg) const {
   j["irq_accrued_ns"] = accrued;
   j["irq_charged_ns"] = charged;
   j["max_pending_ns"] = max_pending;
+  j["idle_irq_charged_ns"] = idle_irq_charged;  // finding: irq time from idle charged to a task's group
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   for (std::size_t g = 0; g < world.v.gc.size(); ++g) {
     nlohmann::ordered_json row = nlohmann::ordered_json::array();

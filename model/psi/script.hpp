@@ -75,6 +75,8 @@ struct RunResult : script::RunStatus {  // steps, failed_at (the violating event
   World<Concrete> world;
   std::vector<std::uint64_t> accrued, charged;  // per CPU
   std::uint64_t max_pending = 0;
+  std::uint64_t idle_irq_charged = 0;  // irq time that ran while a CPU idled, charged to a task's group
+  std::string idle_irq_finding;        // the first such charge
   nlohmann::ordered_json json(const PsiCfg&) const;
 };
 // Runs the script. An event that cannot happen (a task on two CPUs, irq_exit outside an irq,

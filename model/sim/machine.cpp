@@ -15,10 +15,35 @@ ModelCfg model_cfg(const arch::CpuFacts& cpu, const arch::Config& cfg) {
   m.tick.irq_time = cfg.irq_time;
   m.tick.steal = cfg.steal;
   m.tick.tick_nsec = arch::tick_nsec(cfg.hz);
-  m.tick.steal_drop_excess = arch::applied("108ad0999085", cfg.version);
-  m.adjust = model::adjust_cfg(cfg.version, cpu.exact_mul_u64_u64_div_u64);
+  m.tick.steal_drop_excess = arch::applied("108ad0999085", KACCT_MUTANT(806, cfg.version, cfg.version.series()));
+  m.adjust = model::adjust_cfg(cfg.version, KACCT_MUTANT(728, cpu.exact_mul_u64_u64_div_u64, false));
   with_backend(cfg.acct, [&](auto b) { decltype(b)::configure(m, cpu, cfg); });
   return m;
+}
+
+void apply_fix(ModelCfg& m, std::string_view id) {
+  const auto p = arch::find_patch(id);
+  if (!p || !p->local || p->id != id) throw std::invalid_argument("'" + std::string(id) + "' is not a kacct-local fix");
+  if (id == "kacct-gen-fork-residues" && m.acct == arch::Accounting::Gen) {
+    m.gen.fork_copies_residues = false;
+    return;
+  }
+  if (id == "kacct-ppc-idle-steal" && m.acct == arch::Accounting::Native) {
+    m.native.idle_steal_out = true;
+    return;
+  }
+  if (id == "kacct-ppc-user-exit-split" && m.acct == arch::Accounting::Native) {
+    m.native.split_at_user_exit = true;
+    return;
+  }
+  // 77baa5bafcbe's clamp on the 4.8 .. 5.8 cputime_adjust with the scale_stime() loop
+  if (id == "kacct-scale-stime-clamp" && m.adjust.era == model::AdjustEra::ClampAlways &&
+      m.adjust.div == model::ScaleDiv::Loop32) {
+    m.adjust.era = model::AdjustEra::ClampToRtime;
+    return;
+  }
+  throw std::invalid_argument("the fix " + std::string(id) + " does not apply to this configuration's model (" +
+                              std::string(p->why) + ")");
 }
 
 trace::Result<Program> compile(const trace::Trace& t) {

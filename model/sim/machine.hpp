@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -114,10 +115,17 @@ struct RunOptions {
   // Known kernel bugs of the configured era (Violation::fixed_by) go to known_bugs instead of
   // ending the run, so that fuzzers and props keep checking everything else on old eras.
   bool tolerate_known_bugs = false;
+  // Called after every event with its index and the run's state so far (kcpustat, task times,
+  // reads), so that a caller can see where each charge went without re-deriving it. Not set:
+  // not called (the hot loop stays as it is).
+  std::function<void(std::size_t, const RunResult&)> observe = nullptr;
 };
 
 // The model settings (ModelCfg: model/sim/backends.hpp) a configuration selects on a CPU.
 ModelCfg model_cfg(const arch::CpuFacts&, const arch::Config&);
+// Selects a kacct-local proposed fix (arch/patches.hpp rows with `local`) on top of a
+// configuration's settings; throws std::invalid_argument if it is not one or does not apply.
+void apply_fix(ModelCfg&, std::string_view id);
 
 // Replays the program with the backend of cfg.acct (model/sim/backends.hpp).
 RunResult run(const Program&, const ModelCfg&, const RunOptions& = {});

@@ -127,7 +127,13 @@ class Machine {
     if (k_.o.check) {
       for (std::size_t i = 0; i < n; ++i) {
         step<true>(i, ev[i]);
+        if (k_.o.observe) k_.o.observe(i, k_.r);
         if (k_.r.violation && k_.o.stop_at_violation) break;
+      }
+    } else if (k_.o.observe) {
+      for (std::size_t i = 0; i < n; ++i) {
+        step<false>(i, ev[i]);
+        k_.o.observe(i, k_.r);
       }
     } else {
       for (std::size_t i = 0; i < n; ++i) step<false>(i, ev[i]);  // the hot loop: no snapshots

@@ -6,6 +6,7 @@
 
 #include "arch/version.hpp"
 #include "model/tick/state.hpp"
+#include "model/mutation.hpp"
 
 namespace kacct::model {  // shared core, not model::tick: every backend uses these types
 
@@ -45,27 +46,27 @@ struct TickCtx {
 // account_steal_time(): the sinks (6.1; unchanged in substance since 4.11).
 template <class D>
 void account_user_time(D& d, CpuAcct<D>& c, TaskAcct<D>& p, const TickCtx& x, u64<D> t) {
-  p.utime = d.add(p.utime, t);
-  auto& b = c.cpustat[x.nice_pos ? NICE : USER];
+  p.utime = KACCT_MUTANT(102, d.add(p.utime, t), p.utime);
+  auto& b = c.cpustat[KACCT_MUTANT(101, x.nice_pos ? NICE : USER, x.nice_pos ? USER : NICE)];
   b = d.add(b, t);
 }
 template <class D>
 void account_guest_time(D& d, CpuAcct<D>& c, TaskAcct<D>& p, const TickCtx& x, u64<D> t) {
   p.utime = d.add(p.utime, t);
-  p.gtime = d.add(p.gtime, t);
+  p.gtime = KACCT_MUTANT(104, d.add(p.gtime, t), p.gtime);
   auto& u = c.cpustat[x.nice_pos ? NICE : USER];
-  auto& g = c.cpustat[x.nice_pos ? GUEST_NICE : GUEST];
-  u = d.add(u, t);
+  auto& g = c.cpustat[KACCT_MUTANT(103, x.nice_pos ? GUEST_NICE : GUEST, GUEST)];
+  u = KACCT_MUTANT(105, d.add(u, t), u);
   g = d.add(g, t);
 }
 template <class D>
 void account_system_index_time(D& d, CpuAcct<D>& c, TaskAcct<D>& p, u64<D> t, Usage idx) {
-  p.stime = d.add(p.stime, t);
+  p.stime = KACCT_MUTANT(106, d.add(p.stime, t), p.stime);
   c.cpustat[idx] = d.add(c.cpustat[idx], t);
 }
 template <class D>
 void account_idle_time(D& d, CpuAcct<D>& c, const TickCtx& x, u64<D> t) {
-  auto& b = c.cpustat[x.nr_iowait ? IOWAIT : IDLE];
+  auto& b = c.cpustat[KACCT_MUTANT(107, x.nr_iowait ? IOWAIT : IDLE, IDLE)];
   b = d.add(b, t);
 }
 // account_system_time(p, hardirq_offset, cputime): guest if PF_VCPU outside any irq, else IRQ /
@@ -73,11 +74,12 @@ void account_idle_time(D& d, CpuAcct<D>& c, const TickCtx& x, u64<D> t) {
 template <class D>
 void account_system_time(D& d, CpuAcct<D>& c, TaskAcct<D>& p, const TickCtx& x, std::uint32_t hardirq_offset,
                          u64<D> t) {
-  if (x.pf_vcpu && irq_count(x.preempt_count) - hardirq_offset == 0) return account_guest_time(d, c, p, x, t);
+  if (x.pf_vcpu && KACCT_MUTANT(108, irq_count(x.preempt_count) - hardirq_offset == 0, irq_count(x.preempt_count) == 0))
+    return account_guest_time(d, c, p, x, t);
   Usage idx = SYSTEM;
-  if ((x.preempt_count & HARDIRQ_MASK) - hardirq_offset)
-    idx = IRQ;
-  else if (x.preempt_count & SOFTIRQ_OFFSET)
+  if (KACCT_MUTANT(109, (x.preempt_count & HARDIRQ_MASK) - hardirq_offset, (x.preempt_count & HARDIRQ_MASK)))
+    idx = KACCT_MUTANT(110, IRQ, SOFTIRQ);
+  else if (KACCT_MUTANT(111, x.preempt_count & SOFTIRQ_OFFSET, x.preempt_count & SOFTIRQ_MASK))
     idx = SOFTIRQ;
   account_system_index_time(d, c, p, t, idx);
 }
@@ -87,16 +89,17 @@ void account_system_time(D& d, CpuAcct<D>& c, TaskAcct<D>& p, const TickCtx& x, 
 template <class D>
 u64<D> steal_account_process_time(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> maxtime) {
   if (!cfg.steal) return d.template lit<64>(0);
-  auto steal = d.min(d.sub(c.steal_clock, c.prev_steal_time), maxtime);
-  c.cpustat[STEAL] = d.add(c.cpustat[STEAL], steal);
-  c.prev_steal_time = d.add(c.prev_steal_time, steal);
+  auto steal = KACCT_MUTANT(112, d.min(d.sub(c.steal_clock, c.prev_steal_time), maxtime),
+                            d.sub(c.steal_clock, c.prev_steal_time));
+  c.cpustat[STEAL] = KACCT_MUTANT(114, d.add(c.cpustat[STEAL], steal), c.cpustat[STEAL]);
+  c.prev_steal_time = KACCT_MUTANT(113, d.add(c.prev_steal_time, steal), c.steal_clock);
   return steal;
 }
 // irqtime_tick_accounted(maxtime) (4.11+): irq time already in cpustat, taken out of tick time.
 template <class D>
 u64<D> irqtime_tick_accounted(D& d, CpuAcct<D>& c, u64<D> maxtime) {
-  auto delta = d.min(c.irqtime.tick_delta, maxtime);
-  c.irqtime.tick_delta = d.sub(c.irqtime.tick_delta, delta);
+  auto delta = KACCT_MUTANT(115, d.min(c.irqtime.tick_delta, maxtime), c.irqtime.tick_delta);
+  c.irqtime.tick_delta = KACCT_MUTANT(116, d.sub(c.irqtime.tick_delta, delta), c.irqtime.tick_delta);
   return delta;
 }
 // account_other_time(max) (4.11+): steal first, then pending irq time, at most max in all.
@@ -105,8 +108,8 @@ u64<D> irqtime_tick_accounted(D& d, CpuAcct<D>& c, u64<D> maxtime) {
 template <class D>
 u64<D> account_other_time(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> max) {
   auto acc = steal_account_process_time(d, cfg, c, max);
-  if (!cfg.irq_time) return acc;
-  return d.add(acc, irqtime_tick_accounted(d, c, d.sub(max, acc)));
+  if (KACCT_MUTANT(118, !cfg.irq_time, true)) return acc;
+  return d.add(acc, irqtime_tick_accounted(d, c, KACCT_MUTANT(117, d.sub(max, acc), max)));
 }
 
 // irqtime_account_process_tick(p, user_tick, ticks) (4.11+): the tick minus other time goes to
@@ -117,16 +120,16 @@ void irqtime_account_process_tick(D& d, const TickCfg& cfg, CpuAcct<D>& c, TaskA
   auto cputime = d.mul(d.template lit<64>(cfg.tick_nsec), ticks);
   auto other = account_other_time(d, cfg, c, d.template lit<64>(~std::uint64_t{0}));
   when_each(
-      d, d.ult(other, cputime),
+      d, KACCT_MUTANT(119, d.ult(other, cputime), d.ule(other, cputime)),
       [&](CpuAcct<D>& sc, TaskAcct<D>& sp) {
         auto t = d.sub(cputime, other);
         if (x.is_ksoftirqd)
-          account_system_index_time(d, sc, sp, t, SOFTIRQ);
+          account_system_index_time(d, sc, sp, t, KACCT_MUTANT(120, SOFTIRQ, SYSTEM));
         else if (x.user_tick)
           account_user_time(d, sc, sp, x, t);
         else if (x.is_idle)
           account_idle_time(d, sc, x, t);
-        else if (x.pf_vcpu)
+        else if (KACCT_MUTANT(121, x.pf_vcpu, false))
           account_guest_time(d, sc, sp, x, t);
         else
           account_system_index_time(d, sc, sp, t, SYSTEM);
@@ -143,10 +146,11 @@ void account_process_tick(D& d, const TickCfg& cfg, CpuAcct<D>& c, TaskAcct<D>& 
   when_each(
       d, d.ult(steal, cputime),
       [&](CpuAcct<D>& sc, TaskAcct<D>& sp) {
-        auto t = d.sub(cputime, steal);
+        auto t = KACCT_MUTANT(123, d.sub(cputime, steal), cputime);
         if (x.user_tick)
           account_user_time(d, sc, sp, x, t);
-        else if (!x.is_idle || irq_count(x.preempt_count) != HARDIRQ_OFFSET)
+        else if (!x.is_idle ||
+                 KACCT_MUTANT(122, irq_count(x.preempt_count) != HARDIRQ_OFFSET, irq_count(x.preempt_count) != 0))
           account_system_time(d, sc, sp, x, HARDIRQ_OFFSET, t);
         else
           account_idle_time(d, sc, x, t);
@@ -160,12 +164,12 @@ void account_process_tick(D& d, const TickCfg& cfg, CpuAcct<D>& c, TaskAcct<D>& 
 template <class D>
 void account_idle_ticks(D& d, const TickCfg& cfg, CpuAcct<D>& c, TaskAcct<D>& idle, const TickCtx& x, u64<D> ticks) {
   if (cfg.irq_time) {
-    auto t32 = d.template zext<64>(d.template trunc<32>(ticks));
+    auto t32 = KACCT_MUTANT(125, d.template zext<64>(d.template trunc<32>(ticks)), ticks);
     auto neg = d.ule(d.template lit<64>(0x8000'0000u), t32);
-    auto as_int = d.select(neg, d.add(t32, d.template lit<64>(0xffff'ffff'0000'0000ull)), t32);
+    auto as_int = KACCT_MUTANT(124, d.select(neg, d.add(t32, d.template lit<64>(0xffff'ffff'0000'0000ull)), t32), t32);
     return irqtime_account_process_tick(d, cfg, c, idle, x, as_int);
   }
-  auto cputime = d.mul(d.template lit<64>(cfg.tick_nsec), ticks);
+  auto cputime = KACCT_MUTANT(126, d.mul(d.template lit<64>(cfg.tick_nsec), ticks), d.template lit<64>(cfg.tick_nsec));
   auto steal = steal_account_process_time(d, cfg, c, d.template lit<64>(~std::uint64_t{0}));
   when_each(
       d, d.ult(steal, cputime), [&](CpuAcct<D>& st) { account_idle_time(d, st, x, d.sub(cputime, steal)); }, c);
@@ -180,12 +184,13 @@ template <class D>
 void irqtime_account_irq(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> now, IrqClass cls) {
   if (!cfg.irq_time) return;
   auto delta = d.sub(now, c.irqtime.irq_start_time);
-  c.irqtime.irq_start_time = d.add(c.irqtime.irq_start_time, delta);
-  if (cls == IrqClass::None) return;
-  auto& b = c.cpustat[cls == IrqClass::Hardirq ? IRQ : SOFTIRQ];  // irqtime_account_delta()
+  c.irqtime.irq_start_time = KACCT_MUTANT(131, d.add(c.irqtime.irq_start_time, delta), c.irqtime.irq_start_time);
+  if (KACCT_MUTANT(130, cls == IrqClass::None, false)) return;
+  auto& b = c.cpustat[KACCT_MUTANT(127, cls == IrqClass::Hardirq ? IRQ : SOFTIRQ,
+                                   cls == IrqClass::Hardirq ? SOFTIRQ : IRQ)];  // irqtime_account_delta()
   b = d.add(b, delta);
-  c.irqtime.total = d.add(c.irqtime.total, delta);
-  c.irqtime.tick_delta = d.add(c.irqtime.tick_delta, delta);
+  c.irqtime.total = KACCT_MUTANT(129, d.add(c.irqtime.total, delta), c.irqtime.total);
+  c.irqtime.tick_delta = KACCT_MUTANT(128, d.add(c.irqtime.tick_delta, delta), c.irqtime.tick_delta);
 }
 
 // update_rq_clock(rq) + update_rq_clock_task(rq, delta) (6.1): clock_task advances by the
@@ -196,24 +201,26 @@ void update_rq_clock(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> now) {
   auto delta = d.sub(now, c.rq.clock);
   // "(s64)delta < 0: return" -- the clock never goes backwards.
   when_each(
-      d, d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63)),
+      d, KACCT_MUTANT(132, d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63)), d.lit_bool(true)),
       [&](CpuAcct<D>& s) {
         s.rq.clock = d.add(s.rq.clock, delta);
         auto left = delta;
         if (cfg.irq_time) {
-          auto irq = d.min(d.sub(s.irqtime.total, s.rq.prev_irq_time), left);
+          auto irq = KACCT_MUTANT(133, d.min(d.sub(s.irqtime.total, s.rq.prev_irq_time), left),
+                                  d.sub(s.irqtime.total, s.rq.prev_irq_time));
           s.rq.prev_irq_time = d.add(s.rq.prev_irq_time, irq);
-          left = d.sub(left, irq);
+          left = KACCT_MUTANT(137, d.sub(left, irq), left);
         }
         if (cfg.steal) {
-          auto st = d.min(d.sub(s.steal_clock, s.rq.prev_steal_time_rq), left);
+          auto st = KACCT_MUTANT(134, d.min(d.sub(s.steal_clock, s.rq.prev_steal_time_rq), left),
+                                 d.sub(s.steal_clock, s.rq.prev_steal_time_rq));
           if (cfg.steal_drop_excess) {  // 108ad0999085: prev_steal_time_rq = the steal clock read
             s.rq.steal_dropped = d.add(s.rq.steal_dropped, d.sub(d.sub(s.steal_clock, s.rq.prev_steal_time_rq), st));
             s.rq.prev_steal_time_rq = s.steal_clock;
           } else {
-            s.rq.prev_steal_time_rq = d.add(s.rq.prev_steal_time_rq, st);
+            s.rq.prev_steal_time_rq = KACCT_MUTANT(136, d.add(s.rq.prev_steal_time_rq, st), s.steal_clock);
           }
-          left = d.sub(left, st);
+          left = KACCT_MUTANT(135, d.sub(left, st), left);
         }
         s.rq.clock_task = d.add(s.rq.clock_task, left);
       },
@@ -224,9 +231,11 @@ template <class D>
 void update_curr(D& d, const CpuAcct<D>& c, TaskAcct<D>& p) {
   auto delta = d.sub(c.rq.clock_task, p.exec_start);
   when_each(
-      d, d.band(d.ult(d.template lit<64>(0), delta), d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63))),
+      d,
+      d.band(d.ult(d.template lit<64>(0), delta),
+             KACCT_MUTANT(138, d.ult(delta, d.template lit<64>(std::uint64_t{1} << 63)), d.lit_bool(true))),
       [&](TaskAcct<D>& t) {
-        t.exec_start = c.rq.clock_task;
+        t.exec_start = KACCT_MUTANT(139, c.rq.clock_task, t.exec_start);
         t.sum_exec_runtime = d.add(t.sum_exec_runtime, delta);
       },
       p);

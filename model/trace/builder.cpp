@@ -4,7 +4,9 @@
 #include "model/trace/builder.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <random>
+#include <set>
 
 #include "model/trace/tracker.hpp"
 
@@ -29,7 +31,11 @@ int clamp_nice(int n) { return std::clamp(n, -20, 19); }
 
 class Builder {
  public:
-  explicit Builder(const BuildSpec& s) : header_(build_header(s)), tr_(header_), hotplug_(s.hotplug) {}
+  explicit Builder(const BuildSpec& s) : header_(build_header(s)), tr_(header_), hotplug_(s.hotplug) {
+    for (const TaskDecl& d : header_.tasks) all_.push_back(d.tid);
+    std::sort(all_.begin(), all_.end());
+    live_.insert(all_.begin(), all_.end());
+  }
 
   void step(const Action& a) {
     now_ += a.dt;
@@ -106,16 +112,16 @@ class Builder {
       case Op::Switch: {
         std::vector<uint64_t> cand;
         if (c.current != 0) cand.push_back(0);
-        for (const auto& [tid, t] : tr_.tasks())
-          if (!t.running && !t.sleeping && !t.exited) cand.push_back(tid);
+        for (uint64_t tid : live_)
+          if (const TaskState* t = tr_.task(tid); !t->running && !t->sleeping) cand.push_back(tid);
         if (cand.empty()) return;
         if (!switch_to(e, c, cur, cand[(arg & 0xff) % cand.size()], arg)) return;
         break;
       }
       case Op::Wakeup: {
         std::vector<uint64_t> cand;
-        for (const auto& [tid, t] : tr_.tasks())
-          if (t.sleeping && !t.exited) cand.push_back(tid);
+        for (uint64_t tid : live_)
+          if (tr_.task(tid)->sleeping) cand.push_back(tid);
         if (cand.empty()) return;
         e.kind = Kind::Wakeup;
         e.a = cand[arg % cand.size()];
@@ -191,30 +197,34 @@ class Builder {
         if (sel == 2 && e.read_kind != ReadKind::ProcStat) {
           e.a = c.current;
         } else if (sel == 3 && any_tid) {
-          const auto& tasks = tr_.tasks();
-          auto it = tasks.begin();
-          std::advance(it, (arg >> 5) % tasks.size());
-          e.a = it->first;
+          e.a = all_[(arg >> 5) % all_.size()];  // exited tasks included
         }
         break;
       }
     }
     if (tr_.apply(e)) return;  // not legal after all: skip
     if (e.kind == Kind::Fork) {
+      all_.push_back(e.b);  // forked tids grow past every declared one: all_ stays sorted
+      live_.insert(e.b);
       ++next_tid_;
       if (e.fork_mm) ++next_mm_;
+    } else if (e.kind == Kind::Switch && e.prev_state == PrevState::Dead) {
+      live_.erase(e.a);
     }
     events_.push_back(std::move(e));
   }
 
   Trace finish() && { return Trace{std::move(header_), std::move(events_)}; }
-
- private:
-  size_t live_tasks() const {
-    size_t n = 0;
-    for (const auto& [tid, t] : tr_.tasks()) n += !t.exited;
+  // Hands the events built so far to `sink` and forgets them (the tracker keeps the state).
+  size_t drain(const std::function<void(const Event&)>& sink) {
+    for (const Event& e : events_) sink(e);
+    const size_t n = events_.size();
+    events_.clear();
     return n;
   }
+
+ private:
+  size_t live_tasks() const { return live_.size(); }
   // A switch to `next`, or the event that has to come first on this CPU.
   bool switch_to(Event& e, const CpuContext& c, const TaskState& cur, uint64_t next, uint16_t arg) {
     if (c.irq_depth > 0)
@@ -251,6 +261,10 @@ class Builder {
 
   Header header_;
   Tracker tr_;
+  // The tracker keeps exited tasks for ever; walking them on every action made a trace of
+  // n events cost O(n^2). Both lists are in tid order.
+  std::vector<uint64_t> all_;
+  std::set<uint64_t> live_;
   std::vector<Event> events_;
   uint64_t now_ = 0;
   uint64_t next_tid_ = kFirstFork;
@@ -285,24 +299,42 @@ Trace build(const BuildSpec& s, std::span<const Action> actions) {
   return std::move(b).finish();
 }
 
+namespace {
+// One action from the generator; a fixed draw count per action keeps every prefix of the
+// action sequence the same whatever length is asked for.
+Action draw_action(std::mt19937_64& rng) {
+  const uint64_t r = rng();
+  Action a;
+  a.op = uint8_t(r);
+  a.cpu = uint8_t(r >> 8);
+  a.arg = uint16_t(r >> 16);
+  switch ((r >> 32) & 3) {
+    case 0: a.dt = 0; break;
+    case 1: a.dt = uint32_t(1 + rng() % 20'000); break;
+    default: a.dt = uint32_t(100'000 + rng() % 3'900'001); break;
+  }
+  return a;
+}
+}  // namespace
+
 std::vector<Action> random_actions(uint64_t seed, size_t n_actions) {
   std::mt19937_64 rng(seed);
   std::vector<Action> out;
   out.reserve(n_actions);
-  for (size_t i = 0; i < n_actions; ++i) {
-    const uint64_t r = rng();
-    Action a;
-    a.op = uint8_t(r);
-    a.cpu = uint8_t(r >> 8);
-    a.arg = uint16_t(r >> 16);
-    switch ((r >> 32) & 3) {
-      case 0: a.dt = 0; break;
-      case 1: a.dt = uint32_t(1 + rng() % 20'000); break;
-      default: a.dt = uint32_t(100'000 + rng() % 3'900'001); break;
-    }
-    out.push_back(a);
-  }
+  for (size_t i = 0; i < n_actions; ++i) out.push_back(draw_action(rng));
   return out;
+}
+
+size_t random_trace_stream(uint64_t seed, const BuildSpec& s, size_t n_events, size_t max_actions,
+                           const std::function<void(const Event&)>& sink) {
+  std::mt19937_64 rng(seed);
+  Builder b(s);
+  size_t n = 0;
+  for (size_t i = 0; i < max_actions && n < n_events; ++i) {
+    b.step(draw_action(rng));
+    n += b.drain(sink);
+  }
+  return n;
 }
 
 Trace random_trace(uint64_t seed, const BuildSpec& s, size_t n_actions) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -55,6 +56,12 @@ Trace build(const BuildSpec&, std::span<const Action>);
 // (dt: 1/4 zero, 1/4 up to 20 us, 1/2 in 0.1 .. 4 ms).
 std::vector<Action> random_actions(uint64_t seed, size_t n_actions);
 Trace random_trace(uint64_t seed, const BuildSpec&, size_t n_actions);
+// The same actions, built one at a time: each event goes to `sink` as soon as it exists, so
+// memory does not grow with the trace. Stops after n_events events or max_actions actions;
+// returns the number of events. The events are a prefix of random_trace(seed, s, m)'s for
+// any m >= the actions drawn.
+size_t random_trace_stream(uint64_t seed, const BuildSpec&, size_t n_events, size_t max_actions,
+                           const std::function<void(const Event&)>& sink);
 
 // Byte decoders (fuzzer, seed files): a spec from two bytes (bit 0x20 of the second: hotplug), and 8 bytes per action
 // (op, cpu, arg little-endian, dt little-endian); a trailing partial action is dropped.

@@ -172,6 +172,10 @@ Result<Trace> parse(std::string_view text);
 
 // Canonical text.  parse(write(t)) == t for every t that parse can produce.
 std::string write(const Trace&);
+// The same text in pieces, for writers that stream: the header (through "events") and one
+// event line, appended to `out`.
+void append_header(std::string& out, const Header&);
+void append_event(std::string& out, const Event&);
 
 // Header consistency checks for traces built in code (parse guarantees them).
 std::optional<Error> check_header(const Header&);

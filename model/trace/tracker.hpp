@@ -3,7 +3,7 @@
 // the model drivers.
 #pragma once
 
-#include <map>
+#include <unordered_map>
 
 #include "model/trace/trace.hpp"
 
@@ -66,7 +66,8 @@ class Tracker {
   const TaskState& idle(uint32_t c) const { return idle_.at(c); }
   // The task currently running on CPU c (its idle task if current == 0).
   const TaskState& current(uint32_t c) const;
-  const std::map<uint64_t, TaskState>& tasks() const { return tasks_; }
+  // Every task declared or forked so far, exited ones included; in no particular order.
+  const std::unordered_map<uint64_t, TaskState>& tasks() const { return tasks_; }
   uint64_t now() const { return now_; }  // ts of the last applied event
 
  private:
@@ -78,7 +79,7 @@ class Tracker {
   bool rtime_events_ = false;
   std::vector<CpuContext> cpus_;
   std::vector<TaskState> idle_;
-  std::map<uint64_t, TaskState> tasks_;
+  std::unordered_map<uint64_t, TaskState> tasks_;  // looked up on every event; exited tasks stay
   uint64_t now_ = 0;
 };
 

@@ -1,4 +1,5 @@
 // Canonical writer and the name tables shared with the parser.
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <iterator>
@@ -37,10 +38,8 @@ std::string Error::to_string() const {
   return fmt::format("line {}, column {}: {}", line, column, message);
 }
 
-std::string write(const Trace& t) {
-  fmt::memory_buffer buf;
+void append_header(std::string& buf, const Header& h) {
   auto out = std::back_inserter(buf);
-  const Header& h = t.header;
   fmt::format_to(out, "kacct-trace {}\ncpu {}\nncpus {}\nclock ns\n", h.version, h.cpu_model, h.ncpus);
   if (h.rtime_events) fmt::format_to(out, "rtime events\n");
   for (const TaskDecl& d : h.tasks) {
@@ -56,48 +55,57 @@ std::string write(const Trace& t) {
     buf.push_back('\n');
   }
   fmt::format_to(out, "events\n");
-  // Optional keys are written only when they differ from the parser's default.
-  for (const Event& e : t.events) {
-    fmt::format_to(out, "{} {} {}", e.ts, e.cpu, name(e.kind));
-    switch (e.kind) {
-      case Kind::SyscallEnter: fmt::format_to(out, " nr={}", e.a); break;
-      case Kind::ExcEnter:
-        if (e.exc_kind != ExcKind::Other) fmt::format_to(out, " kind={}", name(e.exc_kind));
-        break;
-      case Kind::IrqEnter:
-        if (e.a != 0) fmt::format_to(out, " vec={}", e.a);
-        break;
-      case Kind::SoftirqEnter: fmt::format_to(out, " vec={}", e.a); break;
-      case Kind::Switch:
-        fmt::format_to(out, " prev={} next={}", e.a, e.b);
-        if (e.prev_state != PrevState::Runnable) fmt::format_to(out, " prev_state={}", name(e.prev_state));
-        if (e.iowait) fmt::format_to(out, " iowait=1");
-        if (e.switch_gap) fmt::format_to(out, " gap={}", *e.switch_gap);
-        break;
-      case Kind::Wakeup: fmt::format_to(out, " tid={}", e.a); break;
-      case Kind::Steal: fmt::format_to(out, " ns={}", e.a); break;
-      case Kind::Fork:
-        fmt::format_to(out, " parent={} child={}", e.a, e.b);
-        if (e.fork_pid) fmt::format_to(out, " pid={}", *e.fork_pid);
-        if (e.fork_kthread) fmt::format_to(out, " kthread");
-        if (!e.fork_comm.empty()) fmt::format_to(out, " comm={}", e.fork_comm);
-        if (e.fork_mm) fmt::format_to(out, " mm={}", *e.fork_mm);
-        break;
-      case Kind::MmExit: fmt::format_to(out, " mm={}", e.a); break;
-      case Kind::Runtime: fmt::format_to(out, " tid={} ns={}", e.a, e.b); break;
-      case Kind::Read:
-        fmt::format_to(out, " kind={}", name(e.read_kind));
-        if (e.a != 0) fmt::format_to(out, " tid={}", e.a);
-        if (e.read_id != 0) fmt::format_to(out, " id={}", e.read_id);
-        break;
-      default: break;
-    }
-    if (e.hw.tb) fmt::format_to(out, " tb={}", *e.hw.tb);
-    if (e.hw.purr) fmt::format_to(out, " purr={}", *e.hw.purr);
-    if (e.hw.spurr) fmt::format_to(out, " spurr={}", *e.hw.spurr);
-    buf.push_back('\n');
+}
+
+// Optional keys are written only when they differ from the parser's default. Compiled
+// format strings: this runs once per event of every trace written.
+void append_event(std::string& buf, const Event& e) {
+  auto out = std::back_inserter(buf);
+  fmt::format_to(out, FMT_COMPILE("{} {} {}"), e.ts, e.cpu, name(e.kind));
+  switch (e.kind) {
+    case Kind::SyscallEnter: fmt::format_to(out, FMT_COMPILE(" nr={}"), e.a); break;
+    case Kind::ExcEnter:
+      if (e.exc_kind != ExcKind::Other) fmt::format_to(out, FMT_COMPILE(" kind={}"), name(e.exc_kind));
+      break;
+    case Kind::IrqEnter:
+      if (e.a != 0) fmt::format_to(out, FMT_COMPILE(" vec={}"), e.a);
+      break;
+    case Kind::SoftirqEnter: fmt::format_to(out, FMT_COMPILE(" vec={}"), e.a); break;
+    case Kind::Switch:
+      fmt::format_to(out, FMT_COMPILE(" prev={} next={}"), e.a, e.b);
+      if (e.prev_state != PrevState::Runnable) fmt::format_to(out, FMT_COMPILE(" prev_state={}"), name(e.prev_state));
+      if (e.iowait) fmt::format_to(out, FMT_COMPILE(" iowait=1"));
+      if (e.switch_gap) fmt::format_to(out, FMT_COMPILE(" gap={}"), *e.switch_gap);
+      break;
+    case Kind::Wakeup: fmt::format_to(out, FMT_COMPILE(" tid={}"), e.a); break;
+    case Kind::Steal: fmt::format_to(out, FMT_COMPILE(" ns={}"), e.a); break;
+    case Kind::Fork:
+      fmt::format_to(out, FMT_COMPILE(" parent={} child={}"), e.a, e.b);
+      if (e.fork_pid) fmt::format_to(out, FMT_COMPILE(" pid={}"), *e.fork_pid);
+      if (e.fork_kthread) fmt::format_to(out, FMT_COMPILE(" kthread"));
+      if (!e.fork_comm.empty()) fmt::format_to(out, FMT_COMPILE(" comm={}"), e.fork_comm);
+      if (e.fork_mm) fmt::format_to(out, FMT_COMPILE(" mm={}"), *e.fork_mm);
+      break;
+    case Kind::MmExit: fmt::format_to(out, FMT_COMPILE(" mm={}"), e.a); break;
+    case Kind::Runtime: fmt::format_to(out, FMT_COMPILE(" tid={} ns={}"), e.a, e.b); break;
+    case Kind::Read:
+      fmt::format_to(out, FMT_COMPILE(" kind={}"), name(e.read_kind));
+      if (e.a != 0) fmt::format_to(out, FMT_COMPILE(" tid={}"), e.a);
+      if (e.read_id != 0) fmt::format_to(out, FMT_COMPILE(" id={}"), e.read_id);
+      break;
+    default: break;
   }
-  return fmt::to_string(buf);
+  if (e.hw.tb) fmt::format_to(out, FMT_COMPILE(" tb={}"), *e.hw.tb);
+  if (e.hw.purr) fmt::format_to(out, FMT_COMPILE(" purr={}"), *e.hw.purr);
+  if (e.hw.spurr) fmt::format_to(out, FMT_COMPILE(" spurr={}"), *e.hw.spurr);
+  buf.push_back('\n');
+}
+
+std::string write(const Trace& t) {
+  std::string buf;
+  append_header(buf, t.header);
+  for (const Event& e : t.events) append_event(buf, e);
+  return buf;
 }
 
 std::string source_line(std::string_view text, uint32_t n) {

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <algorithm>
 #include <iterator>
+#include <random>
+#include <set>
 
 #include "model/lazytlb/explore.hpp"
 #include "model/lazytlb/seed.hpp"
@@ -210,6 +213,139 @@ TEST(Mutants, NoForceInitMmFreesUnderTheCpu) {
   ASSERT_TRUE(r.failed_at);
   EXPECT_EQ(*r.failed_at, s.events.size() - 1);
   EXPECT_EQ(r.violations.front().invariant, "lazy_tlb.no_dangling_active_mm");
+}
+
+// Symmetry reduction: the reduced explorer reaches exactly the classes of the states the full
+// one reaches (so it misses no state up to renaming), with the same first-violation verdict,
+// in every era and with every mutant; renamed states share a key, different ones do not.
+// w with CPUs 1.. (when rename_cpus), ordinary tasks and mms renamed by a permutation from seed.
+World<Concrete> renamed(const World<Concrete>& w, std::uint64_t seed, bool rename_cpus) {
+  std::mt19937_64 rng(seed);
+  auto perm = [&](int n, int first) {
+    std::vector<int> p(n);
+    for (int i = 0; i < n; ++i) p[i] = i;
+    std::shuffle(p.begin() + std::min(first, n), p.end(), rng);
+    return p;  // new index of old i
+  };
+  const int nc = int(w.cpus.size()), nt = w.ntasks;
+  const auto pc = rename_cpus ? perm(nc, 1) : perm(nc, nc), pt = perm(nt, 0), pm = perm(int(w.mms.size()), 0);
+  auto task_ref = [&](Ref t) -> Ref { return t < 0 ? t : t < nt ? Ref(pt[t]) : Ref(nt + pc[t - nt]); };
+  auto mm_ref = [&](Ref m) -> Ref { return m < 0 ? m : Ref(pm[m]); };
+  World<Concrete> v = w;
+  for (int c = 0; c < nc; ++c) {
+    Cpu cpu = w.cpus[c];
+    cpu.curr = task_ref(cpu.curr);
+    cpu.prev_mm = mm_ref(cpu.prev_mm);
+    v.cpus[pc[c]] = cpu;
+  }
+  for (int t = 0; t < int(w.tasks.size()); ++t) {
+    Task k = w.tasks[t];
+    k.mm = mm_ref(k.mm);
+    k.active_mm = mm_ref(k.active_mm);
+    v.tasks[task_ref(t)] = k;
+  }
+  for (int m = 0; m < int(w.mms.size()); ++m) {
+    Mm mm = w.mms[m];
+    mm.mask = {};
+    for (int c = 0; c < nc; ++c)
+      if (w.mms[m].mask.test(c)) mm.mask.set(pc[c]);
+    v.mms[pm[m]] = mm;
+    v.cnt[pm[m]] = w.cnt[m];
+  }
+  return v;
+}
+
+TEST(Symmetry, ReducedExplorationCoversEveryClass) {
+  struct Case {
+    Arch arch;
+    arch::KVersion ver;
+    Sizes sizes;
+    const char* mutant;
+  };
+  std::vector<Case> cases;
+  for (Sizes s : {Sizes{3, 1, 1}, Sizes{1, 3, 2}, Sizes{2, 3, 1}}) {
+    for (auto [a, v] : {std::pair{Arch::Generic, arch::v(6, 1)}, std::pair{Arch::Generic, arch::v(6, 12)},
+                        std::pair{Arch::PpcRadix, arch::v(6, 3)}, std::pair{Arch::PpcRadix, arch::v(6, 12)},
+                        std::pair{Arch::PpcRadix, arch::v(6, 14)}, std::pair{Arch::PpcHash, arch::v(6, 12)}})
+      cases.push_back({a, v, s, nullptr});
+    if (s.tasks == 1)
+      for (auto m : kMutants) cases.push_back({Arch::PpcRadix, arch::v(6, 14), s, m.data()});
+  }
+  std::size_t reduced_total = 0, full_total = 0;
+  for (const Case& c : cases) {
+    ExploreOptions o;
+    o.header = header(c.arch, c.ver, c.sizes);
+    if (c.mutant) o.header.mutants = {c.mutant};
+    o.hotplug = true;
+    o.stop_at_violation = false;
+    const bool rename_cpus = cpus_symmetric(o.header.cfg());
+    const auto full = explore(o, true);
+    o.symmetry = true;
+    const auto reduced = explore(o, true);
+    const std::string what = std::string(arch_name(c.arch)) + " " + std::to_string(c.ver.major) + "." +
+                             std::to_string(c.ver.minor) + " " + std::to_string(c.sizes.cpus) + "/" +
+                             std::to_string(c.sizes.tasks) + "/" + std::to_string(c.sizes.mms) + " " +
+                             (c.mutant ? c.mutant : "");
+    ASSERT_FALSE(full.truncated) << what;
+    std::set<std::string> want, got;
+    for (std::size_t i = 0; i < full.sample.size(); ++i) {
+      const auto& w = full.sample[i];
+      want.insert(canonical_key(w, rename_cpus));
+      if (i % 5 == 0) {  // a renamed state has the same canonical key
+        const auto v = renamed(w, i, rename_cpus);
+        ASSERT_EQ(canonical_key(v, rename_cpus), canonical_key(w, rename_cpus)) << what << " state " << i;
+      }
+    }
+    for (const auto& w : reduced.sample) got.insert(canonical_key(w, rename_cpus));
+    EXPECT_EQ(got.size(), reduced.states) << what << ": two kept states are renamings of each other";
+    EXPECT_TRUE(got == want) << what << ": " << want.size() << " classes reached in full, " << got.size() << " reduced";
+    EXPECT_EQ(bool(full.violation), bool(reduced.violation)) << what;
+    if (full.violation && reduced.violation) {
+      EXPECT_EQ(full.violation->invariant, reduced.violation->invariant) << what;
+      const auto p = parse_script(write_script(*reduced.counterexample));
+      ASSERT_TRUE(p) << p.error().str();
+      EXPECT_TRUE(run_script(p.value()).failed_at) << what << ": the reduced counterexample does not replay";
+    }
+    reduced_total += reduced.states, full_total += full.states;
+  }
+  EXPECT_LT(reduced_total * 3, full_total * 2) << "the reduction saves less than a third";
+  RecordProperty("states", std::to_string(full_total) + " -> " + std::to_string(reduced_total));
+}
+
+TEST(Symmetry, KeysOfRenamedStatesAgree) {
+  World<Concrete> a = initial({3, 3, 2});
+  // CPU 1 runs task 0 on mm 0, CPU 2 idles lazily on mm 0; task 1 is a second user of mm 1.
+  a.mms[1].st = MmState::Live;
+  a.cnt[1] = {1, 1};
+  a.tasks[1].st = TaskState::Runnable;
+  a.tasks[1].mm = a.tasks[1].active_mm = 1;
+  a.tasks[0].st = TaskState::Running;
+  a.cpus[1].curr = 0;
+  a.tasks[a.idle_of(1)].st = TaskState::Runnable;
+  a.tasks[a.idle_of(2)].active_mm = 0;
+  a.mms[0].mask.set(1), a.mms[0].mask.set(2);
+  a.cnt[0].mm_count = 2;
+  // b: the same with CPUs 1 and 2, tasks 0 and 1, mms 0 and 1 renamed.
+  World<Concrete> b = initial({3, 3, 2});
+  b.mms[0].st = MmState::Live;
+  b.mms[1].st = MmState::Live;
+  b.cnt[0] = {1, 1};
+  b.cnt[1] = {1, 2};
+  b.tasks[0].st = TaskState::Runnable;
+  b.tasks[0].mm = b.tasks[0].active_mm = 0;
+  b.tasks[1].st = TaskState::Running;
+  b.tasks[1].mm = b.tasks[1].active_mm = 1;
+  b.cpus[2].curr = 1;
+  b.tasks[b.idle_of(2)].st = TaskState::Runnable;
+  b.tasks[b.idle_of(1)].active_mm = 1;
+  b.mms[1].mask.set(1), b.mms[1].mask.set(2);
+  EXPECT_NE(state_key(a), state_key(b));
+  EXPECT_EQ(canonical_key(a), canonical_key(b));
+  EXPECT_NE(canonical_key(a, false), canonical_key(b, false));  // CPUs kept: not the same state
+  // One field apart is another class.
+  World<Concrete> c = b;
+  c.mms[1].ext_grabs = 1;
+  EXPECT_NE(canonical_key(a), canonical_key(c));
 }
 
 TEST(Scripts, RoundTripAndErrors) {

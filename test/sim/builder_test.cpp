@@ -62,6 +62,28 @@ TEST(Builder, SameSeedSameTextAndPrefixStable) {
   EXPECT_EQ(spec_from_bytes(1, 2, "e500"), spec_from_bytes(1, 2, "e500"));
 }
 
+// random-trace streams: the same events as the whole-trace builder, cut at n events or at
+// the action budget, whichever comes first, with hotplug and every spec byte pattern.
+TEST(Builder, StreamGivesTheWholeTracesEvents) {
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    BuildSpec s = spec_for(seed);
+    s.hotplug = seed % 2 == 1;
+    const Trace whole = random_trace(seed, s, 600);
+    for (size_t n : {size_t{0}, size_t{1}, size_t{250}, size_t{100000}}) {
+      std::vector<Event> got;
+      const size_t count = random_trace_stream(seed, s, n, 600, [&](const Event& e) { got.push_back(e); });
+      ASSERT_EQ(count, got.size());
+      ASSERT_EQ(got.size(), std::min(n, whole.events.size())) << "seed " << seed << " n " << n;
+      EXPECT_TRUE(std::equal(got.begin(), got.end(), whole.events.begin())) << "seed " << seed << " n " << n;
+    }
+    // The streamed text is the whole trace's text.
+    std::string text;
+    append_header(text, build_header(s));
+    random_trace_stream(seed, s, SIZE_MAX, 600, [&](const Event& e) { append_event(text, e); });
+    EXPECT_EQ(text, write(whole)) << "seed " << seed;
+  }
+}
+
 // Which interesting paths a trace reaches (idle ticks judged at HZ=250).
 struct Reach {
   bool irq = false, nested_irq = false, softirq = false, steal = false, guest = false, nice_user = false,
