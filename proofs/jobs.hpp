@@ -27,6 +27,8 @@ std::vector<Result> tick_jobs(unsigned timeout_ms, const CpuMutation& mutate = {
                               const std::function<bool(const std::string&)>& want = {});
 std::vector<Result> cputime_jobs(unsigned timeout_ms, const AdjustMutation& mutate = {});
 std::vector<Result> division_jobs(unsigned timeout_ms);
+// The 4 obligation jobs of cputime_jobs alone (a test runs them apart from the claims).
+std::vector<Result> cputime_obligation_jobs(unsigned timeout_ms);
 // The facts of exact floor division that the symbolic domain's abstraction assumes
 // (Symbolic::exact_div_facts), over integers a, b, c and q = floor(a*b/c), each named;
 // division.exact_facts[64-bit] proves them (a broken list given instead must come out violated).

@@ -242,7 +242,7 @@ Result adjust_claim(const std::string& claim, const AdjustCfg& cfg, unsigned tim
 
 // The obligations cputime_adjust() raises (division by zero, over-wide shifts, quotient fits)
 // cannot fail for any input of one call, in any era, with the exact division.
-static std::vector<Result> obligation_jobs(unsigned timeout_ms) {
+std::vector<Result> cputime_obligation_jobs(unsigned timeout_ms) {
   std::vector<Result> out;
   for (AdjustEra era :
        {AdjustEra::PerFieldMax, AdjustEra::GotoUpdate, AdjustEra::ClampAlways, AdjustEra::ClampToRtime}) {
@@ -292,7 +292,7 @@ static std::vector<Result> obligation_jobs(unsigned timeout_ms) {
 }
 
 std::vector<Result> cputime_jobs(unsigned timeout_ms, const AdjustMutation& mutate) {
-  std::vector<Result> out = mutate ? std::vector<Result>{} : obligation_jobs(timeout_ms);
+  std::vector<Result> out = mutate ? std::vector<Result>{} : cputime_obligation_jobs(timeout_ms);
   struct Era {
     const char* name;
     AdjustEra era;

@@ -319,7 +319,6 @@ struct GenCase {
     GenStep<D> st{d, tc, g, c, vc, cost};
     GenCtx gx;
     gx.irq_count = cs.irq_count;
-    gx.current_pf_vcpu = cs.next.pf_vcpu;
     switch (kind) {
       case Step::UserExit: st.user_exit(pv, pt, ps, gx, n); break;
       case Step::UserEnter: st.user_enter(pv, pt, ps, gx, n); break;

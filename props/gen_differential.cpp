@@ -36,8 +36,8 @@ std::vector<Era> eras() {
 std::string era_text(const Era& e) {
   return e.ver.str() + " HZ=" + std::to_string(e.hz) + " variant=" + variant_name(e.g.variant) +
          " irq_hooks=" + std::to_string(e.g.irq_hooks) + " other_time=" + std::to_string(e.g.other_time) +
-         " states55=" + std::to_string(e.g.states55) + " switch_guest_fix=" + std::to_string(e.g.switch_guest_fix) +
-         " irq_time=" + std::to_string(e.tc.irq_time) + " steal=" + std::to_string(e.tc.steal);
+         " states55=" + std::to_string(e.g.states55) + " irq_time=" + std::to_string(e.tc.irq_time) +
+         " steal=" + std::to_string(e.tc.steal);
 }
 std::string ctl_text(const VtimeCtl& s) {
   return std::string("{state=") + vstate_name(s.state) + " pf_vcpu=" + std::to_string(s.pf_vcpu) +
@@ -57,12 +57,10 @@ GenCtx gen_ctx() {
   GenCtx x;
   x.irq_count = *rc::gen::element(0u, HARDIRQ_OFFSET, SOFTIRQ_OFFSET, HARDIRQ_OFFSET + SOFTIRQ_OFFSET);
   x.nr_iowait = *rc::gen::arbitrary<bool>();
-  x.current_pf_vcpu = *rc::gen::arbitrary<bool>();
   return x;
 }
 std::string ctx_text(const GenCtx& x) {
-  return "irq_count=" + std::to_string(x.irq_count) + " nr_iowait=" + std::to_string(x.nr_iowait) +
-         " current_pf_vcpu=" + std::to_string(x.current_pf_vcpu);
+  return "irq_count=" + std::to_string(x.irq_count) + " nr_iowait=" + std::to_string(x.nr_iowait);
 }
 // A vtime snapshot near the clock (the step usually finds time elapsed), or anywhere.
 VtimeTask<Concrete> gen_vtime(std::uint64_t now, std::uint64_t jiffies, bool jiffy) {

@@ -20,7 +20,7 @@ bool hotplug_invariant(const std::string& inv) { return inv.find(".hotplug_") !=
 TEST_P(HotplugProp, OfflineTimeInNoBucketAndOnlyHotplugFindings) {
   const arch::CpuFacts cpu = GetParam();
   const auto cfgs = configs_of(cpu);
-  if (cfgs.empty()) GTEST_SKIP() << "no legal config on " << cpu.name;
+  ASSERT_FALSE(cfgs.empty()) << cpu.name;                   // every CPU of the table has a legal config
   std::size_t cases_with_cycles = 0, hotplug_findings = 0;  // over all cases, shrinking included
   check(
       [&] {

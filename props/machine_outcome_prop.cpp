@@ -3,7 +3,9 @@
 //  - per CPU: tick-charged buckets (time buckets minus irq time measured at boundaries) are at
 //    most the credited ticks (tick events + idle ticks credited at idle_exit) * TICK_NSEC, and
 //    with the steal and irq time taken out they cover them; exact when neither is configured;
-//    steal_clock == the trace's steal; STEAL <= it; irq time <= ledger irq+softirq+steal;
+//    steal_clock == the trace's steal; STEAL <= it; irq time <= ledger irq+softirq+steal; with
+//    IRQ_TIME_ACCOUNTING on the tick backend, per category: ledger irq <= IRQ <= ledger irq +
+//    steal (an irq open at the end aside), SOFTIRQ <= ledger softirq + steal + ksoftirqd ticks;
 //    GUEST <= USER, GUEST_NICE <= NICE;
 //  - per task: utime+stime <= ticks while current * TICK_NSEC; gtime <= utime;
 //    sum_exec_runtime <= ground-truth on-CPU time minus its steal (when steal is configured);
@@ -14,6 +16,7 @@
 //    pair is returned; taskstats reads (raw task_cputime, not adjusted) never exceed the
 //    target's final counters.
 #include <map>
+#include <set>
 
 #include "model/trace/ledger.hpp"
 #include "props/props.hpp"
@@ -36,6 +39,8 @@ struct TraceFacts {
   std::vector<uint64_t> tick_events;                             // per CPU
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> idle;  // per CPU: nohz (enter, exit) ts
   std::map<uint64_t, uint64_t> task_ticks;                       // tid -> tick events while it was current
+  std::vector<uint64_t> irq_tail;  // per CPU: ns since its last irq boundary if it ends inside one
+  uint64_t ksoftirqd_ticks = 0;    // tick events while a ksoftirqd thread was current
   std::vector<ReadFact> reads;
 };
 
@@ -52,7 +57,10 @@ TraceFacts facts_of(const trace::Trace& t) {
   f.steal_ns.assign(n, 0);
   f.tick_events.assign(n, 0);
   f.idle.resize(n);
-  std::vector<uint64_t> idle_enter(n, 0);
+  std::vector<uint64_t> idle_enter(n, 0), last_boundary(n, 0);
+  std::set<uint64_t> ksoftirqd;
+  for (const auto& d : t.header.tasks)
+    if (d.kthread && d.comm.rfind("ksoftirqd/", 0) == 0) ksoftirqd.insert(d.tid);  // as model/sim/machine.cpp
   trace::Accountant acc(t.header);
   for (const auto& e : t.events) {
     const auto& tr = acc.tracker();
@@ -61,7 +69,12 @@ TraceFacts facts_of(const trace::Trace& t) {
       case Kind::Tick:
         ++f.tick_events[e.cpu];
         if (cur != 0) ++f.task_ticks[cur];
+        f.ksoftirqd_ticks += ksoftirqd.count(cur);
         break;
+      case Kind::IrqEnter:
+      case Kind::IrqExit:
+      case Kind::SoftirqEnter:
+      case Kind::SoftirqExit: last_boundary[e.cpu] = e.ts; break;
       case Kind::Steal: f.steal_ns[e.cpu] += e.a; break;
       case Kind::IdleEnter: idle_enter[e.cpu] = e.ts; break;
       case Kind::IdleExit: f.idle[e.cpu].push_back({idle_enter[e.cpu], e.ts}); break;
@@ -85,6 +98,11 @@ TraceFacts facts_of(const trace::Trace& t) {
     if (auto err = acc.apply(e)) throw std::logic_error("builder produced an invalid trace: " + err->to_string());
   }
   f.ledger = acc.snapshot(acc.tracker().now());
+  f.irq_tail.assign(n, 0);
+  for (uint32_t c = 0; c < n; ++c) {
+    const auto& x = acc.tracker().cpu(c);
+    if (x.irq_depth > 0 || x.in_softirq) f.irq_tail[c] = acc.tracker().now() - last_boundary[c];
+  }
   return f;
 }
 
@@ -122,6 +140,19 @@ std::string outcome_error(const trace::Trace& t, const sim::Program& p, const Tr
         row[size_t(trace::Bucket::Irq)] + row[size_t(trace::Bucket::Softirq)] + row[size_t(trace::Bucket::Steal)];
     if (x.irqtime.total > truth_irq)
       return fail(at + "irq time > ledger irq + softirq + steal", x.irqtime.total, truth_irq);
+    if (m.acct == arch::Accounting::Tick && m.tick.irq_time) {
+      // Per category: hardirq time is measured at the boundaries, so cpustat[IRQ] is the
+      // ledger's irq time plus the steal inside it, less an irq still open at the end; softirq
+      // likewise at most, plus the ticks of ksoftirqd (its softirqs are task time, its ticks
+      // SOFTIRQ).
+      const uint64_t steal = row[size_t(trace::Bucket::Steal)];
+      const uint64_t irq = row[size_t(trace::Bucket::Irq)], softirq = row[size_t(trace::Bucket::Softirq)];
+      if (x.cpustat[IRQ] > irq + steal) return fail(at + "IRQ > ledger irq + steal", x.cpustat[IRQ], irq + steal);
+      if (x.cpustat[IRQ] + f.irq_tail[c] < irq)
+        return fail(at + "IRQ < ledger irq (less an open irq)", x.cpustat[IRQ] + f.irq_tail[c], irq);
+      if (x.cpustat[SOFTIRQ] > softirq + steal + f.ksoftirqd_ticks * tn)
+        return fail(at + "SOFTIRQ > ledger softirq + steal + ksoftirqd ticks", x.cpustat[SOFTIRQ], softirq + steal);
+    }
     if (x.cpustat[GUEST] > x.cpustat[USER]) return fail(at + "GUEST > USER", x.cpustat[GUEST], x.cpustat[USER]);
     if (x.cpustat[GUEST_NICE] > x.cpustat[NICE])
       return fail(at + "GUEST_NICE > NICE", x.cpustat[GUEST_NICE], x.cpustat[NICE]);

@@ -137,6 +137,22 @@ inline std::string cpu_param_name(const ::testing::TestParamInfo<arch::CpuFacts>
 #define KACCT_EVERY_CPU(suite) \
   INSTANTIATE_TEST_SUITE_P(Cpu, suite, ::testing::ValuesIn(::kacct::arch::cpus()), ::kacct::props::cpu_param_name)
 
+// The CPUs with at least one legal config of accounting mode `acct` (a suite over one mode is
+// instantiated only for them: no test that can only skip).
+inline std::vector<arch::CpuFacts> cpus_with(arch::Accounting acct) {
+  std::vector<arch::CpuFacts> out;
+  for (const auto& cpu : arch::cpus())
+    for (const auto& c : configs_of(cpu))
+      if (c.cfg.acct == acct) {
+        out.push_back(cpu);
+        break;
+      }
+  return out;
+}
+#define KACCT_CPUS_WITH(suite, acct)                                                         \
+  INSTANTIATE_TEST_SUITE_P(Cpu, suite, ::testing::ValuesIn(::kacct::props::cpus_with(acct)), \
+                           ::kacct::props::cpu_param_name)
+
 // A failure report: the combo, what went wrong, and the trace to replay it with `kacct check`.
 inline std::string report(const arch::CpuFacts& cpu, const arch::Config& cfg, const std::string& what,
                           const trace::Trace& t) {

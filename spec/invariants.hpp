@@ -123,6 +123,30 @@ boolean<D> irq_boundary_conserves(D& d, const model::CpuAcct<D>& a, const model:
   return d.band(d.eq(got, total), d.eq(total, pend));
 }
 
+// The bucket of the irq time that ends at a boundary (irqtime_account_irq(): the context being
+// left, `pc` its preempt count): IRQ inside any hardirq level, else SOFTIRQ inside a softirq
+// not run by ksoftirqd (that time stays the task's), else none (NR_STATS).
+constexpr model::Usage irq_bucket_left(std::uint32_t pc, bool ksoftirqd) {
+  if (pc & model::HARDIRQ_MASK) return model::IRQ;
+  if ((pc & model::SOFTIRQ_OFFSET) && !ksoftirqd) return model::SOFTIRQ;
+  return model::NR_STATS;
+}
+// Irq boundary attribution, per category: hardirq time lands in cpustat[IRQ] alone and softirq
+// time in cpustat[SOFTIRQ] alone, each by the irq time elapsed; leaving task context adds none
+// (irq_boundary_conserves compares only their sum).
+template <class D>
+boolean<D> irq_boundary_attributed(D& d, const model::CpuAcct<D>& a, const model::CpuAcct<D>& b, std::uint32_t pc,
+                                   bool ksoftirqd) {
+  const model::Usage want = irq_bucket_left(pc, ksoftirqd);
+  const auto total = d.sub(b.irqtime.total, a.irqtime.total);
+  auto r = want == model::NR_STATS ? d.eq(total, d.template lit<64>(0)) : d.lit_bool(true);
+  for (model::Usage k : {model::IRQ, model::SOFTIRQ}) {
+    const auto got = d.sub(b.cpustat[k], a.cpustat[k]);
+    r = d.band(r, k == want ? d.eq(got, total) : d.eq(got, d.template lit<64>(0)));
+  }
+  return r;
+}
+
 // ---- cputime_adjust (G1..G3 of docs/models/cputime-adjust.md) ----
 
 // G1: what userspace sees never goes backwards.

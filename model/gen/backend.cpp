@@ -95,7 +95,6 @@ class GenBackend {
     const auto n = at(e.ts);
     model::GenCtx gx;
     gx.nr_iowait = x.nr_iowait > 0;
-    gx.current_pf_vcpu = s.pf_vcpu;
     const bool from_user = x.mode == Mode::User && x.irq_depth == 0 && !x.softirq;
     const std::uint32_t pc = x.irq_depth * model::HARDIRQ_OFFSET + (x.softirq ? model::SOFTIRQ_OFFSET : 0);
     switch (e.kind) {
@@ -118,6 +117,7 @@ class GenBackend {
         if (k_.o.check) pre_ = k_.r.cpus[e.cpu];
         tick_.event(i, e, x);  // irqtime_account_irq()
         boundary_ = true;
+        boundary_pc_ = pc;
         if (k_.o.check) mid_ = k_.r.cpus[e.cpu];
         gx.irq_count = pc;
         if (g_.irq_hooks) st.irq_enter_hook(v, t, s, gx, n, x.irq_depth > 0 || x.softirq);
@@ -128,6 +128,7 @@ class GenBackend {
         if (k_.o.check) pre_ = k_.r.cpus[e.cpu];
         tick_.event(i, e, x);  // irqtime_account_irq()
         boundary_ = true;
+        boundary_pc_ = pc;
         if (k_.o.check) mid_ = k_.r.cpus[e.cpu];
         gx.irq_count = pc;
         if (g_.irq_hooks) st.irq_exit_hook(v, t, s, gx, n);
@@ -140,7 +141,6 @@ class GenBackend {
       case Kind::Switch: {
         tick_.event(i, e, x);  // update_rq_clock, update_curr, set_next_entity
         const auto next = e.arg;
-        gx.current_pf_vcpu = out_.ctl[next].pf_vcpu;  // `current` is next in finish_task_switch()
         // next's starttime is read `gap` after prev's flush: the event's gap= if the trace gives
         // one, else the model parameter GenCfg::switch_gap
         const std::uint64_t gap = (e.flags & 4) ? k_.p.gap[i] : g_.switch_gap;
@@ -239,6 +239,8 @@ class GenBackend {
     // the event only: the vtime flushes that follow it in the same event move buckets too).
     if (boundary_ && !spec::tick::irq_boundary_conserves(d, pre_, mid_))
       k_.violate(i, "irq_boundary_conserves", "irq time not in exactly one bucket and pending");
+    if (boundary_ && !spec::tick::irq_boundary_attributed(d, pre_, mid_, boundary_pc_, k_.p.tasks[cur].ksoftirqd))
+      k_.violate(i, "irq_boundary_attributed", "irq time not in the bucket of the context left (hardirq/softirq)");
     {
       if (!spec::tick::steal_accounted(d, c)) k_.violate(i, "steal_accounted", "steal lost or double counted");
       if (!spec::tick::rq_clock_split(d, c)) k_.violate(i, "rq_clock_split", "rq clock != clock_task + irq + steal");
@@ -336,6 +338,7 @@ class GenBackend {
   const model::GenCfg& g_;
   model::GenResult out_;
   bool delegated_ = false, boundary_ = false;
+  std::uint32_t boundary_pc_ = 0;  // preempt count of the context the boundary left
   model::CpuAcct<C> pre_{}, mid_{};
   std::vector<std::array<std::uint64_t, 2>> last_view_;
   std::vector<std::array<std::uint64_t, model::NR_STATS>> last_stat_;

@@ -28,10 +28,9 @@ inline const char* vstate_name(VState s) {
 
 struct GenCfg {
   GenVariant variant = GenVariant::Accum;
-  bool irq_hooks = false;        // <= 4.7: vtime_account_irq_enter/exit on (soft)irq boundaries
-  bool other_time = true;        // 4.8+: get_vtime_delta() takes account_other_time() out
-  bool states55 = true;          // 5.5+: IDLE/GUEST states, vtime->cpu, one prev section at switch, kcpustat readers
-  bool switch_guest_fix = true;  // 68e7a4d66b0c (5.4): the switch flush tests prev's PF_VCPU, not current's
+  bool irq_hooks = false;  // <= 4.7: vtime_account_irq_enter/exit on (soft)irq boundaries
+  bool other_time = true;  // 4.8+: get_vtime_delta() takes account_other_time() out
+  bool states55 = true;    // 5.5+: IDLE/GUEST states, vtime->cpu, one prev section at switch, kcpustat readers
   std::uint64_t jiffy_ns = 4'000'000;           // jiffies_to_cputime(1) / jiffies_to_nsecs(1)
   std::uint64_t switch_gap = 0;                 // ns between prev's flush and next's starttime read (model parameter)
   std::uint64_t nohz_full = ~std::uint64_t{0};  // bit c: CPU c is nohz_full (vtime on); others tick
@@ -66,11 +65,10 @@ struct VtimeCtl {  // the concrete part of the vtime state
   std::int32_t cpu = -1;  // vtime->cpu (5.5+)
   int in_section = 0;     // write_seqcount_begin depth (ghost)
 };
-// What the CPU looks like at the hook (preempt count, iowait, PF_VCPU of `current`).
+// What the CPU looks like at the hook (preempt count, iowait).
 struct GenCtx {
   std::uint32_t irq_count = 0;  // irq_count() at the hook
   bool nr_iowait = false;
-  bool current_pf_vcpu = false;  // current->flags & PF_VCPU (pre-5.4 switch bug reads it)
 };
 // Work counters of the model's execution (concrete only; the seed benchmark's cost).
 struct GenCost {
@@ -228,12 +226,13 @@ struct GenStep {
                  inner.sink_guest(sv, st, s, x, a);
                });
   }
-  // __vtime_account_kernel (5.5+: by state) / the switch flush before 5.5 (by PF_VCPU of prev,
-  // or of current before 68e7a4d66b0c).
+  // __vtime_account_kernel (5.5+: by state) / the switch flush before 5.5, by PF_VCPU. Before
+  // 68e7a4d66b0c (5.4) the switch flush tested current's (next's) PF_VCPU, not prev's: the same
+  // here, since no task switches in guest mode (KVM sets and clears PF_VCPU with irqs or
+  // preemption off; the trace layer requires guest_exit first), so both are clear.
   void flush_kernel(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     if (g.variant != GenVariant::Accum) return flush_system(v, t, s, x, n);
-    const bool guest = g.states55 ? KACCT_MUTANT(413, s.state == VT_GUEST, s.state >= VT_USER)
-                                  : (g.switch_guest_fix ? s.pf_vcpu : x.current_pf_vcpu);
+    const bool guest = g.states55 ? KACCT_MUTANT(413, s.state == VT_GUEST, s.state >= VT_USER) : s.pf_vcpu;
     if (guest)
       flush_guest(v, t, s, x, n);
     else
@@ -484,7 +483,6 @@ inline GenCfg gen_cfg(arch::KVersion ver, unsigned hz) {
   g.irq_hooks = ver < KACCT_MUTANT(434, arch::v(4, 8), arch::v(4, 7));
   g.other_time = ver >= KACCT_MUTANT(435, arch::v(4, 8), arch::v(4, 7));
   g.states55 = arch::applied("8d495477d62e", KACCT_MUTANT(433, ver, arch::next_mainline(ver)));
-  g.switch_guest_fix = ver >= arch::v(5, 4);  // 68e7a4d66b0c (Fixes: 2a42eb9594a1; 5.4 cycle)
   // f1a0a376ca0c (5.14 cycle): idle_thread_get() no longer calls init_idle() (era fact, as above)
   g.idle_init_on_online = ver < KACCT_MUTANT(436, arch::v(5, 14), arch::v(5, 5));
   // jiffies_to_cputime(1) = NSEC_PER_SEC / HZ before 4.11; jiffies_to_nsecs(1) after.

@@ -34,6 +34,10 @@ bool parse_variant(std::string_view, Variant&);
 struct PsiCfg {
   arch::KVersion ver = arch::v(6, 10);
   bool irqtime = true;  // CONFIG_IRQ_TIME_ACCOUNTING with sched_clock_irqtime on (run-time flag)
+  // With irqtime off: CONFIG_IRQ_TIME_ACCOUNTING built in, sched_clock_irqtime off at run time
+  // (e.g. tsc=noirqtime). The call sites still call psi_account_irqtime (irq time reads as
+  // constant); a6fd16148fdd (6.14) makes it return at once. false: not built in, no call at all.
+  bool irqtime_built_off = false;
   Variant variant = Variant::Faithful;
   // Proposed fix kacct-psi-idle-irq (arch/patches.hpp, never a release's value): with the idle
   // task current, psi_account_irqtime() advances rq->psi_irq_time and charges nobody.
@@ -47,6 +51,7 @@ struct PsiCfg {
   bool charge_at_tick() const { return arch::applied("ddae0ca2a8fe", KACCT_MUTANT(620, ver, ver.series())); }
   bool clock_in_seq() const { return arch::applied("3840cbe24cf0", KACCT_MUTANT(621, ver, arch::next_mainline(ver))); }
   bool skip_irqtime_off() const { return arch::applied("a6fd16148fdd", ver); }
+  bool psi_irq_built() const { return irqtime || irqtime_built_off; }  // the call sites exist
   bool percpu_seq() const { return arch::applied("570c8efd5eb7", KACCT_MUTANT(622, ver, ver.series())); }
   TickCfg tick() const {
     TickCfg t;
@@ -280,12 +285,12 @@ void psi_update_rq_clock(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int acto
   auto& pc = w.v.cpu[cpu];
   note_write(w.c, cpu, actor, "rq->clock");
   w.c.costs.clock_reads++;
-  if (cfg.irqtime) w.c.costs.irq_reads++;
+  if (cfg.psi_irq_built()) w.c.costs.irq_reads++;
   const auto before = pc.acct.rq.prev_irq_time;
   update_rq_clock(d, cfg.tick(), pc.acct, w.v.now);
   const auto irq_delta =
       KACCT_MUTANT(611, d.sub(w.v.cpu[cpu].acct.rq.prev_irq_time, before), w.v.cpu[cpu].acct.rq.prev_irq_time);
-  if (cfg.irqtime && cfg.charge_in_clock()) psi_account_irqtime_old(d, cfg, w, cpu, actor, irq_delta);
+  if (cfg.psi_irq_built() && cfg.charge_in_clock()) psi_account_irqtime_old(d, cfg, w, cpu, actor, irq_delta);
 }
 
 // ---- the events (one CPU's step each; the caller sets the time)
@@ -304,7 +309,7 @@ inline void unlock(Ctl& c, int cpu) { c.lock_owner[cpu] = -1; }
 // psi_account_irqtime(rq, curr, NULL) then update_rq_clock. NoLock: the draft's order.
 template <class D>
 void sched_tick(D& d, const PsiCfg& cfg, World<D>& w, int cpu) {
-  const bool post = cfg.charge_at_tick() && cfg.irqtime;
+  const bool post = cfg.charge_at_tick() && cfg.psi_irq_built();
   if (post && cfg.variant == Variant::NoLock)
     psi_account_irqtime_new(d, cfg, w, cpu, cpu, w.c.curr[cpu], -1, Site::Tick);
   lock(w.c, cpu, cpu);
@@ -324,7 +329,7 @@ void schedule(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int next) {
   if (prev != next) {
     w.c.curr[cpu] = KACCT_MUTANT(614, next, prev);
     if (next != 0) w.c.tasks[next].cpu = cpu;
-    if (KACCT_MUTANT(613, cfg.charge_at_tick() && cfg.irqtime, false))
+    if (KACCT_MUTANT(613, cfg.charge_at_tick() && cfg.psi_irq_built(), false))
       psi_account_irqtime_new(d, cfg, w, cpu, cpu, prev, next, Site::Switch);
   }
   unlock(w.c, cpu);
@@ -402,7 +407,7 @@ void set_pressure(D& d, World<D>& w, int g, bool on, int by) {
 // increments (plain load + store) read the same even value: every sequence count both write
 // ends one short, i.e. odd, and lockless readers (collect_percpu_times) spin.
 inline void race_tick_move(Concrete& d, const PsiCfg& cfg, World<Concrete>& w, int cpu, int task, int to, int by) {
-  const bool overlap = cfg.charge_at_tick() && cfg.irqtime && cfg.variant == Variant::NoLock;
+  const bool overlap = cfg.charge_at_tick() && cfg.psi_irq_built() && cfg.variant == Variant::NoLock;
   if (!overlap) {
     sched_tick(d, cfg, w, cpu);
     cgroup_move(d, w, task, to, by);

@@ -33,10 +33,12 @@ class TickBackend {
       case Kind::SoftirqExit:
         model::irqtime_account_irq(d, cfg, c, e.ts, leaving_class(x));
         was_boundary_ = true;
+        boundary_pc_ = left_pc(x);
         break;
       case Kind::IrqExit:
         model::irqtime_account_irq(d, cfg, c, e.ts, model::IrqClass::Hardirq);
         was_boundary_ = true;
+        boundary_pc_ = left_pc(x);
         break;
       case Kind::Tick:
         // update_process_times(): account_process_tick() first, then scheduler_tick().
@@ -86,6 +88,14 @@ class TickBackend {
                      model::usage_names[spec::tick::expected_bucket(tick_x_, irq_time)]);
     if (was_boundary_ && !spec::tick::irq_boundary_conserves(d, before.cpu, c))
       k_.violate(i, "irq_boundary_conserves", "irq time not in exactly one bucket and pending");
+    if (was_boundary_ &&
+        !spec::tick::irq_boundary_attributed(d, before.cpu, c, boundary_pc_, k_.p.tasks[cur].ksoftirqd))
+      k_.violate(i, "irq_boundary_attributed", "irq time not in the bucket of the context left (hardirq/softirq)");
+  }
+  // The preempt count of the context a boundary event leaves (for the spec, apart from
+  // leaving_class): every hardirq level and the softirq bit.
+  static std::uint32_t left_pc(const CpuCtx& x) {
+    return x.irq_depth * model::HARDIRQ_OFFSET + (x.softirq ? model::SOFTIRQ_OFFSET : 0);
   }
 
  private:
@@ -110,6 +120,7 @@ class TickBackend {
   Core& k_;
   model::TickCtx tick_x_{};
   bool was_tick_ = false, was_boundary_ = false;
+  std::uint32_t boundary_pc_ = 0;
   std::uint64_t credit_ = 0;
 };
 

@@ -4,6 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "arch/registry.hpp"
 #include "model/sim/oracle.hpp"
 #include "fixture_util.hpp"
@@ -38,12 +44,14 @@ std::string without_steal(const std::string& text) {
   return out;
 }
 
-Score score(const Fixture& f, const std::string& config, bool ticks = true, bool steal = true) {
+Score score(const Fixture& f, const std::string& config, bool ticks = true, bool steal = true,
+            const std::string* text = nullptr) {
   const auto cpu = *arch::find_cpu(f.meta["cpu"].get<std::string>());
   const auto cfg = *arch::find_config(config);
   auto o = options_of(f);
   if (!ticks) o.tick_functions = {"no_such_tick_handler"};
-  auto pr = sim::predict(steal ? f.text : without_steal(f.text), o, cpu, cfg, f.meta["pid"].get<std::uint64_t>());
+  const std::string& in = text ? *text : f.text;
+  auto pr = sim::predict(steal ? in : without_steal(in), o, cpu, cfg, f.meta["pid"].get<std::uint64_t>());
   EXPECT_TRUE(pr.ok()) << f.name << ": " << (pr.ok() ? "" : pr.error().to_string());
   Score s;
   if (!pr) return s;
@@ -88,22 +96,80 @@ Score score(const Fixture& f, const std::string& config, bool ticks = true, bool
   return s;
 }
 
+// Reads of a fixture that may not be compared exactly (unverifiable: perf lost events or steal
+// the recorder did not see before the read; within steal: getrusage off by at most the
+// /proc/stat steal of a fixture recorded without tools/record-perf/steal.bt), each count exact
+// and with its reason. Every fixture recorded so far has all its reads exact: none listed. A
+// re-recorded fixture that loses perf events fails until it is listed here (or re-recorded).
+struct Allowance {
+  int unverifiable = 0, within_steal = 0;
+  const char* reason = "";
+};
+const std::map<std::string, Allowance> kAllowances = {};
+
+// What makes a fixture's score fail: an off read, or any read not exact beyond its allowance
+// (exactly as many as allowed: a stale allowance fails too).
+std::vector<std::string> strict_failures(const Fixture& f, const Score& s) {
+  std::vector<std::string> out = s.diffs;
+  const auto it = kAllowances.find(f.name);
+  const Allowance a = it == kAllowances.end() ? Allowance{} : it->second;
+  if (s.unverifiable != a.unverifiable)
+    out.push_back(f.name + ": " + std::to_string(s.unverifiable) +
+                  " reads unverifiable (perf lost events or unknown "
+                  "steal before them), " +
+                  std::to_string(a.unverifiable) + " allowed");
+  if (s.within != a.within_steal)
+    out.push_back(f.name + ": " + std::to_string(s.within) + " reads only within steal, " +
+                  std::to_string(a.within_steal) + " allowed");
+  if (s.exact + s.within + s.unverifiable + s.off != int(f.values.size()))
+    out.push_back(f.name + ": " + std::to_string(f.values.size()) + " reads, " +
+                  std::to_string(s.exact + s.within + s.unverifiable + s.off) + " scored");
+  return out;
+}
+
 TEST(Conformance, EveryRecordedReadIsPredicted) {
   const auto fx = fixtures();
   ASSERT_GE(fx.size(), 5u) << "fixtures missing under " << KACCT_FIXTURES;
   int exact = 0, reads = 0;
   for (const auto& f : fx) {
     const Score s = score(f, f.meta["config"].get<std::string>());
-    for (const auto& d : s.diffs) ADD_FAILURE() << d;
+    for (const auto& d : strict_failures(f, s)) ADD_FAILURE() << d;
     EXPECT_EQ(s.off, 0) << f.name;
-    EXPECT_LE(s.unverifiable * 2, int(f.values.size())) << f.name << ": most reads unverifiable (perf lost events)";
     exact += s.exact;
     reads += int(f.values.size());
     std::printf("%-10s %2d exact, %d within steal, %d unverifiable of %zu reads\n", f.name.c_str(), s.exact, s.within,
                 s.unverifiable, f.values.size());
   }
-  EXPECT_GT(exact, 0);
   std::printf("total: %d of %d reads exact\n", exact, reads);
+}
+TEST(Conformance, AllowancesNameFixturesWithAReason) {
+  std::set<std::string> names;  // the fixture directories (not loaded: no replay needed here)
+  for (const auto& e : std::filesystem::directory_iterator(KACCT_FIXTURES))
+    if (e.is_directory()) names.insert(e.path().filename().string());
+  EXPECT_GE(names.size(), 5u);
+  for (const auto& [n, a] : kAllowances) {
+    EXPECT_TRUE(names.count(n)) << n << ": no such fixture";
+    EXPECT_GT(a.unverifiable + a.within_steal, 0) << n;
+    EXPECT_GT(std::string(a.reason).size(), 10u) << n << ": no reason";
+  }
+}
+// Reads after perf lost events are not skipped silently: a LOST record at the start of a
+// fixture's trace leaves its reads unverifiable, and the strict check fails on them.
+TEST(Conformance, LostEventsFailTheStrictCheck) {
+  const auto fx = fixtures();
+  ASSERT_FALSE(fx.empty());
+  const auto& f = fx.front();
+  std::string text = f.text;
+  const std::size_t nl = text.find('\n');
+  ASSERT_NE(nl, std::string::npos);
+  // The first record's prefix (comm pid/tid [cpu] ts:), then perf's --show-lost-events line.
+  const std::string first = text.substr(0, nl);
+  const std::size_t colon = first.find(": ");
+  ASSERT_NE(colon, std::string::npos);
+  text.insert(nl + 1, first.substr(0, colon + 1) + " PERF_RECORD_LOST lost 5\n");
+  const Score s = score(f, f.meta["config"].get<std::string>(), true, true, &text);
+  EXPECT_GT(s.unverifiable, 0) << f.name;
+  EXPECT_FALSE(strict_failures(f, s).empty()) << f.name;
 }
 
 // The comparison can fail. HZ does not matter to what userspace sees (cputime_adjust() keeps only

@@ -154,6 +154,64 @@ TEST(Mutant, IrqDeltaInBothBucketsBreaksIrqBoundaryConserves) {
   EXPECT_FALSE(spec::tick::irq_boundary_conserves(d, s.before, s.after));
 }
 
+// ---- irq_boundary_attributed: per category, not only the sum ----
+
+// A softirq in task context, then a hardirq nested in a second softirq.
+const std::string kSoftirq = kHeader + R"(0 0 switch prev=0 next=100
+1000 0 softirq_enter vec=3
+5000 0 softirq_exit
+6000 0 softirq_enter vec=1
+7000 0 irq_enter vec=1
+9000 0 irq_exit
+9500 0 softirq_exit
+)";
+constexpr size_t kSoftirqExit = 2, kNestedIrqEnter = 4, kNestedIrqExit = 5, kOuterSoftirqExit = 6;
+
+TEST(Mutant, HardirqTimeInSoftirqBreaksIrqBoundaryAttributedNotTheSum) {
+  C d;
+  auto s = around(kIrq, kIrqExit, cfg(true, false));
+  ASSERT_TRUE(spec::tick::irq_boundary_attributed(d, s.before, s.after, HARDIRQ_OFFSET, false));
+  const auto delta = s.after.cpustat[IRQ] - s.before.cpustat[IRQ];
+  s.after.cpustat[IRQ] -= delta;  // the hardirq's time charged as softirq
+  s.after.cpustat[SOFTIRQ] += delta;
+  EXPECT_TRUE(spec::tick::irq_boundary_conserves(d, s.before, s.after));  // the sum cannot see it
+  EXPECT_FALSE(spec::tick::irq_boundary_attributed(d, s.before, s.after, HARDIRQ_OFFSET, false));
+}
+TEST(Mutant, SoftirqTimeInHardirqBreaksIrqBoundaryAttributed) {
+  C d;
+  for (auto [i, pc] : {std::pair{kSoftirqExit, SOFTIRQ_OFFSET}, std::pair{kNestedIrqEnter, SOFTIRQ_OFFSET},
+                       std::pair{kOuterSoftirqExit, SOFTIRQ_OFFSET}}) {
+    auto s = around(kSoftirq, i, cfg(true, false));
+    const auto delta = s.after.cpustat[SOFTIRQ] - s.before.cpustat[SOFTIRQ];
+    ASSERT_GT(delta, 0u) << i;
+    ASSERT_TRUE(spec::tick::irq_boundary_attributed(d, s.before, s.after, pc, false)) << i;
+    s.after.cpustat[SOFTIRQ] -= delta;
+    s.after.cpustat[IRQ] += delta;
+    EXPECT_FALSE(spec::tick::irq_boundary_attributed(d, s.before, s.after, pc, false)) << i;
+  }
+  // The nested hardirq's exit: its time is IRQ, the softirq it interrupted gets none.
+  auto s = around(kSoftirq, kNestedIrqExit, cfg(true, false));
+  const std::uint32_t pc = HARDIRQ_OFFSET + SOFTIRQ_OFFSET;
+  ASSERT_EQ(s.after.cpustat[IRQ] - s.before.cpustat[IRQ], 2000u);
+  ASSERT_TRUE(spec::tick::irq_boundary_attributed(d, s.before, s.after, pc, false));
+  s.after.cpustat[IRQ] -= 2000;
+  s.after.cpustat[SOFTIRQ] += 2000;
+  EXPECT_FALSE(spec::tick::irq_boundary_attributed(d, s.before, s.after, pc, false));
+}
+// Leaving task context (and a softirq run by ksoftirqd) charges no irq bucket.
+TEST(Mutant, TaskTimeChargedAsIrqBreaksIrqBoundaryAttributed) {
+  C d;
+  auto s = around(kSoftirq, 1, cfg(true, false));  // softirq_enter from task context
+  ASSERT_TRUE(spec::tick::irq_boundary_attributed(d, s.before, s.after, 0, false));
+  s.after.cpustat[SOFTIRQ] += 1000;
+  s.after.irqtime.total += 1000;
+  s.after.irqtime.tick_delta += 1000;
+  EXPECT_TRUE(spec::tick::irq_boundary_conserves(d, s.before, s.after));
+  EXPECT_FALSE(spec::tick::irq_boundary_attributed(d, s.before, s.after, 0, false));
+  EXPECT_EQ(spec::tick::irq_bucket_left(SOFTIRQ_OFFSET, true), NR_STATS);
+  EXPECT_EQ(spec::tick::irq_bucket_left(HARDIRQ_OFFSET + SOFTIRQ_OFFSET, true), IRQ);
+}
+
 TEST(Mutant, IrqDeltaPendingTwiceBreaksIrqtimePendingBounded) {
   C d;
   auto s = around(kIrq, kIrqExit, cfg(true, false));
