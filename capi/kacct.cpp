@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <stdexcept>
 #include <exception>
 #include <new>
 #include <optional>
@@ -346,6 +348,8 @@ kacct_status guarded(kacct_model* m, F&& f) noexcept {
     return KACCT_OK;
   } catch (const Fail& e) { set_error(m, e.code, e.msg, e.line, e.column); } catch (const std::bad_alloc&) {
     set_error(m, KACCT_E_NO_MEMORY, "out of memory");
+  } catch (const std::length_error&) {  // a reservation beyond max_size(): as much out of memory
+    set_error(m, KACCT_E_NO_MEMORY, "out of memory (more elements than a container can hold)");
   } catch (const std::exception& e) {
     set_error(m, KACCT_E_INTERNAL, std::string("internal error: ") + e.what());
   } catch (...) { set_error(m, KACCT_E_INTERNAL, "internal error: unknown exception"); }
@@ -508,7 +512,8 @@ KACCT_EXPORT kacct_status kacct_add_task(kacct_model* m, const kacct_task* t) {
         throw Fail{KACCT_E_INVALID_ARG,
                    fmt::format("task {}: comm: expected printable characters without spaces or '#'", d.tid)};
     d.nice = t->nice;
-    if (!d.kthread) d.mm = t->mm;
+    // As in the text format: a user task has an mm, a kthread none (mm must be 0).
+    if (!d.kthread || t->mm) d.mm = t->mm;
     m->tr.header.tasks.push_back(d);
     if (auto e = trace::check_header(m->tr.header)) {
       m->tr.header.tasks.pop_back();
@@ -528,6 +533,9 @@ KACCT_EXPORT kacct_status kacct_feed_events(kacct_model* m, const kacct_event* e
   return guarded(m, [&] {
     if (n == 0) return;
     need(e, "events");
+    // No array of kacct_event is that long: n is wrong (and e[n - 1] could not be read).
+    if (n > std::size_t(PTRDIFF_MAX) / sizeof(kacct_event))
+      throw Fail{KACCT_E_INVALID_ARG, fmt::format("n = {} is larger than any array of kacct_event", n)};
     feed_structs(m, e, n);
   });
 }

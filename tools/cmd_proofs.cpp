@@ -173,14 +173,26 @@ void prove_cmd(const std::string& given, unsigned timeout, bool as_json, const s
 
 void validate_cmd(const std::vector<std::string>& ids, unsigned timeout, unsigned jobs, bool as_json,
                   const std::string& save_dir, bool profile) {
-  for (const auto& id : ids)
-    if (!arch::find_patch(id))
-      throw Failure(fmt::format("unknown patch id '{}' (give >= 7 hex digits); known patches:{}", id, known_patches()));
+  // Ids are hex: any case. Each patch is judged once, however many prefixes name it.
+  std::vector<std::string> chosen;
+  for (const auto& given : ids) {
+    std::string id = given;
+    for (auto& c : id) c = char(std::tolower(static_cast<unsigned char>(c)));
+    const auto p = arch::find_patch(id);
+    if (!p)
+      throw Failure(
+          fmt::format("unknown patch id '{}' (give >= 7 hex digits); known patches:{}", cut(given), known_patches()));
+    if (std::find(chosen.begin(), chosen.end(), p->id) != chosen.end()) {
+      fmt::print(stderr, "kacct: note: patch {} given more than once ('{}'); judged once\n", p->id, given);
+      continue;
+    }
+    chosen.emplace_back(p->id);
+  }
   std::vector<proofs::PatchReport> reports;
   try {
     // One thread more than CPUs: a claim often waits for a shared result another claim is
     // computing (proofs/memo.hpp). All patches here: -j 2 76 s, -j 3 52 s, same verdicts.
-    reports = proofs::validate({ids, timeout, jobs ? jobs : std::thread::hardware_concurrency() + 1});
+    reports = proofs::validate({chosen, timeout, jobs ? jobs : std::thread::hardware_concurrency() + 1});
   } catch (const std::invalid_argument& e) {
     throw Failure(fmt::format("{}; known patches:{}", e.what(), known_patches()));
   }

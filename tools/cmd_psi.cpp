@@ -41,15 +41,7 @@ PsiCfg cfg_for(const Script& s, const Opts& o) {
 }
 
 void run_cmd(const Opts& o) {
-  std::string text;
-  if (o.path == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream in(o.path, std::ios::binary);
-    if (!in) throw Failure("cannot read " + o.path);
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  const std::string name = o.path == "-" ? "<stdin>" : o.path;
+  const std::string text = read_file(o.path), name = input_name(o.path);
   auto p = parse_script(text);
   if (!p) {
     fmt::print(stderr, "{}:{}\n", name, p.error().str());

@@ -19,16 +19,24 @@ using trace::ReadKind;
 
 constexpr std::uint64_t kNsPerUserTick = 10'000'000;  // NSEC_PER_SEC / USER_HZ (100)
 
-std::int64_t diff(std::uint64_t model, std::uint64_t truth) {
-  // Signed model - truth; saturates instead of overflowing on absurd traces.
-  if (model >= truth) {
-    const std::uint64_t d = model - truth;
-    return d > std::uint64_t(INT64_MAX) ? INT64_MAX : std::int64_t(d);
-  }
-  const std::uint64_t d = truth - model;
-  return d > std::uint64_t(INT64_MAX) ? INT64_MIN : -std::int64_t(d);
+// Signed model - truth, exactly: both are u64, so the difference is a sign and a u64 magnitude
+// (it does not fit an int64 for a trace ending near 2^64 ns).
+struct Diff {
+  bool neg;
+  std::uint64_t mag;
+};
+Diff diff(std::uint64_t model, std::uint64_t truth) {
+  return model >= truth ? Diff{false, model - truth} : Diff{true, truth - model};
 }
-std::string sdiff(std::int64_t d) { return d > 0 ? fmt::format("+{}", d) : fmt::format("{}", d); }
+std::string sdiff(Diff d) { return d.mag == 0 ? "0" : fmt::format("{}{}", d.neg ? '-' : '+', d.mag); }
+// In JSON a number when int64 or uint64 holds it, else (a difference below -(2^63)) its exact
+// decimal text as a string.
+json jdiff(Diff d) {
+  if (!d.neg) return d.mag;
+  if (d.mag <= std::uint64_t(INT64_MAX)) return -std::int64_t(d.mag);
+  if (d.mag == std::uint64_t(INT64_MAX) + 1) return INT64_MIN;
+  return fmt::format("-{}", d.mag);
+}
 
 // The kernel's user/nice columns include guest/guest_nice; the ledger keeps them apart
 // (docs/trace-format.md section 5). Truth in the kernel's view, per bucket:
@@ -173,7 +181,7 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
     for (std::uint32_t c = 0; c < ncpus; ++c) {
       json b = json{{"cpu", c}};
       for (unsigned k = 0; k < model::NR_STATS; ++k)
-        b[names[k]] = diff(r.cpus[c].cpustat[k], truth_kernel_view(truth.cpu[c], k));
+        b[names[k]] = jdiff(diff(r.cpus[c].cpustat[k], truth_kernel_view(truth.cpu[c], k)));
       ec.push_back(b);
     }
     for (std::size_t i = ncpus; i < prog.tasks.size(); ++i) {
@@ -182,10 +190,10 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
       const auto v = task_truth(it->second);
       const auto& t = r.tasks[i];
       et.push_back(json{{"tid", prog.tasks[i].tid},
-                        {"utime", diff(t.utime, v.utime)},
-                        {"stime", diff(t.stime, v.stime)},
-                        {"gtime", diff(t.gtime, v.gtime)},
-                        {"rtime", diff(t.sum_exec_runtime, v.rtime)}});
+                        {"utime", jdiff(diff(t.utime, v.utime))},
+                        {"stime", jdiff(diff(t.stime, v.stime))},
+                        {"gtime", jdiff(diff(t.gtime, v.gtime))},
+                        {"rtime", jdiff(diff(t.sum_exec_runtime, v.rtime))}});
     }
     j["error"] = json{{"cpus", ec}, {"tasks", et}};
     j["obligations_failed"] = r.obligations_failed;

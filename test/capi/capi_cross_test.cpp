@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <kacct/kacct.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -303,6 +304,42 @@ TEST(CApi, TaskstatsReadsAndSwitchGapText) {
       EXPECT_EQ(kacct_error_column(g.get()), 1u);
     }
   }
+}
+
+// A count no array can have is the caller's mistake, not a kacct bug: KACCT_E_INVALID_ARG, and
+// the handle goes on working.
+TEST(CApi, AbsurdEventCountIsAnInvalidArgument) {
+  auto m = open("x86-64", "6.6-tick-hz250");
+  ASSERT_EQ(kacct_set_ncpus(m.get(), 1), KACCT_OK);
+  kacct_event e{};
+  e.ts = 1000, e.kind = KACCT_EV_TICK;
+  for (size_t n : {SIZE_MAX, SIZE_MAX / 2, SIZE_MAX / sizeof(kacct_event)}) {
+    EXPECT_EQ(kacct_feed_events(m.get(), &e, n), KACCT_E_INVALID_ARG) << n << ": " << kacct_error_message(m.get());
+    EXPECT_NE(std::string(kacct_error_message(m.get())).find("larger than any array"), std::string::npos);
+  }
+  EXPECT_EQ(kacct_feed_events(m.get(), &e, 1), KACCT_OK) << kacct_error_message(m.get());
+  uint64_t count = 0;
+  ASSERT_EQ(kacct_event_count(m.get(), &count), KACCT_OK);
+  EXPECT_EQ(count, 1u);
+}
+
+// kacct_add_task follows the text format: a kthread has no mm, the threads of a process one mm.
+TEST(CApi, AddTaskRejectsAKthreadWithAnMmAndAThreadWithAnotherMm) {
+  auto m = open("x86-64", "6.6-tick-hz250");
+  ASSERT_EQ(kacct_set_ncpus(m.get(), 1), KACCT_OK);
+  kacct_task kt{5, 0, "kworker", 0, 1, 42};
+  EXPECT_EQ(kacct_add_task(m.get(), &kt), KACCT_E_INVALID_ARG);
+  EXPECT_NE(std::string(kacct_error_message(m.get())).find("task 5"), std::string::npos)
+      << kacct_error_message(m.get());
+  kt.mm = 0;
+  EXPECT_EQ(kacct_add_task(m.get(), &kt), KACCT_OK) << kacct_error_message(m.get());
+  kacct_task main_thread{100, 100, "app", 0, 0, 1}, worker{101, 100, "worker", 0, 0, 2};
+  EXPECT_EQ(kacct_add_task(m.get(), &main_thread), KACCT_OK) << kacct_error_message(m.get());
+  EXPECT_EQ(kacct_add_task(m.get(), &worker), KACCT_E_INVALID_ARG);
+  EXPECT_NE(std::string(kacct_error_message(m.get())).find("pid 100"), std::string::npos)
+      << kacct_error_message(m.get());
+  worker.mm = 1;
+  EXPECT_EQ(kacct_add_task(m.get(), &worker), KACCT_OK) << kacct_error_message(m.get());
 }
 
 }  // namespace

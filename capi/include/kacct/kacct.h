@@ -100,8 +100,9 @@ typedef struct kacct_task {
   uint64_t pid;     /* thread-group id; 0 = tid */
   const char* comm; /* 1..15 printable characters, no spaces */
   int32_t nice;     /* -20..19 */
-  int32_t kthread;  /* non-zero: kernel thread (no mm) */
-  uint64_t mm;      /* address-space id of a user task (threads of a process share it) */
+  int32_t kthread;  /* non-zero: kernel thread (no mm: mm must be 0) */
+  uint64_t mm;      /* address-space id of a user task (threads of a process share it: a
+                       thread declared with another mm is KACCT_E_INVALID_ARG) */
 } kacct_task;
 /* Declares a task existing at the start; after kacct_set_ncpus, before any event. */
 KACCT_EXPORT kacct_status kacct_add_task(kacct_model* m, const kacct_task* t);
@@ -167,7 +168,8 @@ typedef struct kacct_event {
   const char* fork_comm; /* FORK: NULL or "" = the parent's */
 } kacct_event;
 
-/* Appends one event / n events (a batch is accepted or rejected as a whole). On failure the
+/* Appends one event / n events (a batch is accepted or rejected as a whole; an n no array of
+ * kacct_event can have is KACCT_E_INVALID_ARG). On failure the
  * message starts with "event N (kind): " where N is the 0-based index of the event in the
  * whole trace; kacct_error_line() is 0. */
 KACCT_EXPORT kacct_status kacct_feed_event(kacct_model* m, const kacct_event* e);
