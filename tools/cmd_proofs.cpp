@@ -22,6 +22,27 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
   return s;
 }
 
+// `text` after `first` (the first line's start), broken at blanks into lines of at most `width`
+// columns (a word longer than a line stays whole), continuation lines after `cont`.
+std::string wrap(const std::string& text, const std::string& first, const std::string& cont, std::size_t width) {
+  std::string out, line = first;
+  bool empty = true;  // nothing of text on this line yet
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto j = std::min(text.find(' ', i), text.size());
+    const auto word = text.substr(i, j - i);
+    if (!empty && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line = cont;
+      empty = true;
+    }
+    line += (empty ? "" : " ") + word;
+    empty = false;
+    i = j + 1;
+  }
+  return out + line + "\n";
+}
+
 std::string known_patches() {
   std::string s;
   for (const auto& p : arch::patches) s += fmt::format("\n  {}  {}", p.id, p.title);
@@ -143,10 +164,24 @@ void prove_cmd(const std::string& given, unsigned timeout, bool as_json, const s
     for (const auto& r : results) a.push_back(result_json(r, save_counterexample(save_dir, r.name, r)));
     print_json(a);
   } else {
-    Table t({"name", "verdict", "seconds", "approximations"}, {false, false, true, false});
-    for (const auto& r : results)
-      t.row({r.name, proofs::name(r.verdict), fmt::format("{:.2f}", r.seconds), join(r.approximations, "; ")});
-    fmt::print("{}", t.str());
+    // The table fits 100 columns: verdict and seconds first, the name last and wrapped at blanks,
+    // each job's approximations on wrapped lines under it.
+    constexpr std::size_t kWidth = 100;
+    std::size_t wv = 7, ws = 7;
+    for (const auto& r : results) {
+      wv = std::max(wv, std::string_view(proofs::name(r.verdict)).size());
+      ws = std::max(ws, fmt::format("{:.2f}", r.seconds).size());
+    }
+    const std::string pad(wv + ws + 4, ' ');
+    fmt::print("{:<{}}  {:>{}}  name\n{}  {}  ----\n", "verdict", wv, "seconds", ws, std::string(wv, '-'),
+               std::string(ws, '-'));
+    for (const auto& r : results) {
+      const auto head =
+          fmt::format("{:<{}}  {:>{}}  ", proofs::name(r.verdict), wv, fmt::format("{:.2f}", r.seconds), ws);
+      fmt::print("{}", wrap(r.name, head, pad + "  ", kWidth));
+      if (!r.approximations.empty())
+        fmt::print("{}", wrap(join(r.approximations, "; "), pad + "  approximations: ", pad + "    ", kWidth));
+    }
     // The scope once per model (jobs are named "<model>.<...>"); each job's own additions are in --json.
     std::vector<std::string> models;
     for (const auto& r : results) {
@@ -154,7 +189,8 @@ void prove_cmd(const std::string& given, unsigned timeout, bool as_json, const s
       if (std::find(models.begin(), models.end(), m) != models.end()) continue;
       models.push_back(m);
       const auto sc = proofs::model_scope(m);
-      fmt::print("\nscope of {}: covers {}\n  omits {}\n", m, join(sc.covers, "; "), join(sc.omits, "; "));
+      fmt::print("\n{}{}", wrap(join(sc.covers, "; "), "scope of " + m + ": covers ", "  ", kWidth),
+                 wrap(join(sc.omits, "; "), "  omits ", "    ", kWidth));
     }
     for (const auto& r : results)
       if (r.verdict != proofs::Verdict::Holds) {
