@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "arch/registry.hpp"
+#include "model/gen/result.hpp"
+#include "model/native/result.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/trace.hpp"
 #include "model/trace/tracker.hpp"
@@ -637,6 +639,43 @@ KACCT_EXPORT kacct_status kacct_find_read(kacct_model* m, uint64_t id, kacct_rea
     for (std::size_t i = 0; i < r.reads.size(); ++i)
       if (r.reads[i].id == id) return fill_read(m, i, out);
     throw Fail{KACCT_E_NOT_FOUND, fmt::format("no read with id {}", id)};
+  });
+}
+
+KACCT_EXPORT kacct_status kacct_get_task_scaled(kacct_model* m, uint64_t tid, kacct_task_scaled* out) {
+  return guarded(m, [&] {
+    need(out, "out");
+    const auto& r = result(m);
+    const auto& p = *m->prog;
+    for (std::size_t i = p.header.ncpus; i < p.tasks.size(); ++i)
+      if (p.tasks[i].tid == tid) {
+        const auto* n = r.backend_result<model::native::NativeResult>();
+        if (n && m->mcfg.native.scaled && i < n->task_scaled.size())
+          *out = {n->task_scaled[i].utimescaled, n->task_scaled[i].stimescaled, 1};
+        else
+          *out = {r.tasks[i].utime, r.tasks[i].stime, 0};
+        return;
+      }
+    throw Fail{KACCT_E_NOT_FOUND, fmt::format("no task {} in the trace", tid)};
+  });
+}
+
+KACCT_EXPORT kacct_status kacct_get_read_cpustat(kacct_model* m, size_t i, uint32_t cpu, kacct_cpustat* out) {
+  return guarded(m, [&] {
+    need(out, "out");
+    const auto& r = result(m);
+    const auto* g = r.backend_result<model::GenResult>();
+    if (!g) throw Fail{KACCT_E_STATE, "reader views of /proc/stat are recorded with gen vtime configs only"};
+    if (i >= g->procstat.size())
+      throw Fail{KACCT_E_INVALID_ARG,
+                 fmt::format("read {} out of range; the trace has {} reads", i, g->procstat.size())};
+    const auto& v = g->procstat[i];
+    if (cpu >= v.cpus.size())
+      throw Fail{KACCT_E_INVALID_ARG, fmt::format("cpu {} out of range; the trace has {} CPUs", cpu, v.cpus.size())};
+    for (unsigned b = 0; b < model::NR_STATS; ++b) {
+      out->ns[b] = v.cpus[cpu][b];
+      out->ticks[b] = v.cpus[cpu][b] / kNsPerUserTick;
+    }
   });
 }
 
