@@ -235,6 +235,21 @@ std::string Table::str(std::string_view indent) const {
   return out;
 }
 
+Progress::Progress(bool quiet) : on_(!quiet && ::isatty(STDERR_FILENO) == 1) {}
+void Progress::show(const std::string& text) {
+  if (!on_) return;
+  std::fflush(stdout);
+  fmt::print(stderr, "\r\033[K{}", text);
+  std::fflush(stderr);
+  shown_ = true;
+}
+void Progress::clear() {
+  if (!on_ || !shown_) return;
+  fmt::print(stderr, "\r\033[K");
+  std::fflush(stderr);
+  shown_ = false;
+}
+
 void print_json(const nlohmann::ordered_json& j) {
   std::string s = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   std::fwrite(s.data(), 1, s.size(), stdout);

@@ -80,6 +80,20 @@ class Table {
 
 void print_json(const nlohmann::ordered_json&);
 
+// Progress of long work on stderr: one line rewritten in place, only when stderr is a terminal
+// and not --quiet (so pipes, files and tests see nothing extra). Cleared before results print.
+class Progress {
+ public:
+  explicit Progress(bool quiet);
+  ~Progress() { clear(); }
+  bool on() const { return on_; }
+  void show(const std::string& text);
+  void clear();
+
+ private:
+  bool on_ = false, shown_ = false;
+};
+
 // Subcommand registration (each file owns one group).
 void add_list(CLI::App&);
 void add_run(CLI::App&);           // run + check
