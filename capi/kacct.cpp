@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <stdexcept>
 #include <exception>
 #include <new>
 #include <optional>
@@ -14,6 +16,8 @@
 #include <vector>
 
 #include "arch/registry.hpp"
+#include "model/gen/result.hpp"
+#include "model/native/result.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/trace.hpp"
 #include "model/trace/tracker.hpp"
@@ -346,6 +350,8 @@ kacct_status guarded(kacct_model* m, F&& f) noexcept {
     return KACCT_OK;
   } catch (const Fail& e) { set_error(m, e.code, e.msg, e.line, e.column); } catch (const std::bad_alloc&) {
     set_error(m, KACCT_E_NO_MEMORY, "out of memory");
+  } catch (const std::length_error&) {  // a reservation beyond max_size(): as much out of memory
+    set_error(m, KACCT_E_NO_MEMORY, "out of memory (more elements than a container can hold)");
   } catch (const std::exception& e) {
     set_error(m, KACCT_E_INTERNAL, std::string("internal error: ") + e.what());
   } catch (...) { set_error(m, KACCT_E_INTERNAL, "internal error: unknown exception"); }
@@ -508,7 +514,8 @@ KACCT_EXPORT kacct_status kacct_add_task(kacct_model* m, const kacct_task* t) {
         throw Fail{KACCT_E_INVALID_ARG,
                    fmt::format("task {}: comm: expected printable characters without spaces or '#'", d.tid)};
     d.nice = t->nice;
-    if (!d.kthread) d.mm = t->mm;
+    // As in the text format: a user task has an mm, a kthread none (mm must be 0).
+    if (!d.kthread || t->mm) d.mm = t->mm;
     m->tr.header.tasks.push_back(d);
     if (auto e = trace::check_header(m->tr.header)) {
       m->tr.header.tasks.pop_back();
@@ -528,6 +535,9 @@ KACCT_EXPORT kacct_status kacct_feed_events(kacct_model* m, const kacct_event* e
   return guarded(m, [&] {
     if (n == 0) return;
     need(e, "events");
+    // No array of kacct_event is that long: n is wrong (and e[n - 1] could not be read).
+    if (n > std::size_t(PTRDIFF_MAX) / sizeof(kacct_event))
+      throw Fail{KACCT_E_INVALID_ARG, fmt::format("n = {} is larger than any array of kacct_event", n)};
     feed_structs(m, e, n);
   });
 }
@@ -629,6 +639,43 @@ KACCT_EXPORT kacct_status kacct_find_read(kacct_model* m, uint64_t id, kacct_rea
     for (std::size_t i = 0; i < r.reads.size(); ++i)
       if (r.reads[i].id == id) return fill_read(m, i, out);
     throw Fail{KACCT_E_NOT_FOUND, fmt::format("no read with id {}", id)};
+  });
+}
+
+KACCT_EXPORT kacct_status kacct_get_task_scaled(kacct_model* m, uint64_t tid, kacct_task_scaled* out) {
+  return guarded(m, [&] {
+    need(out, "out");
+    const auto& r = result(m);
+    const auto& p = *m->prog;
+    for (std::size_t i = p.header.ncpus; i < p.tasks.size(); ++i)
+      if (p.tasks[i].tid == tid) {
+        const auto* n = r.backend_result<model::native::NativeResult>();
+        if (n && m->mcfg.native.scaled && i < n->task_scaled.size())
+          *out = {n->task_scaled[i].utimescaled, n->task_scaled[i].stimescaled, 1};
+        else
+          *out = {r.tasks[i].utime, r.tasks[i].stime, 0};
+        return;
+      }
+    throw Fail{KACCT_E_NOT_FOUND, fmt::format("no task {} in the trace", tid)};
+  });
+}
+
+KACCT_EXPORT kacct_status kacct_get_read_cpustat(kacct_model* m, size_t i, uint32_t cpu, kacct_cpustat* out) {
+  return guarded(m, [&] {
+    need(out, "out");
+    const auto& r = result(m);
+    const auto* g = r.backend_result<model::GenResult>();
+    if (!g) throw Fail{KACCT_E_STATE, "reader views of /proc/stat are recorded with gen vtime configs only"};
+    if (i >= g->procstat.size())
+      throw Fail{KACCT_E_INVALID_ARG,
+                 fmt::format("read {} out of range; the trace has {} reads", i, g->procstat.size())};
+    const auto& v = g->procstat[i];
+    if (cpu >= v.cpus.size())
+      throw Fail{KACCT_E_INVALID_ARG, fmt::format("cpu {} out of range; the trace has {} CPUs", cpu, v.cpus.size())};
+    for (unsigned b = 0; b < model::NR_STATS; ++b) {
+      out->ns[b] = v.cpus[cpu][b];
+      out->ticks[b] = v.cpus[cpu][b] / kNsPerUserTick;
+    }
   });
 }
 

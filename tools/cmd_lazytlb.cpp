@@ -47,8 +47,22 @@ Script header_of(const Target& t) {
   }
   if (!t.version.empty()) {
     auto p = parse_script("lazytlb 1\nversion " + t.version + "\nevents\n");
-    if (!p) throw Failure("bad --version '" + t.version + "' (MAJOR.MINOR)");
+    if (!p) throw Failure(fmt::format("--version '{}': {}", cut(t.version), p.error().message));
     h.version = p.value().version;
+  }
+  // --mode with --arch/--version: the pair must give that mode, else one of them would be ignored.
+  if (!t.mode.empty() && (!t.arch.empty() || !t.version.empty())) {
+    const Cfg c = config_for(h.arch, h.version);
+    const bool book3s64 = h.arch != Arch::Generic;
+    const bool ok = t.mode == "shootdown"  ? c.shootdown
+                    : t.mode == "refcount" ? !c.shootdown
+                                           : book3s64 && !c.shootdown;
+    if (!ok)
+      throw Failure(fmt::format(
+          "--mode {} contradicts --arch/--version: {} {} is {} mode (shootdown is ppc64-radix or ppc64-hash from "
+          "6.4; pre-6.4 is those before 6.4; refcount is generic, or ppc64 before 6.4); give --mode alone, or "
+          "--arch and --version alone",
+          t.mode, arch_name(h.arch), h.version.str(), mode_name(c)));
   }
   for (const auto& m : t.mutants) {
     Cfg scratch;
@@ -130,14 +144,7 @@ void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool h
 }
 
 void run_cmd(const std::string& path, bool json) {
-  std::string text, name = path == "-" ? "<stdin>" : path;
-  if (path == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), {});
-  } else {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw Failure(path + ": cannot open");
-    text.assign(std::istreambuf_iterator<char>(f), {});
-  }
+  const std::string name = input_name(path), text = read_file(path);
   auto p = parse_script(text);
   if (!p) {
     fmt::print(stderr, "{}:{}\n", name, p.error().str());

@@ -1,5 +1,6 @@
 // kacct list cpus|configs|patches|combos|mechanisms [--json]: views of the one table (arch/).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iostream>
@@ -8,6 +9,39 @@
 #include "common.hpp"
 
 namespace kacct::cli {
+namespace {
+// The names above, summarised per accounting from the table itself: VERSION-ACCT[-irqtime]
+// [-steal]-hzN, with the versions, HZ values and options each accounting has.
+std::string config_grammar() {
+  struct Part {
+    std::vector<arch::KVersion> versions;
+    std::vector<unsigned> hz;
+    bool irqtime = false, steal = false;
+  };
+  std::vector<std::pair<std::string, Part>> parts;
+  for (const auto& k : arch::all_configs()) {
+    const std::string acct(arch::config_part(k.acct));
+    auto it = std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == acct; });
+    if (it == parts.end()) it = parts.insert(parts.end(), {acct, Part{}});
+    auto& p = it->second;
+    if (std::find(p.versions.begin(), p.versions.end(), k.version) == p.versions.end()) p.versions.push_back(k.version);
+    if (std::find(p.hz.begin(), p.hz.end(), k.hz) == p.hz.end()) p.hz.push_back(k.hz);
+    p.irqtime = p.irqtime || k.irq_time;
+    p.steal = p.steal || k.steal;
+  }
+  std::string out = "names: VERSION-ACCT[-irqtime][-steal]-hzN (exactly the names listed above):\n";
+  for (auto& [acct, p] : parts) {
+    std::sort(p.hz.begin(), p.hz.end());
+    std::sort(p.versions.begin(), p.versions.end());
+    std::vector<std::string> vs;
+    for (const auto& v : p.versions) vs.push_back(v.str());
+    out += fmt::format("  {}: VERSION {}\n    {}{}-hzN with N {}\n", acct, fmt::join(vs, ", "),
+                       p.irqtime ? "[-irqtime]" : "", p.steal ? "[-steal]" : "", fmt::join(p.hz, ", "));
+  }
+  return out + "  (not every VERSION has every option and HZ: the list above is exact)\n";
+}
+}  // namespace
+
 namespace {
 using json = nlohmann::ordered_json;
 
@@ -106,6 +140,7 @@ void list(const std::string& what, bool as_json) {
                           : on});
     }
     fmt::print("{}{} configs, {} of them in the props matrix\n", t.str(), arch::all_configs().size(), m.size());
+    fmt::print("\n{}", config_grammar());
   } else if (what == "patches") {
     if (as_json) {
       json a = json::array();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <stdexcept>
 
 #include "common.hpp"
 #include "arch/config.hpp"
@@ -26,7 +27,16 @@ void add_native(CLI::App& app) {
   cost->add_option("--cpu", o->cpu, "CPU (default MPC8xx)");
   cost->callback([o] {
     resolve_cpu(o->cpu);
-    print_json(model::native::seed_cost_report(o->iterations, o->cpu.c_str()));
+    nlohmann::ordered_json report;
+    try {
+      report = model::native::seed_cost_report(o->iterations, o->cpu.c_str());
+    } catch (const std::invalid_argument& e) {
+      throw Failure(
+          fmt::format("native-vtime cost --cpu {}: {} (the seed is a powerpc scenario: give a CPU "
+                      "with native vtime, e.g. MPC8xx; see `kacct list combos`)",
+                      o->cpu, e.what()));
+    }
+    print_json(report);
   });
   auto* seed = nat->add_subcommand("seed-trace", "Print the two-thread sched_yield ping-pong trace");
   seed->add_option("--iterations", o->iterations, "yield iterations (default 1000)")

@@ -13,6 +13,7 @@
 #include <optional>
 #include <iostream>
 #include <iterator>
+#include <sstream>
 
 #include "common.hpp"
 #include "identify.hpp"
@@ -50,7 +51,7 @@ KnownConfig default_config(const std::string& given, const std::string& trace_pa
 }
 
 perf::Conversion convert_or_exit(const std::string& path, const perf::Options& o) {
-  const std::string text = read_input_maybe_xz(path);
+  const std::string text = read_input(path);
   auto c = perf::convert(text, o);
   if (!c) {
     const auto& e = c.error();
@@ -123,8 +124,7 @@ struct JsonLine {
 // Calls f(JsonLine) for each non-empty line; each must be a JSON object.
 template <class F>
 void for_each_json_line(const std::string& path, F&& f) {
-  std::ifstream in(path);
-  if (!in) throw Failure(fmt::format("cannot read '{}'", path));
+  std::istringstream in(read_file(path));
   std::string line;
   for (std::uint32_t n = 1; std::getline(in, line); ++n) {
     if (line.empty()) continue;
@@ -315,7 +315,7 @@ void replay_recorded(const std::string& path, const std::string& recorded_path, 
   for (const auto& r : rec.reads) o.syscall_reads.push_back(r.spec);
   const std::uint64_t pid = pid_opt ? pid_opt : rec.root;
   const std::string shown = path == "-" ? "<stdin>" : path;
-  auto pr = sim::predict(read_input_maybe_xz(path), o, facts, cfg, pid);
+  auto pr = sim::predict(read_input(path), o, facts, cfg, pid);
   if (!pr) {
     const auto& e = pr.error();
     fmt::print(stderr, "{}:{}:{}: {}\n", shown, e.line, e.column, e.message);
@@ -479,7 +479,7 @@ void add_perf(CLI::App& app) {
         if (!spec) throw Failure(fmt::format("--read '{}': {}", r, err));
         o.reads.push_back(*spec);
       }
-      const std::string text = read_input_maybe_xz(*path);
+      const std::string text = read_input(*path);
       // --nohz-full wins; the identified set stands in only where no vtime probe fired.
       std::optional<std::uint64_t> nohz;
       if (!nohz_full->empty()) nohz = parse_cpu_mask(*nohz_full, 64, "--nohz-full");

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,27 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : std::string(sep)) + x;
   return s;
+}
+
+// `text` after `first` (the first line's start), broken at blanks into lines of at most `width`
+// columns (a word longer than a line stays whole), continuation lines after `cont`.
+std::string wrap(const std::string& text, const std::string& first, const std::string& cont, std::size_t width) {
+  std::string out, line = first;
+  bool empty = true;  // nothing of text on this line yet
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto j = std::min(text.find(' ', i), text.size());
+    const auto word = text.substr(i, j - i);
+    if (!empty && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line = cont;
+      empty = true;
+    }
+    line += (empty ? "" : " ") + word;
+    empty = false;
+    i = j + 1;
+  }
+  return out + line + "\n";
 }
 
 std::string known_patches() {
@@ -123,14 +145,46 @@ void print_profile(std::vector<Timed> items, std::string_view what) {
              items.size(), what, total, what == "claims" ? "claim" : "job", t.str());
 }
 
-void prove_cmd(const std::string& given, unsigned timeout, bool as_json, const std::string& save_dir, bool profile) {
+void prove_cmd(const std::string& given, unsigned timeout, bool as_json, const std::string& save_dir, bool profile,
+               bool quiet) {
   const std::string model = arch::canonical_name(given);  // an old spelling still works
   if (!model.empty()) {
     auto models = proofs::proof_models();
     if (std::find(models.begin(), models.end(), model) == models.end())
       throw Failure(fmt::format("unknown proof model '{}'; known: {}", model, join(models, ", ")));
   }
-  const auto results = proofs::prove({model, timeout});
+  // One model at a time (proofs::prove("") runs them in this order too), so that each model's
+  // rows print as soon as its jobs are decided, with the progress on a terminal's stderr.
+  const std::vector<std::string> models = model.empty() ? proofs::proof_models() : std::vector<std::string>{model};
+  // The table fits 100 columns: verdict and seconds first, the name last and wrapped at blanks,
+  // each job's approximations on wrapped lines under it.
+  constexpr std::size_t kWidth = 100, wv = 8, ws = 7;  // "violated", "seconds"
+  const std::string pad(wv + ws + 4, ' ');
+  if (!as_json)
+    fmt::print("{:<{}}  {:>{}}  name\n{}  {}  ----\n", "verdict", wv, "seconds", ws, std::string(wv, '-'),
+               std::string(ws, '-'));
+  std::vector<proofs::Result> results;
+  {
+    Progress progress(quiet);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::size_t k = 0; k < models.size(); ++k) {
+      const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      progress.show(fmt::format("prove: model {}/{} {} ({} jobs done, {:.0f} s)", k + 1, models.size(), models[k],
+                                results.size(), sec));
+      auto part = proofs::prove({models[k], timeout});
+      progress.clear();
+      for (const auto& r : part) {
+        if (as_json) continue;
+        const auto head =
+            fmt::format("{:<{}}  {:>{}}  ", proofs::name(r.verdict), wv, fmt::format("{:.2f}", r.seconds), ws);
+        fmt::print("{}", wrap(r.name, head, pad + "  ", kWidth));
+        if (!r.approximations.empty())
+          fmt::print("{}", wrap(join(r.approximations, "; "), pad + "  approximations: ", pad + "    ", kWidth));
+      }
+      std::fflush(stdout);
+      results.insert(results.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+    }
+  }
   proofs::Verdict w = proofs::Verdict::Holds;
   for (const auto& r : results) w = proofs::worst(w, r.verdict);
   if (profile) {
@@ -143,10 +197,6 @@ void prove_cmd(const std::string& given, unsigned timeout, bool as_json, const s
     for (const auto& r : results) a.push_back(result_json(r, save_counterexample(save_dir, r.name, r)));
     print_json(a);
   } else {
-    Table t({"name", "verdict", "seconds", "approximations"}, {false, false, true, false});
-    for (const auto& r : results)
-      t.row({r.name, proofs::name(r.verdict), fmt::format("{:.2f}", r.seconds), join(r.approximations, "; ")});
-    fmt::print("{}", t.str());
     // The scope once per model (jobs are named "<model>.<...>"); each job's own additions are in --json.
     std::vector<std::string> models;
     for (const auto& r : results) {
@@ -154,7 +204,8 @@ void prove_cmd(const std::string& given, unsigned timeout, bool as_json, const s
       if (std::find(models.begin(), models.end(), m) != models.end()) continue;
       models.push_back(m);
       const auto sc = proofs::model_scope(m);
-      fmt::print("\nscope of {}: covers {}\n  omits {}\n", m, join(sc.covers, "; "), join(sc.omits, "; "));
+      fmt::print("\n{}{}", wrap(join(sc.covers, "; "), "scope of " + m + ": covers ", "  ", kWidth),
+                 wrap(join(sc.omits, "; "), "  omits ", "    ", kWidth));
     }
     for (const auto& r : results)
       if (r.verdict != proofs::Verdict::Holds) {
@@ -172,15 +223,71 @@ void prove_cmd(const std::string& given, unsigned timeout, bool as_json, const s
 }
 
 void validate_cmd(const std::vector<std::string>& ids, unsigned timeout, unsigned jobs, bool as_json,
-                  const std::string& save_dir, bool profile) {
-  for (const auto& id : ids)
-    if (!arch::find_patch(id))
-      throw Failure(fmt::format("unknown patch id '{}' (give >= 7 hex digits); known patches:{}", id, known_patches()));
+                  const std::string& save_dir, bool profile, bool quiet) {
+  // Ids are hex: any case. Each patch is judged once, however many prefixes name it.
+  std::vector<std::string> chosen;
+  for (const auto& given : ids) {
+    std::string id = given;
+    for (auto& c : id) c = char(std::tolower(static_cast<unsigned char>(c)));
+    const auto p = arch::find_patch(id);
+    if (!p)
+      throw Failure(
+          fmt::format("unknown patch id '{}' (give >= 7 hex digits); known patches:{}", cut(given), known_patches()));
+    if (std::find(chosen.begin(), chosen.end(), p->id) != chosen.end()) {
+      fmt::print(stderr, "kacct: note: patch {} given more than once ('{}'); judged once\n", p->id, given);
+      continue;
+    }
+    chosen.emplace_back(p->id);
+  }
+  const unsigned threads = jobs ? jobs : std::thread::hardware_concurrency() + 1;
+  auto print_report = [&](const proofs::PatchReport& r) {
+    fmt::print("{}  {}\n  {} -> {}: {}\n", r.patch, r.title, r.before, r.after, proofs::name(r.worst()));
+    for (const auto& c : r.claims) {
+      fmt::print("  - {}: {} ({:.2f} s)\n", c.name, proofs::name(c.verdict), c.seconds);
+      if (!c.detail.empty()) fmt::print("      {}\n", c.detail);
+      for (const auto& a : c.approximations) fmt::print("      approximation: {}\n", a);
+      fmt::print("      scope: covers {} | omits {}\n", join(c.scope.covers, "; "), join(c.scope.omits, "; "));
+      if (c.verdict != proofs::Verdict::Violated) continue;
+      const auto file = save_counterexample(save_dir, r.patch + "-" + c.name, c);
+      if (c.counterexample) {
+        fmt::print("      counterexample{}:\n", file.empty() ? "" : " (saved to " + file + ")");
+        print_trace(*c.counterexample, "        ");
+      }
+      print_command(c, file, "      ");
+    }
+    fmt::print("\n");
+    std::fflush(stdout);
+  };
   std::vector<proofs::PatchReport> reports;
+  Progress progress(quiet);
+  // On a terminal: one patch at a time, each printed as soon as it is judged, with the progress
+  // on stderr (the same output; the claims of one patch still run in parallel). Otherwise all
+  // patches in one call, whose costliest-first order keeps every thread busy to the end.
+  const bool stream = progress.on() && !as_json;
   try {
     // One thread more than CPUs: a claim often waits for a shared result another claim is
     // computing (proofs/memo.hpp). All patches here: -j 2 76 s, -j 3 52 s, same verdicts.
-    reports = proofs::validate({ids, timeout, jobs ? jobs : std::thread::hardware_concurrency() + 1});
+    if (!stream) {
+      reports = proofs::validate({chosen, timeout, threads});
+    } else {
+      std::vector<std::string> all = chosen;
+      if (all.empty())
+        for (const auto& p : arch::patches) all.emplace_back(p.id);
+      const auto t0 = std::chrono::steady_clock::now();
+      for (std::size_t k = 0; k < all.size(); ++k) {
+        const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const auto p = arch::find_patch(all[k]);
+        progress.show(fmt::format(
+            "validate: patch {}/{} {} ({} claims, {:.0f} s)", k + 1, all.size(), all[k],
+            p ? std::count_if(p->claims.begin(), p->claims.end(), [](auto c) { return !c.empty(); }) : 0, sec));
+        auto part = proofs::validate({{all[k]}, timeout, threads});
+        progress.clear();
+        for (auto& r : part) {
+          print_report(r);
+          reports.push_back(std::move(r));
+        }
+      }
+    }
   } catch (const std::invalid_argument& e) {
     throw Failure(fmt::format("{}; known patches:{}", e.what(), known_patches()));
   }
@@ -204,23 +311,8 @@ void validate_cmd(const std::vector<std::string>& ids, unsigned timeout, unsigne
     }
     print_json(a);
   } else {
-    for (const auto& r : reports) {
-      fmt::print("{}  {}\n  {} -> {}: {}\n", r.patch, r.title, r.before, r.after, proofs::name(r.worst()));
-      for (const auto& c : r.claims) {
-        fmt::print("  - {}: {} ({:.2f} s)\n", c.name, proofs::name(c.verdict), c.seconds);
-        if (!c.detail.empty()) fmt::print("      {}\n", c.detail);
-        for (const auto& a : c.approximations) fmt::print("      approximation: {}\n", a);
-        fmt::print("      scope: covers {} | omits {}\n", join(c.scope.covers, "; "), join(c.scope.omits, "; "));
-        if (c.verdict != proofs::Verdict::Violated) continue;
-        const auto file = save_counterexample(save_dir, r.patch + "-" + c.name, c);
-        if (c.counterexample) {
-          fmt::print("      counterexample{}:\n", file.empty() ? "" : " (saved to " + file + ")");
-          print_trace(*c.counterexample, "        ");
-        }
-        print_command(c, file, "      ");
-      }
-      fmt::print("\n");
-    }
+    if (!stream)
+      for (const auto& r : reports) print_report(r);
     fmt::print("{} patches, worst verdict: {}\n", reports.size(), proofs::name(w));
   }
   if (w != proofs::Verdict::Holds) throw Exit{proofs::exit_code(w)};
@@ -237,6 +329,7 @@ void add_proofs(CLI::App& app) {
     std::vector<std::string> patches;
     std::string save;
     bool profile = false;
+    bool quiet = false;
   };
   auto o = std::make_shared<Opts>();
   auto* prove = app.add_subcommand("prove", "Prove the spec invariants of the models (Z3); exit = worst verdict");
@@ -246,7 +339,8 @@ void add_proofs(CLI::App& app) {
   prove->add_option("--save-counterexamples", o->save,
                     "write each counterexample to DIR/<name>.<trace|psi|lts>; the printed command names it");
   prove->add_flag("--profile", o->profile, "also print each job's seconds and verdict, costliest first (to stderr)");
-  prove->callback([o] { prove_cmd(o->model, o->timeout, o->json, o->save, o->profile); });
+  prove->add_flag("-q,--quiet", o->quiet, "no progress on stderr (shown only when stderr is a terminal)");
+  prove->callback([o] { prove_cmd(o->model, o->timeout, o->json, o->save, o->profile, o->quiet); });
 
   auto p = std::make_shared<Opts>();
   auto* val = app.add_subcommand("validate", "Check the claims of kernel patches (arch/patches.hpp)");
@@ -258,7 +352,8 @@ void add_proofs(CLI::App& app) {
   val->add_option("--save-counterexamples", p->save,
                   "write each counterexample to DIR/<patch>-<claim>.<trace|psi|lts>; the printed command names it");
   val->add_flag("--profile", p->profile, "also print each claim's seconds and verdict, costliest first (to stderr)");
-  val->callback([p] { validate_cmd(p->patches, p->timeout, p->jobs, p->json, p->save, p->profile); });
+  val->add_flag("-q,--quiet", p->quiet, "no progress on stderr (shown only when stderr is a terminal)");
+  val->callback([p] { validate_cmd(p->patches, p->timeout, p->jobs, p->json, p->save, p->profile, p->quiet); });
 }
 
 }  // namespace kacct::cli

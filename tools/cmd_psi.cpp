@@ -45,15 +45,7 @@ PsiCfg cfg_for(const Script& s, const Opts& o) {
 }
 
 void run_cmd(const Opts& o) {
-  std::string text;
-  if (o.path == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream in(o.path, std::ios::binary);
-    if (!in) throw Failure("cannot read " + o.path);
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  const std::string name = o.path == "-" ? "<stdin>" : o.path;
+  const std::string text = read_file(o.path), name = input_name(o.path);
   auto p = parse_script(text);
   if (!p) {
     fmt::print(stderr, "{}:{}\n", name, p.error().str());
@@ -66,8 +58,21 @@ void run_cmd(const Opts& o) {
     fmt::print(stderr, "{}:{}\n", name, r.error->str());
     throw Exit{kExitUsage};
   }
+  // What /proc/pressure/irq (and a cgroup's irq.pressure) reports as `full ... total=`: the
+  // group's times[PSI_IRQ_FULL] summed over CPUs, in microseconds.
+  std::vector<std::uint64_t> total_ns;
+  for (const auto& g : r.world.v.gc) {
+    std::uint64_t t = 0;
+    for (const auto& c : g) t += c.irq_full;
+    total_ns.push_back(t);
+  }
   if (o.json) {
-    print_json(r.json(cfg));
+    auto j = r.json(cfg);
+    j["irq_full_total_ns"] = total_ns;
+    json us = json::array();
+    for (auto t : total_ns) us.push_back(t / 1000);
+    j["irq_full_total_us"] = us;
+    print_json(j);
   } else {
     fmt::print("{}: version {} irqtime {} variant {}: {} events\n", name, cfg.ver.str(), cfg.irqtime ? "on" : "off",
                variant_name(cfg.variant), s.events.size());
@@ -86,7 +91,8 @@ void run_cmd(const Opts& o) {
     for (std::size_t g = 0; g < r.world.v.gc.size(); ++g) {
       std::vector<std::uint32_t> row;
       for (const auto& c : r.world.v.gc[g]) row.push_back(c.irq_full);
-      fmt::print("group {}: times[IRQ_FULL] per cpu {}\n", g, fmt::join(row, " "));
+      fmt::print("group {}: times[IRQ_FULL] per cpu {}; irq.pressure full total={} us ({} ns)\n", g,
+                 fmt::join(row, " "), total_ns[g] / 1000, total_ns[g]);
     }
     if (!r.idle_irq_finding.empty())
       fmt::print("kernel finding psi_irq.idle_irq_charged: {} ns in all; first: {}\n", r.idle_irq_charged,

@@ -2,6 +2,7 @@
 // ground truth, or evaluate every spec invariant after every event.
 #include <fmt/format.h>
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "model/domain/reflect.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/ledger.hpp"
+#include "model/gen/result.hpp"
+#include "model/native/result.hpp"
 
 namespace kacct::cli {
 namespace {
@@ -20,16 +23,24 @@ using trace::ReadKind;
 
 constexpr std::uint64_t kNsPerUserTick = 10'000'000;  // NSEC_PER_SEC / USER_HZ (100)
 
-std::int64_t diff(std::uint64_t model, std::uint64_t truth) {
-  // Signed model - truth; saturates instead of overflowing on absurd traces.
-  if (model >= truth) {
-    const std::uint64_t d = model - truth;
-    return d > std::uint64_t(INT64_MAX) ? INT64_MAX : std::int64_t(d);
-  }
-  const std::uint64_t d = truth - model;
-  return d > std::uint64_t(INT64_MAX) ? INT64_MIN : -std::int64_t(d);
+// Signed model - truth, exactly: both are u64, so the difference is a sign and a u64 magnitude
+// (it does not fit an int64 for a trace ending near 2^64 ns).
+struct Diff {
+  bool neg;
+  std::uint64_t mag;
+};
+Diff diff(std::uint64_t model, std::uint64_t truth) {
+  return model >= truth ? Diff{false, model - truth} : Diff{true, truth - model};
 }
-std::string sdiff(std::int64_t d) { return d > 0 ? fmt::format("+{}", d) : fmt::format("{}", d); }
+std::string sdiff(Diff d) { return d.mag == 0 ? "0" : fmt::format("{}{}", d.neg ? '-' : '+', d.mag); }
+// In JSON a number when int64 or uint64 holds it, else (a difference below -(2^63)) its exact
+// decimal text as a string.
+json jdiff(Diff d) {
+  if (!d.neg) return d.mag;
+  if (d.mag <= std::uint64_t(INT64_MAX)) return -std::int64_t(d.mag);
+  if (d.mag == std::uint64_t(INT64_MAX) + 1) return INT64_MIN;
+  return fmt::format("-{}", d.mag);
+}
 
 // The kernel's user/nice columns include guest/guest_nice; the ledger keeps them apart
 // (docs/trace-format.md section 5). Truth in the kernel's view, per bucket:
@@ -56,6 +67,37 @@ ReadUnit read_unit(ReadKind k) {
   return {"ns", 1};
 }
 bool clock_read(ReadKind k) { return k == ReadKind::ThreadCputime || k == ReadKind::ProcessCputime; }
+
+// /proc/stat's cpu lines (show_stat(): user nice system idle iowait irq softirq steal guest
+// guest_nice, USER_HZ ticks) from per-CPU kcpustat ns; the "cpu" line converts the ns sums.
+using Stat = std::array<std::uint64_t, model::NR_STATS>;
+std::string procstat_lines(const std::vector<Stat>& cpus, std::string_view indent) {
+  static constexpr unsigned order[] = {model::USER, model::NICE,    model::SYSTEM, model::IDLE,  model::IOWAIT,
+                                       model::IRQ,  model::SOFTIRQ, model::STEAL,  model::GUEST, model::GUEST_NICE};
+  Stat sum{};
+  for (const auto& c : cpus)
+    for (unsigned b = 0; b < model::NR_STATS; ++b) sum[b] += c[b];
+  auto line = [&](const std::string& name, const Stat& v) {
+    std::string l = fmt::format("{}{}", indent, name);
+    for (unsigned b : order) l += fmt::format(" {}", v[b] / kNsPerUserTick);
+    return l + "\n";
+  };
+  std::string out = line("cpu ", sum);
+  for (std::size_t c = 0; c < cpus.size(); ++c) out += line(fmt::format("cpu{}", c), cpus[c]);
+  return out;
+}
+// taskstats ac_utimescaled/ac_stimescaled (ns): task_cputime_scaled() is utimescaled/stimescaled
+// with ARCH_HAS_SCALED_CPUTIME (native vtime, scaled compiled in), else task_cputime().
+struct ScaledView {
+  bool scaled;  // the task's own scaled fields (else the raw utime/stime)
+  std::uint64_t utime, stime;
+};
+ScaledView scaled_view(const sim::RunResult& r, const sim::ModelCfg& mc, std::size_t i) {
+  if (const auto* n = r.backend_result<model::native::NativeResult>();
+      n && mc.native.scaled && i < n->task_scaled.size())
+    return {true, n->task_scaled[i].utimescaled, n->task_scaled[i].stimescaled};
+  return {false, r.tasks[i].utime, r.tasks[i].stime};
+}
 
 // Task truth mapped onto the task's counters: what the task itself did.
 struct TaskTruthView {
@@ -117,7 +159,9 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
   const auto cfg = resolve_config(cfg_opt);
   require_legal(cpu, cfg);
   const auto prog = compile_or_exit(l);
-  const auto r = sim::run(prog, with_fixes(sim::model_cfg(cpu, cfg), fixes), {.check = false});
+  const auto mc = with_fixes(sim::model_cfg(cpu, cfg), fixes);
+  const auto r = sim::run(prog, mc, {.check = false});
+  const auto* gen = r.backend_result<model::GenResult>();
   auto truth_r = trace::ground_truth(l.trace);
   if (!truth_r) throw Failure(fmt::format("{}: ground truth: {}", l.name, truth_r.error().to_string()));
   const auto& truth = truth_r.value();
@@ -156,6 +200,8 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
                            {"stime", t.stime},
                            {"gtime", t.gtime},
                            {"rtime", t.sum_exec_runtime},
+                           {"utimescaled", scaled_view(r, mc, i).utime},
+                           {"stimescaled", scaled_view(r, mc, i).stime},
                            {"state", to_json(t)}});
     }
     j["tasks"] = tasks;
@@ -172,6 +218,28 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
       reads.push_back(x);
     }
     j["reads"] = reads;
+    // /proc/stat per CPU in USER_HZ ticks: at the end from kcpustat, and with gen vtime as each
+    // read saw it (kcpustat_cpu_fetch adds a nohz_full CPU's pending vtime).
+    auto ticks_of = [](const Stat& v) {
+      json o = json::object();
+      for (unsigned b = 0; b < model::NR_STATS; ++b) o[model::usage_names[b]] = v[b] / kNsPerUserTick;
+      return o;
+    };
+    {
+      json ps = json::array();
+      for (std::uint32_t c = 0; c < ncpus; ++c) ps.push_back(ticks_of(r.cpus[c].cpustat));
+      j["proc_stat"] = ps;
+    }
+    if (gen) {
+      json views = json::array();
+      for (std::size_t k = 0; k < gen->procstat.size(); ++k) {
+        json cpus = json::array();
+        for (const auto& c : gen->procstat[k].cpus) cpus.push_back(ticks_of(c));
+        views.push_back(json{
+            {"read", k < r.reads.size() ? json(r.reads[k].id) : json()}, {"ts", gen->procstat[k].ts}, {"cpus", cpus}});
+      }
+      j["proc_stat_at_reads"] = views;
+    }
     json tc = json::array(), tt = json::array();
     for (std::uint32_t c = 0; c < ncpus; ++c) {
       json b = json{{"cpu", c}};
@@ -191,7 +259,7 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
     for (std::uint32_t c = 0; c < ncpus; ++c) {
       json b = json{{"cpu", c}};
       for (unsigned k = 0; k < model::NR_STATS; ++k)
-        b[names[k]] = diff(r.cpus[c].cpustat[k], truth_kernel_view(truth.cpu[c], k));
+        b[names[k]] = jdiff(diff(r.cpus[c].cpustat[k], truth_kernel_view(truth.cpu[c], k)));
       ec.push_back(b);
     }
     for (std::size_t i = ncpus; i < prog.tasks.size(); ++i) {
@@ -200,10 +268,10 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
       const auto v = task_truth(it->second);
       const auto& t = r.tasks[i];
       et.push_back(json{{"tid", prog.tasks[i].tid},
-                        {"utime", diff(t.utime, v.utime)},
-                        {"stime", diff(t.stime, v.stime)},
-                        {"gtime", diff(t.gtime, v.gtime)},
-                        {"rtime", diff(t.sum_exec_runtime, v.rtime)}});
+                        {"utime", jdiff(diff(t.utime, v.utime))},
+                        {"stime", jdiff(diff(t.stime, v.stime))},
+                        {"gtime", jdiff(diff(t.gtime, v.gtime))},
+                        {"rtime", jdiff(diff(t.sum_exec_runtime, v.rtime))}});
     }
     j["error"] = json{{"cpus", ec}, {"tasks", et}};
     j["obligations_failed"] = r.obligations_failed;
@@ -277,6 +345,34 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
              res});
     }
     fmt::print("reads\n{}\n", t.str("  "));
+  }
+  {
+    std::vector<Stat> end;
+    for (std::uint32_t c = 0; c < ncpus; ++c) end.push_back(r.cpus[c].cpustat);
+    fmt::print(
+        "/proc/stat at the end (USER_HZ ticks: user nice system idle iowait irq softirq steal guest guest_nice)\n{}\n",
+        procstat_lines(end, "  "));
+  }
+  if (gen && !gen->procstat.empty()) {
+    fmt::print("/proc/stat as each read saw it (gen vtime: kcpustat_cpu_fetch adds a nohz_full CPU's pending vtime)\n");
+    for (std::size_t k = 0; k < gen->procstat.size(); ++k)
+      fmt::print("  read {} at ts {}:\n{}", k < r.reads.size() ? std::to_string(r.reads[k].id) : "?",
+                 gen->procstat[k].ts, procstat_lines(gen->procstat[k].cpus, "    "));
+    fmt::print("\n");
+  }
+  {
+    Table t({"tid", "ac_utimescaled us", "ac_stimescaled us", "utimescaled ns", "stimescaled ns", "source"},
+            {true, true, true, true, true, false});
+    for (std::size_t i = ncpus; i < prog.tasks.size(); ++i) {
+      const auto v = scaled_view(r, mc, i);
+      t.row({std::to_string(prog.tasks[i].tid), std::to_string(v.utime / 1000), std::to_string(v.stime / 1000),
+             std::to_string(v.utime), std::to_string(v.stime), v.scaled ? "utimescaled/stimescaled" : "utime/stime"});
+    }
+    fmt::print(
+        "scaled cputime per task (taskstats ac_utimescaled/ac_stimescaled: task_cputime_scaled(), the task's "
+        "utimescaled/stimescaled with ARCH_HAS_SCALED_CPUTIME, else its utime/stime; gen: pending vtime not "
+        "added)\n{}\n",
+        t.str("  "));
   }
   for (const auto& o : r.obligations_failed) fmt::print("warning: obligation failed: {}\n", o);
 }

@@ -1,18 +1,69 @@
 #include "common.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <iterator>
-#include <sstream>
+#include <cstring>
+#include <cstdlib>
+#include <algorithm>
+
+#include "xz.hpp"
 
 namespace kacct::cli {
 
+std::string cut(std::string_view s, std::size_t max) {
+  if (s.size() <= max) return std::string(s);
+  return fmt::format("{}... ({} bytes)", s.substr(0, max), s.size());
+}
+
+std::string input_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+std::string read_file(const std::string& path) {
+  const std::string name = input_name(path);
+  auto fail = [&](const char* what, int err) {
+    return Failure(fmt::format("{}: {}: {}", name, what, std::strerror(err)));
+  };
+  const int fd = path == "-" ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw fail("cannot open", errno);
+  struct FdCloser {
+    int fd;
+    ~FdCloser() {
+      if (fd > 0) ::close(fd);
+    }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) throw fail("cannot open", EISDIR);
+  std::string data;
+  if (S_ISREG(st.st_mode) && st.st_size > 0) data.reserve(std::size_t(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw fail("cannot read", errno);
+    }
+    data.append(buf, std::size_t(n));
+  }
+  return data;
+}
+
+std::string read_input(const std::string& path) {
+  std::string data = read_file(path);
+  if (!is_xz(data)) return data;
+  try {
+    return decompress_xz(data, input_name(path));
+  } catch (const std::runtime_error& e) { throw Failure(e.what()); }
+}
+
 std::string Loaded::line(std::uint32_t n) const {
-  std::string l = trace::source_line(text, n);
+  std::string l = cut(trace::source_line(text, n));
   // Quote only printable bytes: the line may hold anything a comment can.
   for (auto& ch : l)
     if ((unsigned char)ch < 0x20 && ch != '\t')
@@ -22,28 +73,10 @@ std::string Loaded::line(std::uint32_t n) const {
   return l;
 }
 
-static std::string read_all(std::istream& in) {
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return std::move(ss).str();
-}
-
 Loaded load_trace(const std::string& path) {
   Loaded l;
-  if (path == "-") {
-    l.name = "<stdin>";
-    std::ios::sync_with_stdio(false);
-    l.text = read_all(std::cin);
-    if (std::cin.bad()) throw Failure("cannot read standard input");
-  } else {
-    l.name = path;
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw Failure(fmt::format("{}: is a directory", path));
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Failure(fmt::format("{}: cannot open trace file", path));
-    l.text = read_all(in);
-    if (in.bad()) throw Failure(fmt::format("{}: read error", path));
-  }
+  l.name = input_name(path);
+  l.text = read_input(path);
   auto r = trace::load(l.text);
   if (!r) {
     const auto& e = r.error();
@@ -71,21 +104,52 @@ arch::CpuFacts resolve_cpu(const std::string& name) {
   throw Failure(fmt::format("unknown CPU '{}'; known CPUs: {} (see `kacct list cpus`)", name, cpu_names()));
 }
 
+// The closest listed config to a name that is not one: the same accounting first (native stays
+// native), then the same irqtime/steal/HZ, then the nearest version. Also says, when the
+// accounting exists but not at that version, which versions it has.
+static std::string config_hint(const std::string& name) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i <= name.size();) {
+    const auto j = std::min(name.find('-', i), name.size());
+    parts.push_back(name.substr(i, j - i));
+    i = j + 1;
+  }
+  const auto ver = parts.empty() ? std::nullopt : arch::parse_version(parts[0]);
+  const std::string acct = parts.size() > 1 ? parts[1] : "";
+  auto has = [&](std::string_view p) { return std::find(parts.begin(), parts.end(), p) != parts.end(); };
+  const bool irq = has("irqtime"), steal = has("steal");
+  const std::string hz = parts.empty() ? "" : parts.back();
+  auto key = [](arch::KVersion k) { return std::int64_t(k.major) * 1'000'000 + k.minor * 10'000 + k.point; };
+  const arch::Config* best = nullptr;
+  std::int64_t best_score = 0;
+  std::vector<std::string> versions;  // of the same accounting
+  for (const auto& k : arch::all_configs()) {
+    const bool same_acct = arch::config_part(k.acct) == acct;
+    if (same_acct) {
+      auto v = k.version.str();
+      if (std::find(versions.begin(), versions.end(), v) == versions.end()) versions.push_back(v);
+    }
+    std::int64_t score = (same_acct ? 1'000'000'000 : 0) + (k.irq_time == irq ? 1'000'000 : 0) +
+                         (k.steal == steal ? 1'000'000 : 0) + ("hz" + std::to_string(k.hz) == hz ? 2'000'000 : 0);
+    if (ver) {
+      score -= std::min<std::int64_t>(std::abs(key(k.version) - key(*ver)), 899'999);
+      if (k.version.upstream().point != ver->point || k.version.build != ver->build) score -= 100'000;  // 6.6 -> 6.1
+    }
+    if (!best || score > best_score) best = &k, best_score = score;
+  }
+  std::string out;
+  if (best) out = fmt::format(" (did you mean {}?)", best->name());
+  if (!versions.empty() && ver && std::find(versions.begin(), versions.end(), ver->str()) == versions.end())
+    out += fmt::format("; {} configs exist for {}", acct, fmt::join(versions, ", "));
+  return out;
+}
+
 arch::Config resolve_config(const std::string& name) {
   if (auto k = arch::find_config(name)) return *k;
-  // Name the closest spelling: same prefix up to the first difference is good enough here.
-  std::string hint;
-  std::size_t best = 0;
-  for (const auto& k : arch::all_configs()) {
-    auto n = k.name();
-    std::size_t i = 0;
-    while (i < n.size() && i < name.size() && n[i] == name[i]) ++i;
-    if (i > best) best = i, hint = n;
-  }
   throw Failure(
       fmt::format("unknown config '{}'{}; names are VERSION-ACCT[-irqtime][-steal]-hzN, "
                   "e.g. 6.6-tick-irqtime-hz250 (see `kacct list configs`)",
-                  name, hint.empty() ? "" : fmt::format(" (did you mean {}?)", hint)));
+                  cut(name), config_hint(name)));
 }
 
 // Mirrors arch::legal() (arch/config.hpp) rule by rule, with the Kconfig text of each rule.
@@ -169,6 +233,21 @@ std::string Table::str(std::string_view indent) const {
   line(rule);
   for (const auto& r : rows_) line(r);
   return out;
+}
+
+Progress::Progress(bool quiet) : on_(!quiet && ::isatty(STDERR_FILENO) == 1) {}
+void Progress::show(const std::string& text) {
+  if (!on_) return;
+  std::fflush(stdout);
+  fmt::print(stderr, "\r\033[K{}", text);
+  std::fflush(stderr);
+  shown_ = true;
+}
+void Progress::clear() {
+  if (!on_ || !shown_) return;
+  fmt::print(stderr, "\r\033[K");
+  std::fflush(stderr);
+  shown_ = false;
 }
 
 void print_json(const nlohmann::ordered_json& j) {

@@ -36,7 +36,16 @@ struct Loaded {
   trace::Trace trace;
   std::string line(std::uint32_t n) const;  // source line n (1-based), without "\n"; "" if none
 };
-// Reads and loads (parse + validate) the trace. On error prints "NAME:LINE:COL: message" to
+// A whole input file, or standard input for "-". Every command reads its inputs through these,
+// so a missing file, a directory or a read error is worded one way: "NAME: cannot open: REASON"
+// (Failure). read_input() also decompresses xz data (detected by its magic bytes).
+std::string read_file(const std::string& path);
+std::string read_input(const std::string& path);
+std::string input_name(const std::string& path);  // "<stdin>" for "-"
+// A piece of user input quoted in a message: at most `max` bytes, then "... (N bytes)".
+std::string cut(std::string_view s, std::size_t max = 200);
+
+// Reads and loads (parse + validate) the trace (plain or xz). On error prints "NAME:LINE:COL: message" to
 // stderr and throws Exit{3}.
 Loaded load_trace(const std::string& path);
 
@@ -70,6 +79,20 @@ class Table {
 };
 
 void print_json(const nlohmann::ordered_json&);
+
+// Progress of long work on stderr: one line rewritten in place, only when stderr is a terminal
+// and not --quiet (so pipes, files and tests see nothing extra). Cleared before results print.
+class Progress {
+ public:
+  explicit Progress(bool quiet);
+  ~Progress() { clear(); }
+  bool on() const { return on_; }
+  void show(const std::string& text);
+  void clear();
+
+ private:
+  bool on_ = false, shown_ = false;
+};
 
 // Subcommand registration (each file owns one group).
 void add_list(CLI::App&);

@@ -33,18 +33,21 @@ std::string decompress_xz(const std::string& in, const std::string& name) {
   return out;
 }
 
+bool is_xz(const std::string& data) {
+  static constexpr char magic[] = {'\xfd', '7', 'z', 'X', 'Z', '\0'};
+  return data.size() >= 6 && std::equal(magic, magic + 6, data.begin());
+}
+
 std::string read_input_maybe_xz(const std::string& path) {
   std::string data;
   if (path == "-") {
     data.assign(std::istreambuf_iterator<char>(std::cin), {});
   } else {
     std::ifstream f(path, std::ios::binary);
-    if (!f) throw std::runtime_error(fmt::format("cannot open '{}'", path));
+    if (!f) throw std::runtime_error(fmt::format("{}: cannot open", path));
     data.assign(std::istreambuf_iterator<char>(f), {});
   }
-  static constexpr char magic[] = {'\xfd', '7', 'z', 'X', 'Z', '\0'};
-  if (data.size() >= 6 && std::equal(magic, magic + 6, data.begin()))
-    return decompress_xz(data, path == "-" ? "<stdin>" : path);
+  if (is_xz(data)) return decompress_xz(data, path == "-" ? "<stdin>" : path);
   return data;
 }
 

@@ -6,4 +6,5 @@
 namespace kacct::cli {
 std::string decompress_xz(const std::string& data, const std::string& name);
 std::string read_input_maybe_xz(const std::string& path);
+bool is_xz(const std::string& data);  // starts with the xz magic bytes
 }  // namespace kacct::cli

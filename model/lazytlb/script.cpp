@@ -40,17 +40,18 @@ Grammar::Decl declare() {
     };
   };
   g.header = {
-      {"cpus", "N", size(&Sizes::cpus, kMaxCpus, "cpus")},
-      {"tasks", "N", size(&Sizes::tasks, 64, "tasks")},
-      {"mms", "N", size(&Sizes::mms, 16, "mms")},
+      {"cpus", "N", size(&Sizes::cpus, kMaxCpus, "cpus"), true},
+      {"tasks", "N", size(&Sizes::tasks, 64, "tasks"), true},
+      {"mms", "N", size(&Sizes::mms, 16, "mms"), true},
       {"arch", "NAME",
        [](Script& s, std::span<const Arg> a) {
          const std::string_view names[] = {arch_name(Arch::Generic), arch_name(Arch::PpcRadix),
                                            arch_name(Arch::PpcHash)};
          s.arch = Arch(script::choice(a[0], names, "arch"));
-       }},
-      {"version", "MAJOR.MINOR", [](Script& s, std::span<const Arg> a) { s.version = script::version(a[0]); }},
-      {"debug-shoot-lazies", "", [](Script& s, std::span<const Arg>) { s.debug_shoot_lazies = true; }},
+       },
+       true},
+      {"version", "MAJOR.MINOR", [](Script& s, std::span<const Arg> a) { s.version = script::version(a[0]); }, true},
+      {"debug-shoot-lazies", "", [](Script& s, std::span<const Arg>) { s.debug_shoot_lazies = true; }, true},
       {"mutant", "NAME",
        [](Script& s, std::span<const Arg> a) {
          s.mutants.emplace_back(kMutants[script::choice(a[0], kMutants, "mutant")]);

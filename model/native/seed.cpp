@@ -63,7 +63,9 @@ nlohmann::ordered_json seed_cost_report(std::uint32_t iterations, const char* cp
   auto& rows = out["configs"] = nlohmann::ordered_json::array();
   for (int k = 0; k < 3; ++k) {
     const auto& r = runs[k];
-    if (!arch::legal(*cpu, r.cfg)) throw std::invalid_argument(std::string("config not legal on ") + cpu_name);
+    if (const auto why = arch::illegal_reason(*cpu, r.cfg); !why.empty())
+      throw std::invalid_argument("the seed scenario runs config " + r.cfg.name() + " (" + r.name +
+                                  "), which is not legal on " + cpu_name + ": " + std::string(why));
     auto res = sim::run(prog.value(), sim::model_cfg(*cpu, r.cfg), {.check = true});
     nlohmann::ordered_json row;
     row["config"] = r.name;

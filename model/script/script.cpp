@@ -11,7 +11,7 @@ std::uint64_t number(const Arg& a, std::uint64_t lo, std::uint64_t hi, std::stri
   std::uint64_t v = 0;
   auto r = std::from_chars(a.s.data(), a.s.data() + a.s.size(), v);
   if (a.s.empty() || r.ec != std::errc() || r.ptr != a.s.data() + a.s.size())
-    a.fail("expected an unsigned number, got '" + std::string(a.s) + "'");
+    a.fail("expected an unsigned number, got '" + text::cut(std::string(a.s), 80) + "'");
   if (v < lo || v > hi) a.fail(std::string(what) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi));
   return v;
 }
@@ -22,7 +22,7 @@ std::size_t choice(const Arg& a, std::span<const std::string_view> names, std::s
     if (names[i] == a.s) return i;
     all += (i ? ", " : "") + std::string(names[i]);
   }
-  a.fail("unknown " + std::string(what) + " '" + std::string(a.s) + "' (" + all + ")");
+  a.fail("unknown " + std::string(what) + " '" + text::cut(std::string(a.s), 80) + "' (" + all + ")");
 }
 
 bool on_off(const Arg& a) {
@@ -32,15 +32,21 @@ bool on_off(const Arg& a) {
 
 arch::KVersion version(const Arg& a) {
   const auto ver = arch::parse_version(a.s);
-  if (!ver || ver->major < 2 || ver->major > 9 || ver->minor > 99)
-    a.fail("version must be MAJOR.MINOR[.POINT] or a distro build (e.g. 6.6, 6.1.192, 6.1.192-3)");
+  if (!ver) a.fail("version must be MAJOR.MINOR[.POINT] or a distro build (e.g. 6.6, 6.1.192, 6.1.192-3)");
+  if (ver->major < 2 || ver->major > 9 || ver->minor > 99) {
+    std::string builds;
+    for (const auto& b : arch::distro_builds) builds += (builds.empty() ? "" : ", ") + std::string(b.name);
+    a.fail("unknown version " + text::cut(std::string(a.s), 80) +
+           ": known are the releases 2.0 to 9.99 with their point releases " +
+           "(e.g. 6.6, 6.1.192) and the distro builds " + builds);
+  }
   return *ver;
 }
 
 namespace detail {
 
 void fail(std::uint32_t line, std::uint32_t col, std::string message) {
-  throw Failure{ParseError{line, col, std::move(message)}};
+  throw Failure{ParseError{line, col, text::cut(std::move(message), 400)}};
 }
 
 std::vector<Slot> compile(std::string_view sig) {
@@ -80,7 +86,7 @@ std::vector<Line> lines(std::string_view text, std::uint32_t& count) {
 }
 
 std::vector<Arg> operands(const Line& l, std::string_view sig, const std::vector<Slot>& slots) {
-  const std::string name = "'" + std::string(l.toks[0].s) + "'";
+  const std::string name = "'" + text::cut(std::string(l.toks[0].s), 80) + "'";
   std::size_t required = 0;
   for (const auto& s : slots) required += s.kind != Slot::Flag;
   const std::size_t given = l.toks.size() - 1;
@@ -89,7 +95,8 @@ std::vector<Arg> operands(const Line& l, std::string_view sig, const std::vector
     fail(l.n, last.col + std::uint32_t(last.s.size()), name + " takes " + std::string(sig));
   }
   if (given > slots.size())
-    fail(l.n, l.toks[slots.size() + 1].col, name + ": unexpected '" + std::string(l.toks[slots.size() + 1].s) + "'");
+    fail(l.n, l.toks[slots.size() + 1].col,
+         name + ": unexpected '" + text::cut(std::string(l.toks[slots.size() + 1].s), 80) + "'");
   std::vector<Arg> out;
   for (std::size_t i = 0; i < slots.size(); ++i) {
     const auto& s = slots[i];
@@ -102,7 +109,8 @@ std::vector<Arg> operands(const Line& l, std::string_view sig, const std::vector
       if (a.s != s.text) a.fail("expected '" + std::string(s.text) + "'");
     } else if (s.kind == Slot::Flag) {
       if (a.s != s.text)
-        a.fail(name + ": unexpected '" + std::string(a.s) + "' (expected '" + std::string(s.text) + "' or nothing)");
+        a.fail(name + ": unexpected '" + text::cut(std::string(a.s), 80) + "' (expected '" + std::string(s.text) +
+               "' or nothing)");
       out.push_back(a);
     } else {
       out.push_back(a);

@@ -257,11 +257,12 @@ class Grammar {
       }
       const int h = header_index(kw);
       if (h < 0) {
-        if (marker) fail(l.n, l.toks[0].col, "unknown header line '" + std::string(kw) + "'");
+        if (marker) fail(l.n, l.toks[0].col, "unknown header line '" + text::cut(std::string(kw), 80) + "'");
         break;
       }
       const auto& dir = d_.header[std::size_t(h)];
-      if (dir.once && seen[std::size_t(h)]) fail(l.n, l.toks[0].col, "'" + std::string(kw) + "' given twice");
+      if (dir.once && seen[std::size_t(h)])
+        fail(l.n, l.toks[0].col, "'" + text::cut(std::string(kw), 80) + "' given twice");
       auto args = detail::operands(l, dir.signature, header_slots_[std::size_t(h)]);
       dir.apply(p, args);
       seen[std::size_t(h)] = 1;
@@ -332,8 +333,9 @@ class Grammar {
       for (std::size_t k = 0; k < d_.events.size() && e < 0; ++k)
         if (d_.events[k].name == kw) e = int(k);
       if (e < 0) {
-        if (header_index(kw) >= 0) fail(l.n, kcol, "'" + std::string(kw) + "' must come before " + c.before);
-        fail(l.n, kcol, "unknown statement '" + std::string(kw) + "'");
+        if (header_index(kw) >= 0)
+          fail(l.n, kcol, "'" + text::cut(std::string(kw), 80) + "' must come before " + c.before);
+        fail(l.n, kcol, "unknown statement '" + text::cut(std::string(kw), 80) + "'");
       }
       const auto& decl = d_.events[std::size_t(e)];
       const auto& slots = slots_[std::size_t(e)];

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "model/trace/tracker.hpp"
@@ -352,6 +353,7 @@ Trace parse_or_throw(std::string_view text) {
   Trace t;
   enum Stage { kMagic, kCpu, kNcpus, kClock, kTasks, kEvents } stage = kMagic;
   std::set<uint64_t> tids;
+  std::map<uint64_t, std::size_t> first_of_pid;  // index in header.tasks
   uint32_t last = 0;
   for_each_line(text, [&](std::string_view line, uint32_t lineno) {
     last = lineno;
@@ -409,6 +411,15 @@ Trace parse_or_throw(std::string_view text) {
           TaskDecl d = parse_task(p);
           if (!tids.insert(d.tid).second)
             p.fail(toks[1].col, fmt::format("duplicate tid {}; expected a new tid", d.tid));
+          // The threads of a process share its mm (check_header says the same without a line).
+          const auto [first, fresh] = first_of_pid.emplace(d.pid, t.header.tasks.size());
+          if (const TaskDecl* o = fresh ? nullptr : &t.header.tasks[first->second];
+              o && (o->mm != d.mm || o->kthread != d.kthread)) {
+            const Arg* mm = p.find("mm");
+            p.fail(mm ? mm->vcol : toks[1].col,
+                   fmt::format("task {} is a thread of pid {}, whose task {} has {}; expected the same", d.tid, d.pid,
+                               o->tid, o->mm ? fmt::format("mm={}", *o->mm) : std::string("no mm (kthread)")));
+          }
           t.header.tasks.push_back(std::move(d));
         } else {
           p.fail(toks[0].col, fmt::format("expected 'task' or 'events' line, got '{}'", show(toks[0].s)));

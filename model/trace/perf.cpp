@@ -1,4 +1,5 @@
 #include "model/trace/perf.hpp"
+#include "model/trace/tokens.hpp"
 
 #include <fmt/format.h>
 
@@ -25,7 +26,7 @@ struct Fail {
   Error e;
 };
 [[noreturn]] void fail(std::uint32_t line, std::size_t col, std::string msg) {
-  throw Fail{Error{line, std::uint32_t(col), std::move(msg), "perf"}};
+  throw Fail{Error{line, std::uint32_t(col), text::cut(std::move(msg), 400), "perf"}};
 }
 
 // "  comm 123/456 [001] 12059.417560968: sched:sched_switch: fields..."

@@ -2,6 +2,7 @@
 // with their 1-based byte columns for error messages.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,6 +27,15 @@ inline std::vector<Tok> split(std::string_view line, bool hash_comments) {
     i = j;
   }
   return out;
+}
+
+// An error message quoting user input, cut to `max` bytes then "... (N bytes)": a 10 MB bad
+// line must not come back whole.
+inline std::string cut(std::string s, std::size_t max = 200) {
+  if (s.size() <= max) return s;
+  const auto n = s.size();
+  s.resize(max);
+  return s + "... (" + std::to_string(n) + " bytes)";
 }
 
 }  // namespace kacct::text

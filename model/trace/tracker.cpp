@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <set>
 
 namespace kacct::trace {
@@ -33,6 +34,16 @@ std::optional<Error> check_header(const Header& h) {
     if (d.nice < -20 || d.nice > 19)
       return bad(fmt::format("task {}: nice {} out of range; expected -20..19", d.tid, d.nice));
     if (d.kthread == d.mm.has_value()) return bad(fmt::format("task {}: expected mm= exactly for user tasks", d.tid));
+  }
+  // The threads of a process share its address space: one mm per pid.
+  std::map<uint64_t, const TaskDecl*> first_of;
+  for (const TaskDecl& d : h.tasks) {
+    auto [it, fresh] = first_of.emplace(d.pid, &d);
+    const TaskDecl& o = *it->second;
+    if (!fresh && (o.mm != d.mm || o.kthread != d.kthread))
+      return bad(fmt::format("task {}: a thread of pid {} with {}, but task {} of that process has {}", d.tid, d.pid,
+                             d.mm ? fmt::format("mm={}", *d.mm) : std::string("no mm"), o.tid,
+                             o.mm ? fmt::format("mm={}", *o.mm) : std::string("no mm")));
   }
   return std::nullopt;
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <kacct/kacct.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "arch/registry.hpp"
+#include "model/gen/result.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/trace.hpp"
 
@@ -258,7 +260,7 @@ TEST(CApi, GarbageNeverEscapesAsAnythingButAnErrorCode) {
 // in ns and in microseconds (ac_utime/ac_stime); a switch's gap= goes in as a text line between
 // structs and moves next's accounting by exactly the gap; read_kind past the enum is rejected.
 TEST(CApi, TaskstatsReadsAndSwitchGapText) {
-  EXPECT_EQ(KACCT_API_VERSION, 10001);
+  EXPECT_EQ(KACCT_API_VERSION, 10002);
   EXPECT_EQ(int(KACCT_READ_TASKSTATS), 6);
   const std::string header = "kacct-trace 1\ncpu x86-64\nncpus 1\nclock ns\ntask 100 pid=100 comm=app mm=1\nevents\n";
   for (std::uint64_t gap : {0ull, 234ull}) {
@@ -302,6 +304,91 @@ TEST(CApi, TaskstatsReadsAndSwitchGapText) {
       EXPECT_EQ(kacct_error_line(g.get()), 8u);
       EXPECT_EQ(kacct_error_column(g.get()), 1u);
     }
+  }
+}
+
+// A count no array can have is the caller's mistake, not a kacct bug: KACCT_E_INVALID_ARG, and
+// the handle goes on working.
+TEST(CApi, AbsurdEventCountIsAnInvalidArgument) {
+  auto m = open("x86-64", "6.6-tick-hz250");
+  ASSERT_EQ(kacct_set_ncpus(m.get(), 1), KACCT_OK);
+  kacct_event e{};
+  e.ts = 1000, e.kind = KACCT_EV_TICK;
+  for (size_t n : {SIZE_MAX, SIZE_MAX / 2, SIZE_MAX / sizeof(kacct_event)}) {
+    EXPECT_EQ(kacct_feed_events(m.get(), &e, n), KACCT_E_INVALID_ARG) << n << ": " << kacct_error_message(m.get());
+    EXPECT_NE(std::string(kacct_error_message(m.get())).find("larger than any array"), std::string::npos);
+  }
+  EXPECT_EQ(kacct_feed_events(m.get(), &e, 1), KACCT_OK) << kacct_error_message(m.get());
+  uint64_t count = 0;
+  ASSERT_EQ(kacct_event_count(m.get(), &count), KACCT_OK);
+  EXPECT_EQ(count, 1u);
+}
+
+// kacct_add_task follows the text format: a kthread has no mm, the threads of a process one mm.
+TEST(CApi, AddTaskRejectsAKthreadWithAnMmAndAThreadWithAnotherMm) {
+  auto m = open("x86-64", "6.6-tick-hz250");
+  ASSERT_EQ(kacct_set_ncpus(m.get(), 1), KACCT_OK);
+  kacct_task kt{5, 0, "kworker", 0, 1, 42};
+  EXPECT_EQ(kacct_add_task(m.get(), &kt), KACCT_E_INVALID_ARG);
+  EXPECT_NE(std::string(kacct_error_message(m.get())).find("task 5"), std::string::npos)
+      << kacct_error_message(m.get());
+  kt.mm = 0;
+  EXPECT_EQ(kacct_add_task(m.get(), &kt), KACCT_OK) << kacct_error_message(m.get());
+  kacct_task main_thread{100, 100, "app", 0, 0, 1}, worker{101, 100, "worker", 0, 0, 2};
+  EXPECT_EQ(kacct_add_task(m.get(), &main_thread), KACCT_OK) << kacct_error_message(m.get());
+  EXPECT_EQ(kacct_add_task(m.get(), &worker), KACCT_E_INVALID_ARG);
+  EXPECT_NE(std::string(kacct_error_message(m.get())).find("pid 100"), std::string::npos)
+      << kacct_error_message(m.get());
+  worker.mm = 1;
+  EXPECT_EQ(kacct_add_task(m.get(), &worker), KACCT_OK) << kacct_error_message(m.get());
+}
+
+// API 1.2: taskstats' scaled times and /proc/stat as each read saw it, equal to the simulator's.
+TEST(CApi, ScaledTimesAndReaderViewsOfProcStat) {
+  const auto dir = std::filesystem::path(KACCT_TRACES_DIR);
+  {
+    const std::string text = slurp(dir / "8xx-yield.trace");
+    auto m = open("MPC8xx", "4.19-native-hz250");
+    ASSERT_EQ(kacct_feed_text(m.get(), text.data(), text.size()), KACCT_OK) << kacct_error_message(m.get());
+    kacct_task_scaled s{};
+    ASSERT_EQ(kacct_get_task_scaled(m.get(), 100, &s), KACCT_OK) << kacct_error_message(m.get());
+    EXPECT_EQ(s.scaled, 1);
+    EXPECT_EQ(s.utimescaled, 814976u);  // `kacct run --config 4.19-native-hz250` prints the same
+    EXPECT_EQ(s.stimescaled, 813056u);
+    EXPECT_EQ(kacct_get_task_scaled(m.get(), 999, &s), KACCT_E_NOT_FOUND);
+    kacct_cpustat c;
+    EXPECT_EQ(kacct_get_read_cpustat(m.get(), 0, 0, &c), KACCT_E_STATE);
+  }
+  {
+    const std::string text = slurp(dir / "syscall-loop.trace");
+    auto m = open("x86-64", "6.1-gen-hz250");
+    ASSERT_EQ(kacct_feed_text(m.get(), text.data(), text.size()), KACCT_OK) << kacct_error_message(m.get());
+    kacct_task_scaled s{};
+    ASSERT_EQ(kacct_get_task_scaled(m.get(), 300, &s), KACCT_OK);
+    kacct_task_times t{};
+    ASSERT_EQ(kacct_get_task_times(m.get(), 300, &t), KACCT_OK);
+    EXPECT_EQ(s.scaled, 0);
+    EXPECT_EQ(s.utimescaled, t.utime);
+    auto tr = trace::load(text);
+    ASSERT_TRUE(tr.ok());
+    auto prog = sim::compile(tr.value());
+    ASSERT_TRUE(prog.ok());
+    const auto cpu = *arch::find_cpu("x86-64");
+    const auto r = sim::run(prog.value(), sim::model_cfg(cpu, *arch::find_config("6.1-gen-hz250")), {.check = false});
+    const auto* g = r.backend_result<model::GenResult>();
+    ASSERT_NE(g, nullptr);
+    size_t reads = 0;
+    ASSERT_EQ(kacct_read_count(m.get(), &reads), KACCT_OK);
+    ASSERT_EQ(reads, g->procstat.size());
+    for (size_t i = 0; i < reads; ++i)
+      for (uint32_t k = 0; k < g->procstat[i].cpus.size(); ++k) {
+        kacct_cpustat c;
+        ASSERT_EQ(kacct_get_read_cpustat(m.get(), i, k, &c), KACCT_OK) << kacct_error_message(m.get());
+        for (unsigned b = 0; b < KACCT_NR_BUCKETS; ++b) EXPECT_EQ(c.ns[b], g->procstat[i].cpus[k][b]);
+      }
+    kacct_cpustat c;
+    EXPECT_EQ(kacct_get_read_cpustat(m.get(), reads, 0, &c), KACCT_E_INVALID_ARG);
+    EXPECT_EQ(kacct_get_read_cpustat(m.get(), 0, 99, &c), KACCT_E_INVALID_ARG);
   }
 }
 

@@ -20,7 +20,7 @@
 
 /* API version: MAJOR*10000 + MINOR. A MAJOR change breaks source or binary compatibility. */
 #define KACCT_API_VERSION_MAJOR 1
-#define KACCT_API_VERSION_MINOR 1
+#define KACCT_API_VERSION_MINOR 2
 #define KACCT_API_VERSION (KACCT_API_VERSION_MAJOR * 10000 + KACCT_API_VERSION_MINOR)
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -100,8 +100,9 @@ typedef struct kacct_task {
   uint64_t pid;     /* thread-group id; 0 = tid */
   const char* comm; /* 1..15 printable characters, no spaces */
   int32_t nice;     /* -20..19 */
-  int32_t kthread;  /* non-zero: kernel thread (no mm) */
-  uint64_t mm;      /* address-space id of a user task (threads of a process share it) */
+  int32_t kthread;  /* non-zero: kernel thread (no mm: mm must be 0) */
+  uint64_t mm;      /* address-space id of a user task (threads of a process share it: a
+                       thread declared with another mm is KACCT_E_INVALID_ARG) */
 } kacct_task;
 /* Declares a task existing at the start; after kacct_set_ncpus, before any event. */
 KACCT_EXPORT kacct_status kacct_add_task(kacct_model* m, const kacct_task* t);
@@ -167,7 +168,8 @@ typedef struct kacct_event {
   const char* fork_comm; /* FORK: NULL or "" = the parent's */
 } kacct_event;
 
-/* Appends one event / n events (a batch is accepted or rejected as a whole). On failure the
+/* Appends one event / n events (a batch is accepted or rejected as a whole; an n no array of
+ * kacct_event can have is KACCT_E_INVALID_ARG). On failure the
  * message starts with "event N (kind): " where N is the 0-based index of the event in the
  * whole trace; kacct_error_line() is 0. */
 KACCT_EXPORT kacct_status kacct_feed_event(kacct_model* m, const kacct_event* e);
@@ -207,6 +209,22 @@ typedef struct kacct_task_times {
   uint64_t utime, stime, gtime, sum_exec_runtime;
 } kacct_task_times;
 KACCT_EXPORT kacct_status kacct_get_task_times(kacct_model* m, uint64_t tid, kacct_task_times* out);
+
+/* taskstats ac_utimescaled/ac_stimescaled of a task at the end of the trace (ns; the reply's
+ * fields are these / 1000): task_cputime_scaled(), i.e. the task's utimescaled/stimescaled when
+ * the config has ARCH_HAS_SCALED_CPUTIME (powerpc native vtime with scaled compiled in; scaled
+ * = 1), else its utime/stime (scaled = 0). KACCT_E_NOT_FOUND for an unknown tid. (API 1.2) */
+typedef struct kacct_task_scaled {
+  uint64_t utimescaled, stimescaled;
+  int32_t scaled;
+} kacct_task_scaled;
+KACCT_EXPORT kacct_status kacct_get_task_scaled(kacct_model* m, uint64_t tid, kacct_task_scaled* out);
+
+/* /proc/stat of one CPU as the i-th read event saw it (0-based, kacct_get_read's order), with
+ * gen vtime: kcpustat_cpu_fetch() adds a nohz_full CPU's pending vtime to its kcpustat.
+ * KACCT_E_STATE on other accounting modes (their kcpustat at the end is kacct_get_cpustat).
+ * (API 1.2) */
+KACCT_EXPORT kacct_status kacct_get_read_cpustat(kacct_model* m, size_t i, uint32_t cpu, kacct_cpustat* out);
 
 /* The result of a `read` event: what the kernel would have returned to the reader.
  * utime/stime are after cputime_adjust() for the stat and rusage kinds (0 for the clocks), and
