@@ -688,7 +688,7 @@ TEST(KernelDiff, GenVtime) {
 
       const std::uint32_t irq_count =
           in.x.preempt_count & unsigned(0xf00000u | model::HARDIRQ_MASK | model::SOFTIRQ_MASK);
-      const model::GenCtx x{irq_count, bool(in.x.nr_iowait), bool(a.v.pf_vcpu)};
+      const model::GenCtx x{irq_count, bool(in.x.nr_iowait)};
       const model::GenNow<Concrete> gn{now, 0};
       ++rep.runs;
       if (op == 6) {  // the reader
