@@ -22,14 +22,14 @@ SPIN_CS=$(arg psi_spin_cs)
 TRIALS=$(arg psi_trials)
 : "${FLOOD_KB:=1024}" "${SPIN_CS:=10}" "${TRIALS:=3}"
 taskset -p 1 $$ > /dev/null
-say "kernel $(uname -r) ncpu $(nproc) flood_kb $FLOOD_KB spin_cs $SPIN_CS trials $TRIALS"
+say "kernel $(uname -r) cpus $(cat /sys/devices/system/cpu/online) flood_kb $FLOOD_KB spin_cs $SPIN_CS trials $TRIALS"
 zcat /proc/config.gz | grep -E '^CONFIG_(IRQ_TIME_ACCOUNTING|PSI|TICK_CPU_ACCOUNTING|HZ|NO_HZ_IDLE)=' |
 	sed 's/^/PSI: /'
 say "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 dmesg | grep -i -E 'tsc.*(unstable|reliable)|irq time' | sed 's/^/PSI: dmesg /'
 dmesg | grep -i -E 'smp: (brought|allowed)|tsc: (detected|refined)' | sed 's/^/PSI: dmesg /'
 say "/proc/pressure/irq: $(cat /proc/pressure/irq)"
-if [ "$(nproc)" != 2 ] || [ ! -e /proc/pressure/irq ]; then
+if [ "$(cat /sys/devices/system/cpu/online)" != 0-1 ] || [ ! -e /proc/pressure/irq ]; then
 	say "need 2 CPUs and /proc/pressure/irq; stop"
 	reboot -f
 fi
@@ -45,7 +45,7 @@ snap() {
 		"$(sed -n 's/.*total=//p' /sys/fs/cgroup/A/irq.pressure)" \
 		"$(sed -n 's/.*total=//p' /proc/pressure/irq)" \
 		"$(awk '$1 == "cpu1" {print $7, $8}' /proc/stat)" \
-		"$(awk -v i="$IRQ:" '$1 == i {print $3}' /proc/interrupts)"
+		"$(awk -v i="$IRQ:" '$1 == i {n = $3} END {print n + 0}' /proc/interrupts)"
 }
 
 trial() { # trial KIND IDLE_CS

@@ -20,6 +20,6 @@ chmod 755 "$R/root/init" "$R/root/bin/busybox"
 # accounting off: tsc=reliable keeps the clocksource watchdog quiet, and tsc_early_khz skips a
 # calibration that fails under a loaded TCG (TCG's TSC runs at the host's rate).
 KHZ=$(awk -F: '/^cpu MHz/ {printf "%d", $2 * 1000; exit}' /proc/cpuinfo)
-timeout 600 qemu-system-x86_64 -accel tcg -M q35 -cpu max -smp 2 -m 512M -nographic \
+timeout "${PSI_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -M q35 -cpu max -smp 2 -m 512M -nographic \
 	-serial mon:stdio -serial null -no-reboot -kernel "$K" -initrd "$R/initrd.cpio.gz" \
-	-append "console=ttyS0 tsc=reliable tsc_early_khz=$KHZ $*" | tr -d '\r' | grep -a '^PSI:'
+	-append "console=ttyS0 tsc=reliable tsc_early_khz=$KHZ $*" | tr -d '\r' | grep -a --line-buffered '^PSI:'
