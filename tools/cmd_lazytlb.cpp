@@ -79,7 +79,8 @@ nlohmann::ordered_json costs_json(const Costs& c) {
           {"ipis", c.ipis},         {"cpumask_updates", c.mask_updates},   {"frees", c.frees}};
 }
 
-void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool hotplug, bool symmetry, bool json) {
+void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool hotplug, bool symmetry, bool json,
+                 bool quiet) {
   if (s.cpus < 1 || s.cpus > 8 || s.tasks < 1 || s.tasks > 8 || s.mms < 1 || s.mms > 4)
     throw Failure("explore sizes: --cpus 1..8, --tasks 1..8, --mms 1..4");
   ExploreOptions o;
@@ -90,7 +91,15 @@ void explore_cmd(const Target& t, const Sizes& s, std::size_t max_states, bool h
   o.symmetry = symmetry;
   const Cfg cfg = o.header.cfg();
   const auto t0 = std::chrono::steady_clock::now();
+  Progress progress(quiet);
+  if (progress.on())
+    o.progress = [&](std::size_t states, std::size_t expanded, std::size_t depth) {
+      const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      progress.show(fmt::format("lazy-tlb explore: {} states, {} expanded, depth {}, {:.0f} states/s", states, expanded,
+                                depth, dt > 0 ? double(expanded) / dt : 0.0));
+    };
   auto r = explore(o);
+  progress.clear();
   const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   nlohmann::ordered_json j;
   j["arch"] = arch_name(o.header.arch);
@@ -267,12 +276,14 @@ void add_lazytlb(CLI::App& app) {
   ex->add_flag("--json", *json, "JSON output");
   auto no_hotplug = std::make_shared<bool>(false);
   ex->add_flag("--no-hotplug", *no_hotplug, "no CPU goes offline (by default any CPU but 0 may, one at a time)");
+  auto quiet = std::make_shared<bool>(false);
+  ex->add_flag("-q,--quiet", *quiet, "no progress on stderr (shown only when stderr is a terminal)");
   auto symmetry = std::make_shared<bool>(false);
   ex->add_flag("--symmetry", *symmetry,
                "one state per class of states equal up to renaming CPUs (but 0), task and mm slots");
   ex->callback([=] {
     if (tgt->mode.empty() && tgt->arch.empty()) tgt->mode = "shootdown";
-    explore_cmd(*tgt, *sizes, *max_states, !*no_hotplug, *symmetry, *json);
+    explore_cmd(*tgt, *sizes, *max_states, !*no_hotplug, *symmetry, *json, *quiet);
   });
   auto path = std::make_shared<std::string>();
   auto* run = g->add_subcommand("run", "Replay an event script, checking every invariant after every event");

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <array>
 #include <map>
 #include <set>
@@ -387,7 +388,19 @@ void replay_recorded(const std::string& path, const std::string& recorded_path, 
     throw Failure(fmt::format("nothing compared: all {} reads are unverifiable", cmp.size()));
 }
 
-void add_common(CLI::App* c, std::string& cpu, std::uint32_t& ncpus) {
+// MB/s of perf text parsed, on a terminal's stderr (Progress); cleared when parsing ends.
+void show_ingestion(perf::Options& o, Progress& progress) {
+  if (!progress.on()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  o.progress = [&progress, t0](std::size_t done, std::size_t total) {
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    progress.show(fmt::format("perf: {} of {} MB parsed, {:.0f} MB/s", done >> 20, total >> 20,
+                              dt > 0 ? double(done) / dt / 1e6 : 0.0));
+  };
+}
+
+void add_common(CLI::App* c, std::string& cpu, std::uint32_t& ncpus, bool& quiet) {
+  c->add_flag("-q,--quiet", quiet, "no progress on stderr (shown only when stderr is a terminal)");
   c->add_option("--cpu", cpu, "CPU model from the arch table (default x86-64)");
   c->add_option("--ncpus", ncpus,
                 "number of CPUs, 1..4096 (default: highest CPU seen + 1); a sample beyond is an error")
@@ -407,13 +420,17 @@ void add_perf(CLI::App& app) {
     c->add_option("INPUT", *path, "perf script text, plain or .xz, or - for stdin")->required();
     c->add_option("-o,--output", *out, "write the trace here (default stdout)");
     c->add_flag("--stats", *stats, "print the conversion statistics (JSON) to stderr");
-    add_common(c, *cpu, *ncpus);
+    auto quiet = std::make_shared<bool>(false);
+    add_common(c, *cpu, *ncpus, *quiet);
     c->callback([=] {
       resolve_cpu(*cpu);
       perf::Options o;
       o.cpu_model = *cpu;
       o.ncpus = *ncpus;
+      Progress progress(*quiet);
+      show_ingestion(o, progress);
       const auto conv = convert_or_exit(*path, o);
+      progress.clear();
       const std::string text = trace::write(conv.trace);
       if (out->empty()) {
         std::fwrite(text.data(), 1, text.size(), stdout);
@@ -457,7 +474,8 @@ void add_perf(CLI::App& app) {
     c->add_option("--machine-root", *machine, "where identify reads this machine's /proc and /boot (default /)");
     c->add_option("--save-trace", *save, "also write the converted kacct trace here");
     c->add_flag("--json", *as_json, "JSON output");
-    add_common(c, *cpu, *ncpus);
+    auto quiet = std::make_shared<bool>(false);
+    add_common(c, *cpu, *ncpus, *quiet);
     c->callback([=] {
       const auto known = default_config(*config, *path, *machine);
       const auto cpu_name = c->count("--cpu") || known.cpu.empty() ? *cpu : known.cpu;
@@ -479,6 +497,8 @@ void add_perf(CLI::App& app) {
         if (!spec) throw Failure(fmt::format("--read '{}': {}", r, err));
         o.reads.push_back(*spec);
       }
+      Progress progress(*quiet);
+      show_ingestion(o, progress);
       const std::string text = read_input(*path);
       // --nohz-full wins; the identified set stands in only where no vtime probe fired.
       std::optional<std::uint64_t> nohz;
@@ -489,6 +509,7 @@ void add_perf(CLI::App& app) {
         else if (known.nohz_full && m.gen.nohz_full == 0)
           m.gen.nohz_full = *known.nohz_full;
       });
+      progress.clear();
       if (!pr) {
         const auto& e = pr.error();
         fmt::print(stderr, "{}:{}:{}: {}\n", *path == "-" ? "<stdin>" : *path, e.line, e.column, e.message);

@@ -232,6 +232,7 @@ ExploreResult explore(const ExploreOptions& o, bool keep_states) {
   };
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     r.depth = std::max<std::size_t>(r.depth, nodes[i].depth);
+    if (o.progress && i > 0 && i % o.progress_every == 0) o.progress(nodes.size(), i, r.depth);
     if (spec::lazytlb::zombies(nodes[i].w) > 0) ++r.zombie_states;
     const auto cands = candidate_events(nodes[i].w, cfg, o.hotplug, o.max_offline);
     for (const auto& e : cands) {

@@ -2,6 +2,7 @@
 // state of a small world, each checked; a violation comes back as the shortest event script.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -19,6 +20,10 @@ struct ExploreOptions {
   // slots and mm slots (the model treats them alike; with mutants that single out a CPU by its
   // number, CPUs are not renamed). States, transitions and zombie states then count classes.
   bool symmetry = false;
+  // Called every progress_every expanded states with (states, expanded, depth): the CLI's
+  // states/s line. The explorer keeps no clock itself.
+  std::function<void(std::size_t states, std::size_t expanded, std::size_t depth)> progress;
+  std::size_t progress_every = 50'000;
 };
 struct ExploreResult {
   std::size_t states = 0, transitions = 0, depth = 0;  // depth: longest shortest path (BFS levels)

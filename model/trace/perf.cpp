@@ -207,13 +207,19 @@ std::optional<ReadSpec> parse_read_spec(std::string_view s, std::string* error) 
                   kind));
 }
 
-Result<std::vector<Record>> parse_script(std::string_view text) {
+Result<std::vector<Record>> parse_script(std::string_view text,
+                                         const std::function<void(std::size_t, std::size_t)>& progress) {
   std::vector<Record> out;
   std::unordered_map<std::uint32_t, std::uint64_t> last_ts;  // cpu -> its last sample's time
   try {
     std::uint32_t line = 0;
     std::size_t pos = 0;
+    std::size_t next_report = std::size_t{8} << 20;
     while (pos < text.size()) {
+      if (progress && pos >= next_report) {
+        progress(pos, text.size());
+        next_report = pos + (std::size_t{8} << 20);
+      }
       std::size_t nl = text.find('\n', pos);
       if (nl == std::string_view::npos) nl = text.size();
       std::string_view s = text.substr(pos, nl - pos);
@@ -999,7 +1005,7 @@ Conversion convert(const std::vector<Record>& all, const Options& o) {
 }
 
 Result<Conversion> convert(std::string_view text, const Options& o) {
-  auto recs = parse_script(text);
+  auto recs = parse_script(text, o.progress);
   if (!recs) return recs.error();
   if (o.ncpus)
     for (const auto& r : recs.value())

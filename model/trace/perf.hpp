@@ -3,6 +3,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -43,6 +44,8 @@ inline constexpr std::uint64_t kNrRead = 0, kNrPread64 = 17, kNrGetrusage = 98, 
 bool is_cputime_syscall(std::uint64_t nr, std::uint64_t arg0);
 
 struct Options {
+  // Called every 8 MB of perf text parsed with (bytes done, bytes in all): the CLI's MB/s line.
+  std::function<void(std::size_t done, std::size_t total)> progress;
   std::string cpu_model = "x86-64";
   std::uint32_t ncpus = 0;  // 0: highest CPU seen + 1
   std::uint64_t marker_base = 100000;
@@ -74,7 +77,8 @@ struct Record {
 // with its line number and column, and so is a value no kernel prints: a CPU number of 4096 or
 // more, a timestamp before the previous one on the same CPU, a sched_stat_runtime `runtime=` or
 // a raw_syscalls `NR` that is not a decimal number below 2^63 (NR -1 stays: the kernel prints it).
-Result<std::vector<Record>> parse_script(std::string_view text);
+Result<std::vector<Record>> parse_script(std::string_view text,
+                                         const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 struct Stats {
   std::uint64_t lines = 0, records = 0, duplicates = 0;                    // duplicates: repeated samples dropped
