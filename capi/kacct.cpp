@@ -217,6 +217,15 @@ void ensure_prog(kacct_model* m) {
   if (!p) throw Fail{KACCT_E_INTERNAL, "compile rejected a validated trace: " + p.error().to_string()};
   m->prog.emplace(std::move(p).value());
 }
+// The dense index of a declared or forked task of the compiled trace (idle tasks excluded).
+std::size_t task_index(kacct_model* m, uint64_t tid) {
+  ensure_prog(m);
+  const auto& p = *m->prog;
+  for (std::size_t i = p.header.ncpus; i < p.tasks.size(); ++i)
+    if (p.tasks[i].tid == tid) return i;
+  throw Fail{KACCT_E_NOT_FOUND, fmt::format("no task {} in the trace", tid)};
+}
+
 const sim::RunResult& result(kacct_model* m) {
   ensure_prog(m);
   if (!m->result) m->result.emplace(sim::run(*m->prog, m->mcfg, {.check = false}));
@@ -577,15 +586,8 @@ KACCT_EXPORT kacct_status kacct_get_cpustat(kacct_model* m, uint32_t cpu, kacct_
 KACCT_EXPORT kacct_status kacct_get_task_times(kacct_model* m, uint64_t tid, kacct_task_times* out) {
   return guarded(m, [&] {
     need(out, "out");
-    const auto& r = result(m);
-    const auto& p = *m->prog;
-    for (std::size_t i = p.header.ncpus; i < p.tasks.size(); ++i)
-      if (p.tasks[i].tid == tid) {
-        const auto& t = r.tasks[i];
-        *out = {t.utime, t.stime, t.gtime, t.sum_exec_runtime};
-        return;
-      }
-    throw Fail{KACCT_E_NOT_FOUND, fmt::format("no task {} in the trace", tid)};
+    const auto& t = result(m).tasks[task_index(m, tid)];
+    *out = {t.utime, t.stime, t.gtime, t.sum_exec_runtime};
   });
 }
 
@@ -646,17 +648,12 @@ KACCT_EXPORT kacct_status kacct_get_task_scaled(kacct_model* m, uint64_t tid, ka
   return guarded(m, [&] {
     need(out, "out");
     const auto& r = result(m);
-    const auto& p = *m->prog;
-    for (std::size_t i = p.header.ncpus; i < p.tasks.size(); ++i)
-      if (p.tasks[i].tid == tid) {
-        const auto* n = r.backend_result<model::native::NativeResult>();
-        if (n && m->mcfg.native.scaled && i < n->task_scaled.size())
-          *out = {n->task_scaled[i].utimescaled, n->task_scaled[i].stimescaled, 1};
-        else
-          *out = {r.tasks[i].utime, r.tasks[i].stime, 0};
-        return;
-      }
-    throw Fail{KACCT_E_NOT_FOUND, fmt::format("no task {} in the trace", tid)};
+    const std::size_t i = task_index(m, tid);
+    const auto* n = r.backend_result<model::native::NativeResult>();
+    if (n && m->mcfg.native.scaled && i < n->task_scaled.size())
+      *out = {n->task_scaled[i].utimescaled, n->task_scaled[i].stimescaled, 1};
+    else
+      *out = {r.tasks[i].utime, r.tasks[i].stime, 0};
   });
 }
 
