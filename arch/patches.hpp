@@ -182,6 +182,16 @@ inline constexpr std::array patches = {
           Mechanism::GenVtime,
           {"gen_vtime.seq_brackets", "gen_vtime.no_time_lost", "", ""},
           "one prev write section per switch; the idle flush moves inside it (with the 5.5 IDLE/GUEST states)"},
+    // CPU bring-up: idle_thread_get() stops calling init_idle() (made __init), so a CPU coming back
+    // online keeps its idle task's vtime snapshot instead of vtime_init_idle()'s fresh one. Not a
+    // vtime patch, but it decides what a hotplug does to gen vtime (docs/models/gen-vtime.md).
+    Patch{"f1a0a376ca0c",
+          "sched/core: Initialize the idle task with preemption disabled",
+          v(5, 13),
+          v(5, 14),
+          Mechanism::GenVtime,
+          {"gen_vtime.hotplug_online_time_kept", "", "", ""},
+          "no vtime_init_idle() at CPU bring-up: the idle time before cpu_offline is no longer dropped"},
     // Steal in update_rq_clock_task(): prev_steal_time_rq jumps to the steal clock instead of
     // advancing by the clamped steal, so steal beyond the elapsed delta is dropped, not charged
     // to later updates. Id from the stable backports; 6.14 inferred from the v3 posting
@@ -267,6 +277,16 @@ inline constexpr std::array backports = {
     Backport{"108ad0999085", v(6, 1, 129), "linux-source-6.1 changelog.Debian: 6.1.129-1, ChangeLog-6.1.129"},
     Backport{"108ad0999085", v(6, 12, 14), "linux-source-6.12 changelog.Debian: 6.12.15-1, ChangeLog-6.12.14"},
     Backport{"570c8efd5eb7", v(6, 12, 42), "linux-source-6.12 changelog.Debian: 6.12.43-1, ChangeLog-6.12.42"},
+    // Stable pushes of July 2021: each series' pending list ends in its release line ("Linux
+    // 5.10.50", ...); the 5.10.50-rc2 review lists it with kernel/smpboot.c "1 -". Not in 5.4.132
+    // or any 4.x series (their lists of the same pushes lack it).
+    Backport{"f1a0a376ca0c", v(5, 10, 50),
+             "stable review <20210712184832.376480168@linuxfoundation.org> (5.10.50-rc2); "
+             "sashal/linux-stable pending-5.10 push of 2021-07-14 (3c51d82d0b78, then Linux 5.10.50)"},
+    Backport{"f1a0a376ca0c", v(5, 12, 17),
+             "sashal/linux-stable pending-5.12 push of 2021-07-14 (1cb358b3ac1b, then Linux 5.12.17)"},
+    Backport{"f1a0a376ca0c", v(5, 13, 2),
+             "sashal/linux-stable pending-5.13 push of 2021-07-14 (24c79a7e54cc, then Linux 5.13.2)"},
     Backport{"ppc-vtime-boot-starttime", v(6, 12, 101),
              "linux-source-6.12 changelog.Debian: 6.12.101-1, ChangeLog-6.12.101; vtime_reset() callers read in "
              "the 6.12.117 arch/powerpc/kernel/time.c"},

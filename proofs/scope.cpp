@@ -285,7 +285,7 @@ const std::vector<Row>& table() {
         "tick, steal and irq-time boundaries (4.11+), task exit and fork, in the snapshot, jiffy, accumulated and "
         "accumulated-with-states variants",
         "CPU hotplug: a nohz_full CPU going offline (no hook) and coming back, with the idle task's "
-        "vtime_init_idle() (before 5.14) or without it"},
+        "vtime_init_idle() (before f1a0a376ca0c: 5.14, 5.10.50, 5.12.17, 5.13.2) or without it"},
        {"housekeeping CPUs (tick accounting: the tick model)",
         "irq time under gen before 4.11 (configurations rejected)",
         "the timekeeper's own jiffies update (jiffies advance at multiples of TICK_NSEC from ts 0)", kNoNmi,

@@ -70,8 +70,8 @@ class GenBackend {
     }
     const std::uint64_t idle_consumed = out_.vtime[e.cpu].consumed;
     gen_event(i, e, x);
-    // 5.14+: the idle task kept its pre-offline snapshot; its first flush after bring-up
-    // consumes the offline period too, as idle time.
+    // since f1a0a376ca0c (5.14, 5.10.50, 5.12.17, 5.13.2): the idle task kept its pre-offline snapshot; its first flush
+    // after bring-up consumes the offline period too, as idle time.
     if (offline_pending_[e.cpu] && out_.vtime[e.cpu].consumed != idle_consumed) {
       const std::uint64_t ns = offline_pending_[e.cpu];
       offline_pending_[e.cpu] = 0;
@@ -80,7 +80,7 @@ class GenBackend {
       hotplug_fix_ = kNotFixed;
       hotplug_msg_ = fmt::format(
           "cpu {}: the idle task's first vtime flush after cpu_online counts the {} ns the CPU "
-          "was offline as idle time (no vtime_init_idle() at bring-up since 5.14)",
+          "was offline as idle time (no vtime_init_idle() at bring-up since f1a0a376ca0c)",
           e.cpu, ns);
     }
   }
@@ -211,7 +211,7 @@ class GenBackend {
     if (died > old) {
       out_.hotplug_online_dropped += died - old;
       hotplug_inv_ = "gen_vtime.hotplug_online_time_kept";
-      hotplug_fix_ = "f1a0a376ca0c";  // 5.14: no vtime_init_idle() at bring-up (the idle time is kept)
+      hotplug_fix_ = "f1a0a376ca0c";  // no vtime_init_idle() at bring-up (the idle time is kept)
       hotplug_msg_ = fmt::format(
           "cpu {}: vtime_init_idle() at cpu_online drops the {} ns of idle time between the idle "
           "task's last vtime snapshot and cpu_offline",

@@ -38,8 +38,8 @@ struct GenCfg {
   // with residues, 4.13..6.12 at least); false models a kernel that zeroes them (the proposed
   // fix kacct-gen-fork-residues, arch/patches.hpp: never a release's value).
   bool fork_copies_residues = true;
-  // idle_thread_get() calls init_idle() -> vtime_init_idle() at every CPU bring-up (before 5.14,
-  // f1a0a376ca0c made init_idle() __init; 6.1.192 and 6.12.117 call it at boot only).
+  // idle_thread_get() calls init_idle() -> vtime_init_idle() at every CPU bring-up (until
+  // f1a0a376ca0c made init_idle() __init: 5.14, 5.10.50, 5.12.17, 5.13.2; arch/patches.hpp).
   bool idle_init_on_online = false;
   bool nohz(std::uint32_t cpu) const { return cpu >= 64 || ((nohz_full >> cpu) & 1); }
 };
@@ -483,8 +483,8 @@ inline GenCfg gen_cfg(arch::KVersion ver, unsigned hz) {
   g.irq_hooks = ver < KACCT_MUTANT(434, arch::v(4, 8), arch::v(4, 7));
   g.other_time = ver >= KACCT_MUTANT(435, arch::v(4, 8), arch::v(4, 7));
   g.states55 = arch::applied("8d495477d62e", KACCT_MUTANT(433, ver, arch::next_mainline(ver)));
-  // f1a0a376ca0c (5.14 cycle): idle_thread_get() no longer calls init_idle() (era fact, as above)
-  g.idle_init_on_online = ver < KACCT_MUTANT(436, arch::v(5, 14), arch::v(5, 5));
+  // f1a0a376ca0c (5.14; 5.10.50, 5.12.17, 5.13.2): idle_thread_get() no longer calls init_idle()
+  g.idle_init_on_online = !arch::applied("f1a0a376ca0c", KACCT_MUTANT(436, ver, arch::next_mainline(ver)));
   // jiffies_to_cputime(1) = NSEC_PER_SEC / HZ before 4.11; jiffies_to_nsecs(1) after.
   g.jiffy_ns = ver < arch::v(4, 11) ? 1'000'000'000ull / hz : (1'000'000ull / hz) * 1000;
   return g;

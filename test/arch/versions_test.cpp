@@ -73,6 +73,15 @@ TEST(Versions, AppliedAnswersForPointReleases) {
   EXPECT_TRUE(applied("77baa5bafcbe", v(6, 10, 5)));
   EXPECT_TRUE(applied("77baa5bafcbe", v(6, 11)));
   EXPECT_TRUE(applied("77baa5bafcbe", v(6, 12, 117)));
+  // f1a0a376ca0c (5.14): 5.10.50, 5.12.17, 5.13.2 from the July 2021 stable pushes; never 5.4.y.
+  EXPECT_FALSE(applied("f1a0a376ca0c", v(5, 10, 49)));
+  EXPECT_TRUE(applied("f1a0a376ca0c", v(5, 10, 50)));
+  EXPECT_FALSE(applied("f1a0a376ca0c", v(5, 12, 16)));
+  EXPECT_TRUE(applied("f1a0a376ca0c", v(5, 12, 17)));
+  EXPECT_FALSE(applied("f1a0a376ca0c", v(5, 13, 1)));
+  EXPECT_TRUE(applied("f1a0a376ca0c", v(5, 13, 2)));
+  EXPECT_FALSE(applied("f1a0a376ca0c", v(5, 4, 290)));
+  EXPECT_FALSE(applied("f1a0a376ca0c", v(5, 11, 22)));
   // ddae0ca2a8fe (6.10): 6.1.100.
   EXPECT_FALSE(applied("ddae0ca2a8fe", v(6, 1, 99)));
   EXPECT_TRUE(applied("ddae0ca2a8fe", v(6, 1, 100)));

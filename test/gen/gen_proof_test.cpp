@@ -103,6 +103,12 @@ TEST(GenProofs, PatchVerdicts) {
   EXPECT_EQ(accum["gen_vtime.reader_monotonic"], proofs::Verdict::Violated);
   EXPECT_EQ(accum["gen_vtime.fork_no_double_count"], proofs::Verdict::Violated);  // the QEMU oracle's finding
   EXPECT_EQ(verdicts("8d495477d62e")["gen_vtime.seq_brackets"], proofs::Verdict::Holds);
+  // Bring-up without vtime_init_idle(): the 2000 ns of idle before cpu_offline kept (judged on the
+  // mainline pair; validate re-judges each stable backport).
+  const auto hp = proofs::gen_vtime_claims(*arch::find_patch("f1a0a376ca0c"), 20'000);
+  ASSERT_EQ(hp.size(), 1u);
+  EXPECT_EQ(hp[0].verdict, proofs::Verdict::Holds);
+  EXPECT_NE(hp[0].detail.find("2000 before (5.13), 0 after (5.14)"), std::string::npos) << hp[0].detail;
 }
 
 }  // namespace

@@ -156,6 +156,19 @@ TEST(Hotplug, GenBefore514DropsTheIdleTimeBeforeOffline) {
   EXPECT_EQ(r.violation->invariant, "gen_vtime.hotplug_offline_not_accounted");
 }
 
+TEST(Hotplug, GenStableBackportsKeepTheSnapshotLike514) {
+  // f1a0a376ca0c reached 5.10.50: from there a 5.10 kernel behaves as 6.1 does at bring-up
+  // (the idle flush takes the whole 12000 ns), 5.10.49 still drops the 1000 ns before offline.
+  auto r = run(kGenTrace, "x86-64", gen(arch::v(5, 10, 50)));
+  EXPECT_EQ(r.cpus[1].cpustat[model::IDLE], 12000u);
+  ASSERT_TRUE(r.violation);
+  EXPECT_EQ(r.violation->invariant, "gen_vtime.hotplug_offline_not_accounted");
+  EXPECT_EQ(r.backend_result<model::GenResult>()->hotplug_online_dropped, 0u);
+  r = run(kGenTrace, "x86-64", gen(arch::v(5, 10, 49)));
+  EXPECT_EQ(r.cpus[1].cpustat[model::IDLE], 1000u);
+  EXPECT_EQ(r.backend_result<model::GenResult>()->hotplug_online_dropped, 1000u);
+}
+
 TEST(Hotplug, GenBefore514JiffyDropsWholeJiffies) {
   // 4.9 (jiffy variant), HZ=250: jiffy_ns = 4 ms. Dies at 6 ms (jiffy 1), back at 20 ms
   // (jiffy 5): jiffy 0 -> 1 of idle dropped (4 ms), ghost lost 5 jiffies = 20 ms.
