@@ -1,0 +1,79 @@
+#!/bin/busybox sh
+# /init of the irq-time recording guest (irq-record.sh builds the initramfs with /probes.txt).
+# Traces IRQ_RECORD_MS (default 1500) ms of: a user spinner on CPU 0, a timer sleeper (2 ms
+# read timeouts) and a serial flood whose irq runs on CPU 1, loopback TCP from CPU 0 to a
+# listener on CPU 1 (NET_RX/NET_TX softirqs, IPIs). The ftrace text goes gzip+uuencode to ttyS2
+# (QEMU -serial file:), framed by "==== NAME" sections; console lines start with "IRQ:".
+/bin/busybox --install -s /bin
+export PATH=/bin
+mkdir -p /proc /sys /dev /tmp
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mount -t tracefs tracefs /sys/kernel/tracing
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+T=/sys/kernel/tracing
+say() { echo "IRQ: $*"; }
+arg() { sed -n "s/.*$1=\([0-9]*\).*/\1/p" /proc/cmdline; }
+MS=$(arg irq_record_ms)
+: "${MS:=1500}"
+taskset -p 1 $$ > /dev/null
+ip link set lo up 2> /dev/null || ifconfig lo 127.0.0.1 up
+say "kernel $(uname -r) cpus $(cat /sys/devices/system/cpu/online) record_ms $MS"
+say "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+dmesg | grep -i -E 'tsc.*(unstable|reliable)|irq time|sched_clock' | sed 's/^/IRQ: dmesg /'
+O=/dev/ttyS2
+stty -F $O raw 2> /dev/null
+sect() { echo "==== $1" > $O; }
+while read -r l; do echo "$l" >> $T/kprobe_events || say "kprobe failed: $l"; done < /probes.txt
+for c in 0 1; do
+	for e in ia tk; do echo "cpu == $c" > $T/events/kacct/$e$c/filter; done
+done
+echo 16384 > $T/buffer_size_kb
+IRQ=$(cat /sys/class/tty/ttyS1/irq)
+echo 2 > "/proc/irq/$IRQ/smp_affinity" || say "cannot bind irq $IRQ"
+mkfifo /tmp/fifo
+# background load, started before tracing so that the trace sees running tasks
+taskset 1 sh -c 'while :; do :; done' &
+SPIN=$!
+taskset 2 sh -c 'exec 3<> /tmp/fifo; while :; do read -t 0.002 x <&3; done' &
+SLEEPER=$!
+taskset 2 sh -c 'while :; do nc -l -p 5000 > /dev/null; done' &
+LISTEN=$!
+usleep 300000
+sect tasks
+for d in /proc/[0-9]*; do
+	[ -r $d/stat ] || continue
+	# pid flags(9th field after the comm) tgid comm
+	s=$(cat $d/stat 2> /dev/null) || continue
+	rest=${s##*) }
+	set -- $rest
+	echo "${d#/proc/} $7 $(sed -n 's/^Tgid:\t*//p' $d/status) ${s#*(}" | sed 's/) .*//' > $O
+done
+sect proc_stat_before
+cat /proc/stat > $O
+sect pressure_before
+cat /proc/pressure/irq > $O 2>&1
+echo > $T/trace
+for e in kacct sched/sched_switch sched/sched_wakeup sched/sched_process_fork sched/sched_process_exit; do
+	echo 1 > $T/events/$e/enable
+done
+echo 1 > $T/tracing_on
+taskset 1 dd if=/dev/zero of=/dev/ttyS1 bs=4096 count=8 2> /dev/null &
+taskset 1 sh -c 'dd if=/dev/zero bs=4096 count=64 2> /dev/null | timeout 2 nc 127.0.0.1 5000' &
+usleep $((MS * 1000))
+echo 0 > $T/tracing_on
+kill $SPIN $SLEEPER $LISTEN 2> /dev/null
+sect proc_stat_after
+cat /proc/stat > $O
+sect pressure_after
+cat /proc/pressure/irq > $O 2>&1
+say "trace lines $(wc -l < $T/trace), lost $(grep -c LOST $T/trace)"
+grep -E 'entries-in-buffer|overrun' $T/per_cpu/cpu*/stats 2> /dev/null | sed 's/^/IRQ: /'
+sect trace
+gzip -c $T/trace | uuencode -m trace.gz > $O
+sect end
+usleep 500000
+say done
+reboot -f

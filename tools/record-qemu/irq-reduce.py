@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""Turn an irq-record.sh recording into a kacct trace plus the kernel's per-CPU checkpoints.
+
+  irq-reduce.py RECDIR FIXTUREDIR [--config NAME]
+
+RECDIR/trace.txt holds the guest's "==== NAME" sections (tasks, the gzip+uuencoded ftrace
+text). Every kacct/ia<N> probe (irqtime_account_irq on CPU N) becomes irq_enter / irq_exit /
+softirq_enter / softirq_exit at the sched_clock_cpu() value that call read, which the next probe
+on that CPU shows as irq_start_time (so each boundary's clock is exact; a CPU's last call is
+dropped). Each probe's kcpustat and tick_delta are the kernel's state *before* that call: a
+checkpoint before the event. kacct/tk<N> (account_process_tick, user_tick) becomes a tick at the
+clock of the timer interrupt's entry; when that interrupt came from process context the tick is
+put before the irq_enter (equivalent: the entry charges nothing there) with syscall_exit /
+syscall_enter first so that the task's mode matches user_tick. sched tracepoints give switch,
+wakeup, fork and exit; their ftrace clock has only us resolution and sched_clock()'s base, so
+they get ftrace_ns + __sched_clock_offset, clamped between their CPU's exact neighbours (tick
+accounting with irq time reads no clock at switches). Each CPU starts at its first irq entry from
+process context; irq time still pending for the tick there (tick_delta) is put before it as one
+synthetic irq, so the model starts with the kernel's tick_delta. Writes FIXTUREDIR/trace,
+checkpoints ("EVENT_INDEX CPU user nice system softirq irq idle tick_delta", kernel ns) and meta.
+"""
+import base64
+import gzip
+import io
+import re
+import sys
+
+HARDIRQ_OFFSET, SOFTIRQ_OFFSET, HARDIRQ_MASK = 0x10000, 0x100, 0xF0000
+PF_KTHREAD = 0x00200000
+LINE = re.compile(r'^\s*(.*)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+)\.(\d+):\s+(\w+):\s*(.*)$')
+KV = re.compile(r'(\w+)=(\S+)')
+
+
+def sections(path):
+    out, name = {}, None
+    with open(path, 'rb') as f:
+        for raw in f:
+            line = raw.decode('latin-1').rstrip('\r\n')
+            if line.startswith('==== '):
+                name = line[5:].strip()
+                out[name] = []
+            elif name is not None:
+                out[name].append(line)
+    return out
+
+
+def decode_trace(lines):
+    body = [l for l in lines if l and not l.startswith('begin-base64') and l != '====']
+    data = base64.b64decode(''.join(body))
+    return gzip.GzipFile(fileobj=io.BytesIO(data)).read().decode('latin-1').splitlines()
+
+
+def sane_comm(c):
+    c = ''.join(ch if '!' <= ch <= '~' and ch != '#' else '_' for ch in c)
+    return (c or '_')[:15]
+
+
+class Ev:
+    __slots__ = ('cpu', 'kind', 'args', 'ts', 'exact', 'approx', 'seq', 'snap')
+
+    def __init__(self, cpu, kind, args='', exact=None, approx=None, seq=0):
+        self.cpu, self.kind, self.args = cpu, kind, args
+        self.ts, self.exact, self.approx, self.seq, self.snap = None, exact, approx, seq, None
+
+
+def main():
+    rec, fix = sys.argv[1], sys.argv[2]
+    config = sys.argv[sys.argv.index('--config') + 1] if '--config' in sys.argv else '6.1.192-tick-irqtime-hz250'
+    sec = sections(rec + '/trace.txt')
+    tasks = {}  # pid -> (kthread, tgid, comm)
+    for l in sec.get('tasks', []):
+        p = l.split(' ', 3)
+        if len(p) == 4 and p[0].isdigit():
+            tasks[int(p[0])] = (int(p[1]) & PF_KTHREAD != 0, int(p[2] or p[0]), p[3])
+    lines = decode_trace(sec['trace'])
+    sco = None
+    ncpus = 2
+    started = [False] * ncpus
+    depth, soft = [0] * ncpus, [False] * ncpus
+    cur = [0] * ncpus
+    mode = {}  # pid -> 'user' | 'kernel'
+    created, exited, seen = set(), set(), set()
+    per_cpu = [[] for _ in range(ncpus)]  # events in order
+    pending = [None] * ncpus  # ia event whose clock the next ia gives
+    last_enter = [None] * ncpus  # (index in per_cpu, outer was process context)
+    first = [None] * ncpus  # (event, tick_delta)
+    counts = {'ia': 0, 'tk': 0, 'switch': 0, 'wakeup': 0, 'fork': 0, 'exit': 0, 'mode_fix': 0}
+    seq = 0
+
+    def kthread(pid):
+        return tasks.get(pid, (False,))[0]
+
+    def add(c, e):
+        nonlocal seq
+        e.seq = seq
+        seq += 1
+        per_cpu[c].append(e)
+        return e
+
+    def set_mode(c, pid, want, approx, where=None):
+        if pid == 0 or kthread(pid) or mode.get(pid, 'kernel') == want:
+            return []
+        mode[pid] = want
+        counts['mode_fix'] += 1
+        return [Ev(c, 'syscall_exit' if want == 'user' else 'syscall_enter', '' if want == 'user' else 'nr=0',
+                   approx=approx)]
+
+    for raw in lines:
+        m = LINE.match(raw)
+        if not m:
+            continue
+        comm, pid, c, s, us, ev, rest = m.group(1).strip(), int(m.group(2)), int(m.group(3)), m.group(4), m.group(5), m.group(6), m.group(7)
+        ftrace_ns = int(s) * 1_000_000_000 + int(us) * 1000
+        kv = dict(KV.findall(rest))
+        if ev.startswith('tk') and sco is None:
+            sco = int(kv['sco'])
+        approx = ftrace_ns + (sco or 0)
+        if ev.startswith('ia'):
+            counts['ia'] += 1
+            off, pc = int(kv['off']), int(kv['pc']) & 0x7FFFFFFF
+            snap = [int(kv[k]) for k in ('us', 'ni', 'sy', 'si', 'hi', 'id', 'td')]
+            if pending[c] is not None:
+                pending[c].exact = int(kv['st'])
+                pending[c] = None
+            outer = (pc - off) if off else pc
+            if not started[c]:
+                if off == 0 or outer & (HARDIRQ_MASK | SOFTIRQ_OFFSET):
+                    continue
+                started[c] = True
+                cur[c] = pid
+                seen.add(pid)
+                e0 = Ev(c, 'start', str(pid) if pid else '')
+                first[c] = (e0, snap[6])
+                add(c, e0)
+            if pid != cur[c]:
+                raise SystemExit(f'cpu {c}: probe in {pid}, model has {cur[c]}: {raw}')
+            if off == HARDIRQ_OFFSET:
+                kind = 'irq_enter'
+            elif off == SOFTIRQ_OFFSET:
+                kind = 'softirq_enter'
+            else:
+                kind = 'irq_exit' if pc & HARDIRQ_MASK else 'softirq_exit'
+            # the kernel's count of the context being left must match the tracked one
+            want = depth[c] * HARDIRQ_OFFSET + (SOFTIRQ_OFFSET if soft[c] else 0)
+            if (outer & (HARDIRQ_MASK | SOFTIRQ_OFFSET)) != want:
+                raise SystemExit(f'cpu {c}: preempt count {outer:#x}, tracked {want:#x}: {raw}')
+            e = add(c, Ev(c, kind, 'vec=0' if kind == 'softirq_enter' else ''))
+            e.snap = snap
+            pending[c] = e
+            if kind == 'irq_enter':
+                last_enter[c] = (len(per_cpu[c]) - 1, depth[c] == 0 and not soft[c])
+                depth[c] += 1
+            elif kind == 'irq_exit':
+                depth[c] -= 1
+            else:
+                soft[c] = kind == 'softirq_enter'
+            continue
+        if not started[c]:
+            if ev == 'sched_wakeup':
+                pass  # emitted below on a started CPU
+            else:
+                continue
+        if ev.startswith('tk'):
+            counts['tk'] += 1
+            ut = int(kv['ut'])
+            snap = [int(kv[k]) for k in ('us', 'ni', 'sy', 'si', 'hi', 'id', 'td')]
+            idx, outer_proc = last_enter[c]
+            enter = per_cpu[c][idx]
+            if outer_proc:
+                fixes = set_mode(c, cur[c], 'user' if ut else 'kernel', None)
+                tick = Ev(c, 'tick')
+                tick.snap = snap  # the entry from process context charged nothing
+                enter.snap = None
+                new = fixes + [tick]
+                for k, n in enumerate(new):
+                    n.seq = enter.seq  # same clock as the entry, before it
+                    n.exact = ('link', enter)
+                per_cpu[c][idx:idx] = new
+            else:
+                if ut:
+                    raise SystemExit(f'cpu {c}: user tick outside process context: {raw}')
+                tick = add(c, Ev(c, 'tick'))
+                tick.snap = snap
+                tick.exact = ('link', enter)
+            continue
+        if ev == 'sched_switch':
+            counts['switch'] += 1
+            prev, nxt = int(kv['prev_pid']), int(kv['next_pid'])
+            st = kv['prev_state'].rstrip('+')
+            if prev != cur[c] or depth[c] or soft[c]:
+                raise SystemExit(f'cpu {c}: switch from {prev}, tracked {cur[c]} depth {depth[c]} soft {soft[c]}: {raw}')
+            state = {'R': 'R', 'S': 'S', 'D': 'D', 'X': 'X', 'Z': 'X', 'I': 'D'}.get(st[:1], 'S')
+            if prev == 0:
+                state = 'R'
+            if state == 'X' and prev not in exited:
+                state = 'S'
+            seen.update((prev, nxt))
+            add(c, Ev(c, 'switch', f'prev={prev} next={nxt} prev_state={state}', approx=approx))
+            cur[c] = nxt
+            continue
+        if ev == 'sched_wakeup':
+            counts['wakeup'] += 1
+            t = int(kv['pid'])
+            if t in exited or t == 0:
+                continue
+            seen.add(t)
+            tc = c if started[c] else next((i for i in range(ncpus) if started[i]), None)
+            if tc is not None:
+                add(tc, Ev(tc, 'wakeup', f'tid={t}', approx=approx))
+            continue
+        if ev == 'sched_process_fork':
+            counts['fork'] += 1
+            parent, child = int(kv['pid']), int(kv['child_pid'])
+            for e in set_mode(c, parent, 'kernel', approx):
+                add(c, e)
+            kt = kthread(parent) or parent == 2
+            tasks[child] = (kt, child, kv.get('child_comm', comm))
+            created.add(child)
+            extra = ' kthread' if kt else f' mm={child}'
+            add(c, Ev(c, 'fork', f'parent={parent} child={child}{extra} comm={sane_comm(tasks[child][2])}', approx=approx))
+            continue
+        if ev == 'sched_process_exit':
+            counts['exit'] += 1
+            for e in set_mode(c, pid, 'kernel', approx):
+                add(c, e)
+            exited.add(pid)
+            add(c, Ev(c, 'exit', approx=approx))
+            continue
+
+    # resolve clocks: exact (ia), linked (tick at its entry's clock), approximate (clamped)
+    for c in range(ncpus):
+        evs = per_cpu[c]
+        # drop the unresolved tail (the CPU's last probe and what follows)
+        last = max((i for i, e in enumerate(evs) if isinstance(e.exact, int)), default=-1)
+        del evs[last + 1:]
+        for e in evs:
+            if isinstance(e.exact, tuple):
+                e.exact = e.exact[1].exact
+        prev = None
+        nxt_exact = [None] * len(evs)
+        nx = None
+        for i in range(len(evs) - 1, -1, -1):
+            if isinstance(evs[i].exact, int):
+                nx = evs[i].exact
+            nxt_exact[i] = nx
+        for i, e in enumerate(evs):
+            if e.kind == 'start':
+                e.ts = nxt_exact[i]
+            elif isinstance(e.exact, int):
+                e.ts = e.exact
+            else:
+                t = e.approx
+                if prev is not None:
+                    t = max(t, prev)
+                if nxt_exact[i] is not None:
+                    t = min(t, nxt_exact[i])
+                e.ts = t
+            if prev is not None and e.ts < prev:
+                raise SystemExit(f'cpu {c}: clock went back at {e.kind} {e.ts} < {prev}')
+            prev = e.ts
+    end = min(per_cpu[c][-1].ts for c in range(ncpus) if per_cpu[c])
+    for c in range(ncpus):
+        per_cpu[c] = [e for e in per_cpu[c] if e.ts <= end]
+    starts = [first[c] for c in range(ncpus) if first[c]]
+    origin = min(e.ts - td for e, td in starts) - 10000
+    out = []
+    for c in range(ncpus):
+        if not first[c]:
+            continue
+        e0, td = first[c]
+        t0 = e0.ts - origin
+        # pending tick_delta as one irq before the start, then the task found running
+        out.append((t0 - td - 4000, -3, Ev(c, 'irq_enter')))
+        out.append((t0 - 4000, -2, Ev(c, 'irq_exit')))
+        if e0.args:
+            out.append((t0 - 2000, -1, Ev(c, 'switch', f'prev=0 next={e0.args} prev_state=R')))
+        for e in per_cpu[c]:
+            if e.kind != 'start':
+                out.append((e.ts - origin, e.seq, e))
+    out.sort(key=lambda x: (x[0], x[1]))
+    seen -= created
+    seen.discard(0)
+    hdr = ['kacct-trace 1', 'cpu x86-64', f'ncpus {ncpus}', 'clock ns']
+    for pid in sorted(seen):
+        kt, tgid, comm = tasks.get(pid, (False, pid, 'task'))
+        hdr.append(f'task {pid} pid={tgid} kthread comm={sane_comm(comm)}' if kt else
+                   f'task {pid} pid={tgid} comm={sane_comm(comm)} mm={tgid}')
+    hdr.append('events')
+    body, cps = [], []
+    for i, (ts, _, e) in enumerate(out):
+        body.append(f'{ts} {e.cpu} {e.kind}' + (f' {e.args}' if e.args else ''))
+        if e.snap is not None:
+            cps.append(f'{i} {e.cpu} ' + ' '.join(map(str, e.snap)))
+    import os
+    os.makedirs(fix, exist_ok=True)
+    with open(fix + '/trace', 'w') as f:
+        f.write('\n'.join(hdr + body) + '\n')
+    with open(fix + '/checkpoints', 'w') as f:
+        f.write('# event_index cpu user nice system softirq irq idle tick_delta (kernel ns, before the event)\n')
+        f.write('\n'.join(cps) + '\n')
+    meta = open(rec + '/meta').read() if os.path.exists(rec + '/meta') else ''
+    with open(fix + '/meta', 'w') as f:
+        f.write(meta)
+        f.write(f'config {config}\nsched_clock_offset {sco}\norigin {origin}\n')
+        f.write('counts ' + ' '.join(f'{k}={v}' for k, v in counts.items()) + '\n')
+        f.write(f'events {len(body)} checkpoints {len(cps)}\n')
+    print(f'{fix}: {len(body)} events, {len(cps)} checkpoints, {counts}')
+
+
+if __name__ == '__main__':
+    main()
