@@ -4,8 +4,10 @@
 # KERNEL_DIR: build.sh's output (bzImage, System.map, meta). Boots QEMU TCG (-smp 2), runs
 # irq-init.sh as /init: kprobes on irqtime_account_irq (every hardirq/softirq boundary) and
 # account_process_tick read the per-CPU irqtime and kcpustat through __per_cpu_offset, plus
-# sched tracepoints, under a load of timers, a serial flood (irq bound to CPU 1), loopback TCP
-# and a user spinner. OUTDIR gets trace.txt (the ftrace text), console.log, meta, probes.txt.
+# sched tracepoints, under a load of timers, a fork loop, a serial flood (irq bound to CPU 1) and
+# a user spinner, in cgroups A and B (irq.pressure read inside the traced window). OUTDIR gets
+# trace.txt (the guest's sections: tasks, cgroups, /proc/stat, psi, the ftrace text),
+# console.log, meta, probes.txt.
 # Needs busybox-static and qemu-system-x86; one guest at a time. The tick never stops
 # (nohz=off): the nohz idle catch-up (account_idle_ticks) is not recorded.
 set -euo pipefail
@@ -44,7 +46,7 @@ chmod 755 "$R/root/init" "$R/root/bin/busybox"
 # As psi-irq.sh: tsc=reliable and tsc_early_khz keep irq time accounting on under a loaded TCG.
 KHZ=$(awk -F: '/^cpu MHz/ {printf "%d", $2 * 1000; exit}' /proc/cpuinfo)
 rm -f "$OUT/trace.txt"
-timeout "${IRQ_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg -M q35 -cpu max -smp 2 -m 512M -nographic \
+timeout "${IRQ_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg -M pc -cpu max -smp 2,sockets=2,cores=1,threads=1 -m 512M -nographic \
 	-serial mon:stdio -serial null -serial file:"$OUT/trace.txt" -no-reboot -kernel "$K/bzImage" \
 	-initrd "$R/initrd.cpio.gz" -append "console=ttyS0 tsc=reliable tsc_early_khz=$KHZ nohz=off $*" \
 	< /dev/null | tr -d '\r' > "$OUT/console.log"

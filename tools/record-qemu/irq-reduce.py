@@ -56,11 +56,82 @@ def sane_comm(c):
 
 
 class Ev:
-    __slots__ = ('cpu', 'kind', 'args', 'ts', 'exact', 'approx', 'seq', 'snap')
+    __slots__ = ('cpu', 'kind', 'args', 'ts', 'exact', 'approx', 'seq', 'snap', 'psi')
 
     def __init__(self, cpu, kind, args='', exact=None, approx=None, seq=0):
         self.cpu, self.kind, self.args = cpu, kind, args
-        self.ts, self.exact, self.approx, self.seq, self.snap = None, exact, approx, seq, None
+        self.ts, self.exact, self.approx, self.seq, self.snap, self.psi = None, exact, approx, seq, None, None
+
+
+def psi_script(out, marks, group_of, tasks, ncpus, pids):
+    """The same events as a `kacct psi-irq` script: irq boundaries at their exact clocks (softirq
+    in ksoftirqd is not irq time), ticks, schedules and wakeups; '# mark NAME' comments where the
+    guest read irq.pressure (the test cuts the script there)."""
+    groups = {'/': 0}
+    for g in sorted(set(group_of.values())):
+        groups.setdefault(g, len(groups))
+    # script task ids (at most 256): an exited task's id is reused by a later fork of its group
+    ids, free, next_id, decl = {}, {}, 1, {}
+
+    def tid(pid):
+        nonlocal next_id
+        if pid not in ids:
+            g = groups[group_of.get(pid, '/')]
+            if free.get(g):
+                ids[pid] = free[g].pop()
+            else:
+                ids[pid] = next_id
+                decl[next_id] = (g, pid)
+                next_id += 1
+        return ids[pid]
+    h = ['psi v1', '# reduced by tools/record-qemu/irq-reduce.py from the irq-time recording', 'version 6.1.192-3',
+         f'cpus {ncpus}']
+    for g, i in groups.items():
+        if i:
+            h.append(f'group {i} parent 0  # cgroup {g}')
+    ev, now, cur, soft_ks = [], None, [0] * ncpus, [False] * ncpus
+    ms = list(marks)
+    for ts, _, e in out:
+        while ms and ms[0][0] <= ts:
+            if now is not None and ms[0][0] > now:
+                ev.append(f'wait {ms[0][0] - now}')
+                now = ms[0][0]
+            ev.append(f'# mark {ms[0][1]}')
+            ms.pop(0)
+        if e.kind == 'mark':
+            continue
+        if now is not None and ts > now:
+            ev.append(f'wait {ts - now}')
+        now = ts
+        c = e.cpu
+        ks = sane_comm(tasks.get(cur[c], (0, 0, ''))[2]).startswith('ksoftirqd/')
+        if e.kind == 'irq_enter':
+            ev.append(f'irq_enter {c}')
+        elif e.kind == 'irq_exit':
+            ev.append(f'irq_exit {c}')
+        elif e.kind == 'softirq_enter':
+            soft_ks[c] = ks
+            if not ks:
+                ev.append(f'irq_enter {c} soft')
+        elif e.kind == 'softirq_exit':
+            if not soft_ks[c]:
+                ev.append(f'irq_exit {c}')
+        elif e.kind == 'tick':
+            ev.append(f'tick {c}')
+        elif e.kind == 'switch':
+            prev = int(e.args.split('prev=')[1].split()[0])
+            nxt = int(e.args.split('next=')[1].split()[0])
+            cur[c] = nxt
+            ev.append(f'schedule {c} {tid(nxt)}' if nxt else f'idle {c}')
+            if 'prev_state=X' in e.args and prev in ids:
+                free.setdefault(decl[ids[prev]][0], []).append(ids.pop(prev))
+        elif e.kind == 'wakeup' and e.psi:
+            ev.append(e.psi)
+    for m in ms:
+        ev.append(f'# mark {m[1]}')
+    for i, (g, pid) in sorted(decl.items()):
+        h.append(f'task {i} group {g}  # first pid {pid} {sane_comm(tasks.get(pid, (0, 0, "?"))[2])}')
+    return '\n'.join(h + ev) + '\n'
 
 
 def main():
@@ -72,6 +143,11 @@ def main():
         p = l.split(' ', 3)
         if len(p) == 4 and p[0].isdigit():
             tasks[int(p[0])] = (int(p[1]) & PF_KTHREAD != 0, int(p[2] or p[0]), p[3])
+    group_of = {}  # pid -> cgroup path ('/' is the root)
+    for l in sec.get('cgroups', []):
+        p = l.split(' ', 1)
+        if len(p) == 2 and p[0].isdigit() and '::' in p[1]:
+            group_of[int(p[0])] = p[1].split('::', 1)[1].strip() or '/'
     lines = decode_trace(sec['trace'])
     sco = None
     ncpus = 2
@@ -206,7 +282,11 @@ def main():
             seen.add(t)
             tc = c if started[c] else next((i for i in range(ncpus) if started[i]), None)
             if tc is not None:
-                add(tc, Ev(tc, 'wakeup', f'tid={t}', approx=approx))
+                e = add(tc, Ev(tc, 'wakeup', f'tid={t}', approx=approx))
+                e.psi = f'wakeup {int(kv.get("target_cpu", c))} by {tc}'
+            continue
+        if ev == 'tracing_mark_write' and rest.startswith('kacct psi '):
+            add(c, Ev(c, 'mark', rest.split()[-1], approx=approx))
             continue
         if ev == 'sched_process_fork':
             counts['fork'] += 1
@@ -216,6 +296,7 @@ def main():
             kt = kthread(parent) or parent == 2
             tasks[child] = (kt, child, kv.get('child_comm', comm))
             created.add(child)
+            group_of[child] = group_of.get(parent, '/')
             extra = ' kthread' if kt else f' mm={child}'
             add(c, Ev(c, 'fork', f'parent={parent} child={child}{extra} comm={sane_comm(tasks[child][2])}', approx=approx))
             continue
@@ -278,6 +359,9 @@ def main():
             if e.kind != 'start':
                 out.append((e.ts - origin, e.seq, e))
     out.sort(key=lambda x: (x[0], x[1]))
+    marks = []
+    marks_all = sorted((e.ts - origin, e.args) for c in range(ncpus) for e in per_cpu[c] if e.kind == 'mark')
+    psi_text = psi_script(out, marks_all, group_of, tasks, ncpus, set(seen) | created)
     seen -= created
     seen.discard(0)
     hdr = ['kacct-trace 1', 'cpu x86-64', f'ncpus {ncpus}', 'clock ns']
@@ -286,6 +370,7 @@ def main():
         hdr.append(f'task {pid} pid={tgid} kthread comm={sane_comm(comm)}' if kt else
                    f'task {pid} pid={tgid} comm={sane_comm(comm)} mm={tgid}')
     hdr.append('events')
+    out = [x for x in out if x[2].kind != 'mark' or marks.append((x[0], x[2].args))]
     body, cps = [], []
     for i, (ts, _, e) in enumerate(out):
         body.append(f'{ts} {e.cpu} {e.kind}' + (f' {e.args}' if e.args else ''))
@@ -298,6 +383,11 @@ def main():
     with open(fix + '/checkpoints', 'w') as f:
         f.write('# event_index cpu user nice system softirq irq idle tick_delta (kernel ns, before the event)\n')
         f.write('\n'.join(cps) + '\n')
+    with open(fix + '/psi-irq.psi', 'w') as f:
+        f.write(psi_text)
+    with open(fix + '/psi-kernel', 'w') as f:
+        f.write('# irq.pressure full total= (us) read at the marks: root, cgroup A, cgroup B\n')
+        f.write('\n'.join(sec.get('psi', [])) + '\n')
     meta = open(rec + '/meta').read() if os.path.exists(rec + '/meta') else ''
     with open(fix + '/meta', 'w') as f:
         f.write(meta)
