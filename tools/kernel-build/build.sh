@@ -6,7 +6,8 @@
 # ~/.cache/kacct-kernels)/TARGET-VERSION/: bzImage, System.map, config, meta. meta records the
 # Debian package version, the kernel version and the sha256 of every fragment and of the result;
 # recorders copy it into their fixtures. Every symbol of the fragments is checked in the final
-# .config (Kconfig drops unmet ones silently). Builds with nice -n 19 make -j2, incrementally.
+# .config (Kconfig drops unmet ones silently). Builds with nice -n 19 make -j${JOBS:-2},
+# incrementally.
 set -euo pipefail
 [ $# -eq 2 ] || { sed -n 2,9p "$0"; exit 2; }
 TARGET=$1 SERIES=$2
@@ -53,7 +54,7 @@ while read -r line; do
 done < <(cat "${FRAGS[@]}")
 [ $bad -eq 0 ] || exit 1
 start=$(date +%s)
-nice -n 19 "${M[@]}" -j2 $IMAGE > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log" >&2; exit 1; }
+nice -n 19 "${M[@]}" -j"${JOBS:-2}" $IMAGE > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log" >&2; exit 1; }
 cp "$OUT/build/$IMAGE_PATH" "$OUT/$IMAGE"
 cp "$OUT/build/System.map" "$OUT/System.map"
 cp "$OUT/build/.config" "$OUT/config"

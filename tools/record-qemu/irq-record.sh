@@ -17,7 +17,10 @@ mkdir -p "$OUT"
 R=$(mktemp -d /tmp/irq-rec.XXXX)
 trap 'rm -rf "$R"' EXIT
 sym() { awk -v s="$1" '$3 == s {print "0x" $1; exit}' "$K/System.map"; }
+# the preempt count: per-CPU __preempt_count (6.1), pcpu_hot.preempt_count after current_task
+# (x86 from 6.2 on, so 6.12)
 PCPU_PC=$(sym __preempt_count) IRQT=$(sym cpu_irqtime) KCS=$(sym kernel_cpustat)
+[ -n "$PCPU_PC" ] || { h=$(sym pcpu_hot) && [ -n "$h" ] && PCPU_PC=$((h + 8)); }
 for v in PCPU_PC IRQT KCS; do [ -n "${!v}" ] || { echo "no symbol for $v in System.map" >&2; exit 1; }; done
 # per-CPU fetches: +ADDR(@__per_cpu_offset+8*cpu); struct irqtime {total, tick_delta,
 # irq_start_time}; kernel_cpustat.cpustat[user nice system softirq irq idle iowait steal].

@@ -16,8 +16,10 @@ wakeup, fork and exit; their ftrace clock has only us resolution and sched_clock
 they get ftrace_ns + __sched_clock_offset, clamped between their CPU's exact neighbours (tick
 accounting with irq time reads no clock at switches). Each CPU starts at its first irq entry from
 process context; irq time still pending for the tick there (tick_delta) is put before it as one
-synthetic irq, so the model starts with the kernel's tick_delta. Writes FIXTUREDIR/trace,
-checkpoints ("EVENT_INDEX CPU user nice system softirq irq idle tick_delta", kernel ns) and meta.
+synthetic irq, so the model starts with the kernel's tick_delta. Writes FIXTUREDIR/trace.xz,
+checkpoints.xz ("EVENT_INDEX CPU user nice system softirq irq idle tick_delta", kernel ns),
+psi-irq.psi.xz (the same events as a `kacct psi-irq` script), psi-kernel (the guest's
+irq.pressure reads) and meta.
 """
 import base64
 import gzip
@@ -27,7 +29,8 @@ import sys
 
 HARDIRQ_OFFSET, SOFTIRQ_OFFSET, HARDIRQ_MASK = 0x10000, 0x100, 0xF0000
 PF_KTHREAD = 0x00200000
-LINE = re.compile(r'^\s*(.*)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+)\.(\d+):\s+(\w+):\s*(.*)$')
+LINE = re.compile(r'^\s*(.*)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+(\d+)\.(\d+):\s+(\w+):\s*(.*)$')
+NMI_ENTER = 0x110000  # __nmi_enter(): NMI_OFFSET + HARDIRQ_OFFSET
 KV = re.compile(r'(\w+)=(\S+)')
 
 
@@ -56,11 +59,11 @@ def sane_comm(c):
 
 
 class Ev:
-    __slots__ = ('cpu', 'kind', 'args', 'ts', 'exact', 'approx', 'seq', 'snap', 'psi')
+    __slots__ = ('cpu', 'kind', 'args', 'ts', 'exact', 'approx', 'seq', 'snap', 'psi', 'ub')
 
     def __init__(self, cpu, kind, args='', exact=None, approx=None, seq=0):
         self.cpu, self.kind, self.args = cpu, kind, args
-        self.ts, self.exact, self.approx, self.seq, self.snap, self.psi = None, exact, approx, seq, None, None
+        self.ts, self.exact, self.approx, self.seq, self.snap, self.psi, self.ub = None, exact, approx, seq, None, None, None
 
 
 def psi_script(out, marks, group_of, tasks, ncpus, pids):
@@ -89,7 +92,7 @@ def psi_script(out, marks, group_of, tasks, ncpus, pids):
     for g, i in groups.items():
         if i:
             h.append(f'group {i} parent 0  # cgroup {g}')
-    ev, now, cur, soft_ks = [], None, [0] * ncpus, [False] * ncpus
+    ev, now, cur, soft_ks, in_soft = [], None, [0] * ncpus, [False] * ncpus, [False] * ncpus
     ms = list(marks)
     for ts, _, e in out:
         while ms and ms[0][0] <= ts:
@@ -105,17 +108,25 @@ def psi_script(out, marks, group_of, tasks, ncpus, pids):
         now = ts
         c = e.cpu
         ks = sane_comm(tasks.get(cur[c], (0, 0, ''))[2]).startswith('ksoftirqd/')
+        # the psi model does not nest irqs: a hardirq inside a softirq closes the softirq stretch
+        # and reopens it after (irq_time_read() sums both kinds alike)
         if e.kind == 'irq_enter':
+            if in_soft[c]:
+                ev.append(f'irq_exit {c}')
             ev.append(f'irq_enter {c}')
         elif e.kind == 'irq_exit':
             ev.append(f'irq_exit {c}')
+            if in_soft[c]:
+                ev.append(f'irq_enter {c} soft')
         elif e.kind == 'softirq_enter':
             soft_ks[c] = ks
             if not ks:
                 ev.append(f'irq_enter {c} soft')
+                in_soft[c] = True
         elif e.kind == 'softirq_exit':
             if not soft_ks[c]:
                 ev.append(f'irq_exit {c}')
+            in_soft[c] = False
         elif e.kind == 'tick':
             ev.append(f'tick {c}')
         elif e.kind == 'switch':
@@ -125,7 +136,7 @@ def psi_script(out, marks, group_of, tasks, ncpus, pids):
             ev.append(f'schedule {c} {tid(nxt)}' if nxt else f'idle {c}')
             if 'prev_state=X' in e.args and prev in ids:
                 free.setdefault(decl[ids[prev]][0], []).append(ids.pop(prev))
-        elif e.kind == 'wakeup' and e.psi:
+        elif e.kind == 'psi_wakeup' and e.psi:
             ev.append(e.psi)
     for m in ms:
         ev.append(f'# mark {m[1]}')
@@ -162,6 +173,9 @@ def main():
     first = [None] * ncpus  # (event, tick_delta)
     counts = {'ia': 0, 'tk': 0, 'switch': 0, 'wakeup': 0, 'fork': 0, 'exit': 0, 'mode_fix': 0}
     seq = 0
+    sched_on = False
+    pending_reads, readers = [], {}
+    sleeping = set()
 
     def kthread(pid):
         return tasks.get(pid, (False,))[0]
@@ -185,7 +199,13 @@ def main():
         m = LINE.match(raw)
         if not m:
             continue
-        comm, pid, c, s, us, ev, rest = m.group(1).strip(), int(m.group(2)), int(m.group(3)), m.group(4), m.group(5), m.group(6), m.group(7)
+        comm, pid, c, flags, s, us, ev, rest = (m.group(1).strip(), int(m.group(2)), int(m.group(3)), m.group(4),
+                                                m.group(5), m.group(6), m.group(7), m.group(8))
+        if not sched_on:
+            # the kprobe events were enabled first: start where the sched tracepoints are on
+            if ev != 'sched_switch':
+                continue
+            sched_on = True
         ftrace_ns = int(s) * 1_000_000_000 + int(us) * 1000
         kv = dict(KV.findall(rest))
         if ev.startswith('tk') and sco is None:
@@ -194,6 +214,10 @@ def main():
         if ev.startswith('ia'):
             counts['ia'] += 1
             off, pc = int(kv['off']), int(kv['pc']) & 0x7FFFFFFF
+            # an unoptimized kprobe runs from int3, which x86 enters as an NMI (ftrace flag Z):
+            # the count it reads has the NMI entry's offsets on top of the probed context's
+            if flags[2:3] in ('Z', 'z'):
+                pc -= NMI_ENTER
             snap = [int(kv[k]) for k in ('us', 'ni', 'sy', 'si', 'hi', 'id', 'td')]
             if pending[c] is not None:
                 pending[c].exact = int(kv['st'])
@@ -270,8 +294,24 @@ def main():
                 state = 'R'
             if state == 'X' and prev not in exited:
                 state = 'S'
+            if state == 'X':
+                for e in set_mode(c, prev, 'kernel', approx):
+                    add(c, e)
+                add(c, Ev(c, 'exit', approx=approx))
+                if prev in readers:
+                    add(c, Ev(c, 'mark', readers.pop(prev) + '.hi', approx=approx))
             seen.update((prev, nxt))
-            add(c, Ev(c, 'switch', f'prev={prev} next={nxt} prev_state={state}', approx=approx))
+            if nxt in sleeping:  # its wakeup came before the wakeup tracepoint was on
+                counts['wakeup_assumed'] = counts.get('wakeup_assumed', 0) + 1
+                add(c, Ev(c, 'wakeup', f'tid={nxt}', approx=approx))
+                sleeping.discard(nxt)
+            if state in ('S', 'D'):
+                sleeping.add(prev)
+            # Sleeps are written as preemptions (prev_state=R): tick accounting with irq time does not
+            # depend on them (no task here waits for I/O), and a wakeup's order against a switch on
+            # another CPU is not known to the us. The psi script keeps the wakeups.
+            add(c, Ev(c, 'switch', f'prev={prev} next={nxt} prev_state={"X" if state == "X" else "R"}',
+                      approx=approx))
             cur[c] = nxt
             continue
         if ev == 'sched_wakeup':
@@ -280,19 +320,31 @@ def main():
             if t in exited or t == 0:
                 continue
             seen.add(t)
-            tc = c if started[c] else next((i for i in range(ncpus) if started[i]), None)
+            sleeping.discard(t)
+            # on the CPU the task will run on, so that it stays before the switch-in there (each
+            # CPU's events keep their order; clocks from two CPUs' ftrace buffers are only us)
+            tgt = int(kv.get('target_cpu', c))
+            tc = tgt if started[tgt] else next((i for i in range(ncpus) if started[i]), None)
             if tc is not None:
                 e = add(tc, Ev(tc, 'wakeup', f'tid={t}', approx=approx))
-                e.psi = f'wakeup {int(kv.get("target_cpu", c))} by {tc}'
+                e.kind = 'psi_wakeup'  # only in the psi script
+                e.psi = f'wakeup {tgt} by {c}'
             continue
         if ev == 'tracing_mark_write' and rest.startswith('kacct psi '):
             add(c, Ev(c, 'mark', rest.split()[-1], approx=approx))
+            pending_reads[:] = [f'{rest.split()[-1]}.{g}' for g in ('root', 'A', 'B')]
             continue
         if ev == 'sched_process_fork':
             counts['fork'] += 1
             parent, child = int(kv['pid']), int(kv['child_pid'])
             for e in set_mode(c, parent, 'kernel', approx):
                 add(c, e)
+            if parent == 1 and pending_reads:
+                # the guest's shell reads each irq.pressure in a forked child: the read is between
+                # the fork and that child's exit
+                name = pending_reads.pop(0)
+                readers[child] = name
+                add(c, Ev(c, 'mark', name + '.lo', approx=approx))
             kt = kthread(parent) or parent == 2
             tasks[child] = (kt, child, kv.get('child_comm', comm))
             created.add(child)
@@ -302,10 +354,7 @@ def main():
             continue
         if ev == 'sched_process_exit':
             counts['exit'] += 1
-            for e in set_mode(c, pid, 'kernel', approx):
-                add(c, e)
-            exited.add(pid)
-            add(c, Ev(c, 'exit', approx=approx))
+            exited.add(pid)  # `exit` goes right before its final switch: it may be preempted first
             continue
 
     # resolve clocks: exact (ia), linked (tick at its entry's clock), approximate (clamped)
@@ -313,6 +362,7 @@ def main():
         evs = per_cpu[c]
         # drop the unresolved tail (the CPU's last probe and what follows)
         last = max((i for i, e in enumerate(evs) if isinstance(e.exact, int)), default=-1)
+        tail_marks = [e for e in evs[last + 1:] if e.kind == 'mark']
         del evs[last + 1:]
         for e in evs:
             if isinstance(e.exact, tuple):
@@ -335,13 +385,35 @@ def main():
                     t = max(t, prev)
                 if nxt_exact[i] is not None:
                     t = min(t, nxt_exact[i])
-                e.ts = t
+                e.ts, e.ub = t, nxt_exact[i]
             if prev is not None and e.ts < prev:
                 raise SystemExit(f'cpu {c}: clock went back at {e.kind} {e.ts} < {prev}')
             prev = e.ts
+        for e in tail_marks:  # a read after the CPU's last resolved boundary: at its ftrace clock
+            e.ts = max(e.approx, prev or 0)
+            evs.append(e)
+    # switches, forks and exits of all CPUs keep their (ftrace) order: a task's switch-out on one
+    # CPU before its switch-in on another, a fork before the child runs
+    last, conflicts = 0, 0
+    for e in sorted((e for c in range(ncpus) for e in per_cpu[c] if e.kind in ('switch', 'fork', 'exit')),
+                    key=lambda e: e.seq):
+        if e.ts < last:
+            if e.ub is not None and e.ub < last:
+                conflicts += 1
+                continue
+            # raise it and every later event of its CPU up to the next exact one
+            e.ts = last
+        last = e.ts
+    for c in range(ncpus):
+        prev = None
+        for e in per_cpu[c]:
+            if prev is not None and e.ts < prev and not isinstance(e.exact, int):
+                e.ts = prev
+            prev = e.ts
+    counts['order_conflicts'] = conflicts
     end = min(per_cpu[c][-1].ts for c in range(ncpus) if per_cpu[c])
     for c in range(ncpus):
-        per_cpu[c] = [e for e in per_cpu[c] if e.ts <= end]
+        per_cpu[c] = [e for e in per_cpu[c] if e.ts <= end or e.kind == 'mark']
     starts = [first[c] for c in range(ncpus) if first[c]]
     origin = min(e.ts - td for e, td in starts) - 10000
     out = []
@@ -359,7 +431,13 @@ def main():
             if e.kind != 'start':
                 out.append((e.ts - origin, e.seq, e))
     out.sort(key=lambda x: (x[0], x[1]))
-    marks = []
+    lastseq, inv = {}, 0
+    for ts, sq, e in out:
+        if sq >= 0 and sq < lastseq.get(e.cpu, -1):
+            inv += 1
+        if sq >= 0:
+            lastseq[e.cpu] = max(sq, lastseq.get(e.cpu, -1))
+    counts['cpu_order_inversions'] = inv
     marks_all = sorted((e.ts - origin, e.args) for c in range(ncpus) for e in per_cpu[c] if e.kind == 'mark')
     psi_text = psi_script(out, marks_all, group_of, tasks, ncpus, set(seen) | created)
     seen -= created
@@ -370,7 +448,7 @@ def main():
         hdr.append(f'task {pid} pid={tgid} kthread comm={sane_comm(comm)}' if kt else
                    f'task {pid} pid={tgid} comm={sane_comm(comm)} mm={tgid}')
     hdr.append('events')
-    out = [x for x in out if x[2].kind != 'mark' or marks.append((x[0], x[2].args))]
+    out = [x for x in out if x[2].kind not in ('mark', 'psi_wakeup')]
     body, cps = [], []
     for i, (ts, _, e) in enumerate(out):
         body.append(f'{ts} {e.cpu} {e.kind}' + (f' {e.args}' if e.args else ''))
@@ -378,13 +456,15 @@ def main():
             cps.append(f'{i} {e.cpu} ' + ' '.join(map(str, e.snap)))
     import os
     os.makedirs(fix, exist_ok=True)
-    with open(fix + '/trace', 'w') as f:
-        f.write('\n'.join(hdr + body) + '\n')
-    with open(fix + '/checkpoints', 'w') as f:
-        f.write('# event_index cpu user nice system softirq irq idle tick_delta (kernel ns, before the event)\n')
-        f.write('\n'.join(cps) + '\n')
-    with open(fix + '/psi-irq.psi', 'w') as f:
-        f.write(psi_text)
+    import lzma
+
+    def xz(name, text):
+        with open(f'{fix}/{name}.xz', 'wb') as f:
+            f.write(lzma.compress(text.encode(), preset=9))
+    xz('trace', '\n'.join(hdr + body) + '\n')
+    xz('checkpoints', '# event_index cpu user nice system softirq irq idle tick_delta (kernel ns, before the event)\n'
+       + '\n'.join(cps) + '\n')
+    xz('psi-irq.psi', psi_text)
     with open(fix + '/psi-kernel', 'w') as f:
         f.write('# irq.pressure full total= (us) read at the marks: root, cgroup A, cgroup B\n')
         f.write('\n'.join(sec.get('psi', [])) + '\n')
