@@ -58,6 +58,7 @@ sect proc_stat_before
 cat /proc/stat > $O
 sect pressure_before
 cat /proc/pressure/irq > $O 2>&1
+echo 0 > $T/tracing_on # all events on at once (irq-reduce.py starts at the first switch anyway)
 echo > $T/trace
 for e in kacct sched/sched_switch sched/sched_wakeup sched/sched_process_fork sched/sched_process_exit; do
 	echo 1 > $T/events/$e/enable
