@@ -66,7 +66,7 @@ class Ev:
         self.ts, self.exact, self.approx, self.seq, self.snap, self.psi, self.ub = None, exact, approx, seq, None, None, None
 
 
-def psi_script(out, marks, group_of, tasks, ncpus, pids):
+def psi_script(out, marks, group_of, tasks, ncpus, pids, version):
     """The same events as a `kacct psi-irq` script: irq boundaries at their exact clocks (softirq
     in ksoftirqd is not irq time), ticks, schedules and wakeups; '# mark NAME' comments where the
     guest read irq.pressure (the test cuts the script there)."""
@@ -87,7 +87,7 @@ def psi_script(out, marks, group_of, tasks, ncpus, pids):
                 decl[next_id] = (g, pid)
                 next_id += 1
         return ids[pid]
-    h = ['psi v1', '# reduced by tools/record-qemu/irq-reduce.py from the irq-time recording', 'version 6.1.192-3',
+    h = ['psi v1', '# reduced by tools/record-qemu/irq-reduce.py from the irq-time recording', f'version {version}',
          f'cpus {ncpus}']
     for g, i in groups.items():
         if i:
@@ -147,7 +147,11 @@ def psi_script(out, marks, group_of, tasks, ncpus, pids):
 
 def main():
     rec, fix = sys.argv[1], sys.argv[2]
-    config = sys.argv[sys.argv.index('--config') + 1] if '--config' in sys.argv else '6.1.192-tick-irqtime-hz250'
+    # the kernel's version from the builder's meta: 6.1.192 -> config 6.1.192-tick-irqtime-hz250,
+    # psi version 6.1.192 (Debian's revision is not a version kacct models)
+    kmeta = dict(l.split(' ', 1) for l in open(rec + '/meta').read().splitlines() if ' ' in l)
+    kver = kmeta.get('kernel_version', '6.1.192').strip()
+    config = sys.argv[sys.argv.index('--config') + 1] if '--config' in sys.argv else f'{kver}-tick-irqtime-hz250'
     sec = sections(rec + '/trace.txt')
     tasks = {}  # pid -> (kthread, tgid, comm)
     for l in sec.get('tasks', []):
@@ -439,7 +443,7 @@ def main():
             lastseq[e.cpu] = max(sq, lastseq.get(e.cpu, -1))
     counts['cpu_order_inversions'] = inv
     marks_all = sorted((e.ts - origin, e.args) for c in range(ncpus) for e in per_cpu[c] if e.kind == 'mark')
-    psi_text = psi_script(out, marks_all, group_of, tasks, ncpus, set(seen) | created)
+    psi_text = psi_script(out, marks_all, group_of, tasks, ncpus, set(seen) | created, kver)
     seen -= created
     seen.discard(0)
     hdr = ['kacct-trace 1', 'cpu x86-64', f'ncpus {ncpus}', 'clock ns']
