@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turn an irq-record.sh recording into a kacct trace plus the kernel's per-CPU checkpoints.
 
-  irq-reduce.py RECDIR FIXTUREDIR [--config NAME]
+  irq-reduce.py RECDIR FIXTUREDIR [--config NAME]     (default: KERNEL_VERSION-tick-irqtime-hz250)
 
 RECDIR/trace.txt holds the guest's "==== NAME" sections (tasks, the gzip+uuencoded ftrace
 text). Every kacct/ia<N> probe (irqtime_account_irq on CPU N) becomes irq_enter / irq_exit /
@@ -12,9 +12,10 @@ checkpoint before the event. kacct/tk<N> (account_process_tick, user_tick) becom
 clock of the timer interrupt's entry; when that interrupt came from process context the tick is
 put before the irq_enter (equivalent: the entry charges nothing there) with syscall_exit /
 syscall_enter first so that the task's mode matches user_tick. sched tracepoints give switch,
-wakeup, fork and exit; their ftrace clock has only us resolution and sched_clock()'s base, so
-they get ftrace_ns + __sched_clock_offset, clamped between their CPU's exact neighbours (tick
-accounting with irq time reads no clock at switches). Each CPU starts at its first irq entry from
+fork and exit (and the psi script's wakeups); their ftrace clock has only us resolution and
+sched_clock()'s base, so they get ftrace_ns + __sched_clock_offset, clamped between their CPU's
+exact neighbours (tick accounting with irq time reads no clock at switches) and kept in ftrace
+order across CPUs; sleeps are written as preemptions (see the switch case). Each CPU starts at its first irq entry from
 process context; irq time still pending for the tick there (tick_delta) is put before it as one
 synthetic irq, so the model starts with the kernel's tick_delta. Writes FIXTUREDIR/trace.xz,
 checkpoints.xz ("EVENT_INDEX CPU user nice system softirq irq idle tick_delta", kernel ns),
