@@ -1,0 +1,94 @@
+#!/bin/busybox sh
+# /init of the irq-time recording guest (irq-record.sh builds the initramfs with /probes.txt).
+# Traces irq_record_ms (kernel argument, default 1500) ms of: a user spinner on CPU 0 (cgroup
+# A), a timer sleeper (2 ms read timeouts) and a fork loop (RCU softirq work) on CPU 1 (cgroup
+# B), and a serial flood written from CPU 0 whose irq runs on CPU 1 (cross-CPU wakeups, IPIs). The ftrace text goes gzip+uuencode to ttyS2
+# (QEMU -serial file:), framed by "==== NAME" sections; console lines start with "IRQ:".
+/bin/busybox --install -s /bin
+export PATH=/bin
+mkdir -p /proc /sys /dev /tmp
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mount -t tracefs tracefs /sys/kernel/tracing
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+T=/sys/kernel/tracing
+say() { echo "IRQ: $*"; }
+arg() { sed -n "s/.*$1=\([0-9]*\).*/\1/p" /proc/cmdline; }
+MS=$(arg irq_record_ms)
+: "${MS:=1500}"
+taskset -p 1 $$ > /dev/null
+say "kernel $(uname -r) cpus $(cat /sys/devices/system/cpu/online) record_ms $MS"
+say "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+dmesg | grep -i -E 'tsc.*(unstable|reliable)|irq time|sched_clock' | sed 's/^/IRQ: dmesg /'
+O=/dev/ttyS2
+stty -F $O raw 2> /dev/null
+sect() { echo "==== $1" > $O; }
+while read -r l; do echo "$l" >> $T/kprobe_events || say "kprobe failed: $l"; done < /probes.txt
+for c in 0 1; do
+	for e in ia tk; do echo "cpu == $c" > $T/events/kacct/$e$c/filter; done
+done
+echo 16384 > $T/buffer_size_kb
+IRQ=$(cat /sys/class/tty/ttyS1/irq)
+echo 2 > "/proc/irq/$IRQ/smp_affinity" || say "cannot bind irq $IRQ"
+mkfifo /tmp/fifo
+# cgroups for PSI irq: A has the spinner, B the sleeper and the fork loop, the rest is in the root
+mkdir /sys/fs/cgroup/A /sys/fs/cgroup/B
+# background load, started before tracing so that the trace sees running tasks
+taskset 1 sh -c 'echo $$ > /sys/fs/cgroup/A/cgroup.procs; while :; do :; done' &
+SPIN=$!
+taskset 2 sh -c 'echo $$ > /sys/fs/cgroup/B/cgroup.procs; exec 3<> /tmp/fifo; while :; do read -t 0.002 x <&3; done' &
+SLEEPER=$!
+taskset 2 sh -c 'echo $$ > /sys/fs/cgroup/B/cgroup.procs; while :; do /bin/true; usleep 1000; done' &
+FORKER=$!
+usleep 300000
+sect tasks
+for d in /proc/[0-9]*; do
+	[ -r $d/stat ] || continue
+	# pid flags(9th field after the comm) tgid comm
+	s=$(cat $d/stat 2> /dev/null) || continue
+	rest=${s##*) }
+	set -- $rest
+	echo "${d#/proc/} $7 $(sed -n 's/^Tgid:\t*//p' $d/status) ${s#*(}" | sed 's/) .*//' > $O
+done
+sect cgroups
+for d in /proc/[0-9]*; do echo "${d#/proc/} $(cat $d/cgroup 2> /dev/null)" > $O; done
+sect proc_stat_before
+cat /proc/stat > $O
+sect pressure_before
+cat /proc/pressure/irq > $O 2>&1
+echo 0 > $T/tracing_on # all events on at once (irq-reduce.py starts at the first switch anyway)
+echo > $T/trace
+for e in kacct sched/sched_switch sched/sched_wakeup sched/sched_process_fork sched/sched_process_exit; do
+	echo 1 > $T/events/$e/enable
+done
+echo 1 > $T/tracing_on
+# irq.pressure totals (us) of the root, A and B, read inside the traced window (marked)
+psi() {
+	echo "kacct psi $1" > $T/trace_marker
+	echo "$1 root $(sed -n 's/.*total=//p' /proc/pressure/irq)" \
+		"A $(sed -n 's/.*total=//p' /sys/fs/cgroup/A/irq.pressure)" \
+		"B $(sed -n 's/.*total=//p' /sys/fs/cgroup/B/irq.pressure)" >> /tmp/psi
+}
+taskset 1 dd if=/dev/zero of=/dev/ttyS1 bs=4096 count=8 2> /dev/null &
+usleep 100000 # each CPU's irq time pending at the trace's start is charged before the first read
+psi start
+usleep $((MS * 1000))
+psi end
+echo 0 > $T/tracing_on
+kill $SPIN $SLEEPER $FORKER 2> /dev/null
+sect proc_stat_after
+cat /proc/stat > $O
+sect pressure_after
+cat /proc/pressure/irq > $O 2>&1
+sect psi
+cat /tmp/psi > $O
+say "trace lines $(wc -l < $T/trace), lost $(grep -c LOST $T/trace)"
+grep -E 'entries-in-buffer|overrun' $T/per_cpu/cpu*/stats 2> /dev/null | sed 's/^/IRQ: /'
+sect trace
+gzip -c $T/trace | uuencode -m trace.gz > $O
+sect end
+usleep 500000
+say done
+reboot -f

@@ -1,0 +1,57 @@
+#!/bin/bash
+# Record irq time accounting on a kernel from tools/kernel-build (amd64, IRQ_TIME_ACCOUNTING).
+#   irq-record.sh KERNEL_DIR OUTDIR [KERNEL_ARGS...]
+# KERNEL_DIR: build.sh's output (bzImage, System.map, meta). Boots QEMU TCG (-smp 2), runs
+# irq-init.sh as /init: kprobes on irqtime_account_irq (every hardirq/softirq boundary) and
+# account_process_tick read the per-CPU irqtime and kcpustat through __per_cpu_offset, plus
+# sched tracepoints, under a load of timers, a fork loop, a serial flood (irq bound to CPU 1) and
+# a user spinner, in cgroups A and B (irq.pressure read inside the traced window). OUTDIR gets
+# trace.txt (the guest's sections: tasks, cgroups, /proc/stat, psi, the ftrace text),
+# console.log, meta, probes.txt.
+# Needs busybox-static and qemu-system-x86; one guest at a time. The tick never stops
+# (nohz=off): the nohz idle catch-up (account_idle_ticks) is not recorded.
+set -euo pipefail
+K=$(readlink -f "$1") OUT=$(readlink -f "$2"); shift 2
+HERE=$(dirname "$(readlink -f "$0")")
+mkdir -p "$OUT"
+R=$(mktemp -d /tmp/irq-rec.XXXX)
+trap 'rm -rf "$R"' EXIT
+sym() { awk -v s="$1" '$3 == s {print "0x" $1; exit}' "$K/System.map"; }
+# the preempt count: per-CPU __preempt_count (6.1), pcpu_hot.preempt_count after current_task
+# (x86 from 6.2 on, so 6.12)
+PCPU_PC=$(sym __preempt_count) IRQT=$(sym cpu_irqtime) KCS=$(sym kernel_cpustat)
+[ -n "$PCPU_PC" ] || { h=$(sym pcpu_hot) && [ -n "$h" ] && PCPU_PC=$((h + 8)); }
+for v in PCPU_PC IRQT KCS; do [ -n "${!v}" ] || { echo "no symbol for $v in System.map" >&2; exit 1; }; done
+# per-CPU fetches: +ADDR(@__per_cpu_offset+8*cpu); struct irqtime {total, tick_delta,
+# irq_start_time}; kernel_cpustat.cpustat[user nice system softirq irq idle iowait steal].
+fetch() { # fetch CPU -> that CPU's argument list (the event is filtered to run on it)
+	local b="@__per_cpu_offset+$((8 * $1))"
+	printf ' pc=+%d(%s):u32' $((PCPU_PC)) "$b"
+	printf ' st=+%d(%s):u64 td=+%d(%s):u64' $((IRQT + 16)) "$b" $((IRQT + 8)) "$b"
+	local i=0
+	for n in us ni sy si hi id; do printf ' %s=+%d(%s):u64' $n $((KCS + 8 * i)) "$b"; i=$((i + 1)); done
+}
+# ia<N>: each hardirq/softirq entry and exit on CPU N (off: HARDIRQ_OFFSET, SOFTIRQ_OFFSET or 0);
+# tk<N>: the tick's accounting on CPU N (ut: user_tick). sco: sched_clock_cpu() - sched_clock().
+{
+	for c in 0 1; do
+		echo "p:kacct/ia$c irqtime_account_irq off=%si:u32$(fetch $c)"
+		echo "p:kacct/tk$c account_process_tick ut=%si:u32 sco=@__sched_clock_offset:u64$(fetch $c)"
+	done
+} > "$OUT/probes.txt"
+cp "$K/meta" "$OUT/meta"
+mkdir -p "$R/root"/{bin,proc,sys,dev,tmp}
+cp /bin/busybox "$R/root/bin/busybox"
+cp "$HERE/irq-init.sh" "$R/root/init"
+cp "$OUT/probes.txt" "$R/root/probes.txt"
+chmod 755 "$R/root/init" "$R/root/bin/busybox"
+(cd "$R/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$R/initrd.cpio.gz"
+# As psi-irq.sh: tsc=reliable and tsc_early_khz keep irq time accounting on under a loaded TCG.
+KHZ=$(awk -F: '/^cpu MHz/ {printf "%d", $2 * 1000; exit}' /proc/cpuinfo)
+rm -f "$OUT/trace.txt"
+timeout "${IRQ_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg -M pc -cpu max -smp 2,sockets=2,cores=1,threads=1 -m 512M -nographic \
+	-serial mon:stdio -serial null -serial file:"$OUT/trace.txt" -no-reboot -kernel "$K/bzImage" \
+	-initrd "$R/initrd.cpio.gz" -append "console=ttyS0 tsc=reliable tsc_early_khz=$KHZ nohz=off $*" \
+	< /dev/null | tr -d '\r' > "$OUT/console.log"
+grep -a '^IRQ:' "$OUT/console.log" || true
+ls -la "$OUT"

@@ -1,0 +1,486 @@
+#!/usr/bin/env python3
+"""Turn an irq-record.sh recording into a kacct trace plus the kernel's per-CPU checkpoints.
+
+  irq-reduce.py RECDIR FIXTUREDIR [--config NAME]     (default: KERNEL_VERSION-tick-irqtime-hz250)
+
+RECDIR/trace.txt holds the guest's "==== NAME" sections (tasks, the gzip+uuencoded ftrace
+text). Every kacct/ia<N> probe (irqtime_account_irq on CPU N) becomes irq_enter / irq_exit /
+softirq_enter / softirq_exit at the sched_clock_cpu() value that call read, which the next probe
+on that CPU shows as irq_start_time (so each boundary's clock is exact; a CPU's last call is
+dropped). Each probe's kcpustat and tick_delta are the kernel's state *before* that call: a
+checkpoint before the event. kacct/tk<N> (account_process_tick, user_tick) becomes a tick at the
+clock of the timer interrupt's entry; when that interrupt came from process context the tick is
+put before the irq_enter (equivalent: the entry charges nothing there) with syscall_exit /
+syscall_enter first so that the task's mode matches user_tick. sched tracepoints give switch,
+fork and exit (and the psi script's wakeups); their ftrace clock has only us resolution and
+sched_clock()'s base, so they get ftrace_ns + __sched_clock_offset, clamped between their CPU's
+exact neighbours (tick accounting with irq time reads no clock at switches) and kept in ftrace
+order across CPUs; sleeps are written as preemptions (see the switch case). Each CPU starts at its first irq entry from
+process context; irq time still pending for the tick there (tick_delta) is put before it as one
+synthetic irq, so the model starts with the kernel's tick_delta. Writes FIXTUREDIR/trace.xz,
+checkpoints.xz ("EVENT_INDEX CPU user nice system softirq irq idle tick_delta", kernel ns),
+psi-irq.psi.xz (the same events as a `kacct psi-irq` script), psi-kernel (the guest's
+irq.pressure reads) and meta.
+"""
+import base64
+import gzip
+import io
+import re
+import sys
+
+HARDIRQ_OFFSET, SOFTIRQ_OFFSET, HARDIRQ_MASK = 0x10000, 0x100, 0xF0000
+PF_KTHREAD = 0x00200000
+LINE = re.compile(r'^\s*(.*)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+(\d+)\.(\d+):\s+(\w+):\s*(.*)$')
+NMI_ENTER = 0x110000  # __nmi_enter(): NMI_OFFSET + HARDIRQ_OFFSET
+KV = re.compile(r'(\w+)=(\S+)')
+
+
+def sections(path):
+    out, name = {}, None
+    with open(path, 'rb') as f:
+        for raw in f:
+            line = raw.decode('latin-1').rstrip('\r\n')
+            if line.startswith('==== '):
+                name = line[5:].strip()
+                out[name] = []
+            elif name is not None:
+                out[name].append(line)
+    return out
+
+
+def decode_trace(lines):
+    body = [l for l in lines if l and not l.startswith('begin-base64') and l != '====']
+    data = base64.b64decode(''.join(body))
+    return gzip.GzipFile(fileobj=io.BytesIO(data)).read().decode('latin-1').splitlines()
+
+
+def sane_comm(c):
+    c = ''.join(ch if '!' <= ch <= '~' and ch != '#' else '_' for ch in c)
+    return (c or '_')[:15]
+
+
+class Ev:
+    __slots__ = ('cpu', 'kind', 'args', 'ts', 'exact', 'approx', 'seq', 'snap', 'psi', 'ub')
+
+    def __init__(self, cpu, kind, args='', exact=None, approx=None, seq=0):
+        self.cpu, self.kind, self.args = cpu, kind, args
+        self.ts, self.exact, self.approx, self.seq, self.snap, self.psi, self.ub = None, exact, approx, seq, None, None, None
+
+
+def psi_script(out, marks, group_of, tasks, ncpus, pids, version):
+    """The same events as a `kacct psi-irq` script: irq boundaries at their exact clocks (softirq
+    in ksoftirqd is not irq time), ticks, schedules and wakeups; '# mark NAME' comments where the
+    guest read irq.pressure (the test cuts the script there)."""
+    groups = {'/': 0}
+    for g in sorted(set(group_of.values())):
+        groups.setdefault(g, len(groups))
+    # script task ids (at most 256): an exited task's id is reused by a later fork of its group
+    ids, free, next_id, decl = {}, {}, 1, {}
+
+    def tid(pid):
+        nonlocal next_id
+        if pid not in ids:
+            g = groups[group_of.get(pid, '/')]
+            if free.get(g):
+                ids[pid] = free[g].pop()
+            else:
+                ids[pid] = next_id
+                decl[next_id] = (g, pid)
+                next_id += 1
+        return ids[pid]
+    h = ['psi v1', '# reduced by tools/record-qemu/irq-reduce.py from the irq-time recording', f'version {version}',
+         f'cpus {ncpus}']
+    for g, i in groups.items():
+        if i:
+            h.append(f'group {i} parent 0  # cgroup {g}')
+    ev, now, cur, soft_ks, in_soft = [], None, [0] * ncpus, [False] * ncpus, [False] * ncpus
+    ms = list(marks)
+    for ts, _, e in out:
+        while ms and ms[0][0] <= ts:
+            if now is not None and ms[0][0] > now:
+                ev.append(f'wait {ms[0][0] - now}')
+                now = ms[0][0]
+            ev.append(f'# mark {ms[0][1]}')
+            ms.pop(0)
+        if e.kind == 'mark':
+            continue
+        if now is not None and ts > now:
+            ev.append(f'wait {ts - now}')
+        now = ts
+        c = e.cpu
+        ks = sane_comm(tasks.get(cur[c], (0, 0, ''))[2]).startswith('ksoftirqd/')
+        # the psi model does not nest irqs: a hardirq inside a softirq closes the softirq stretch
+        # and reopens it after (irq_time_read() sums both kinds alike)
+        if e.kind == 'irq_enter':
+            if in_soft[c]:
+                ev.append(f'irq_exit {c}')
+            ev.append(f'irq_enter {c}')
+        elif e.kind == 'irq_exit':
+            ev.append(f'irq_exit {c}')
+            if in_soft[c]:
+                ev.append(f'irq_enter {c} soft')
+        elif e.kind == 'softirq_enter':
+            soft_ks[c] = ks
+            if not ks:
+                ev.append(f'irq_enter {c} soft')
+                in_soft[c] = True
+        elif e.kind == 'softirq_exit':
+            if not soft_ks[c]:
+                ev.append(f'irq_exit {c}')
+            in_soft[c] = False
+        elif e.kind == 'tick':
+            ev.append(f'tick {c}')
+        elif e.kind == 'switch':
+            prev = int(e.args.split('prev=')[1].split()[0])
+            nxt = int(e.args.split('next=')[1].split()[0])
+            cur[c] = nxt
+            ev.append(f'schedule {c} {tid(nxt)}' if nxt else f'idle {c}')
+            if 'prev_state=X' in e.args and prev in ids:
+                free.setdefault(decl[ids[prev]][0], []).append(ids.pop(prev))
+        elif e.kind == 'psi_wakeup' and e.psi:
+            ev.append(e.psi)
+    for m in ms:
+        ev.append(f'# mark {m[1]}')
+    for i, (g, pid) in sorted(decl.items()):
+        h.append(f'task {i} group {g}  # first pid {pid} {sane_comm(tasks.get(pid, (0, 0, "?"))[2])}')
+    return '\n'.join(h + ev) + '\n'
+
+
+def main():
+    rec, fix = sys.argv[1], sys.argv[2]
+    # the kernel's version from the builder's meta: 6.1.192 -> config 6.1.192-tick-irqtime-hz250,
+    # psi version 6.1.192 (Debian's revision is not a version kacct models)
+    kmeta = dict(l.split(' ', 1) for l in open(rec + '/meta').read().splitlines() if ' ' in l)
+    kver = kmeta.get('kernel_version', '6.1.192').strip()
+    config = sys.argv[sys.argv.index('--config') + 1] if '--config' in sys.argv else f'{kver}-tick-irqtime-hz250'
+    sec = sections(rec + '/trace.txt')
+    tasks = {}  # pid -> (kthread, tgid, comm)
+    for l in sec.get('tasks', []):
+        p = l.split(' ', 3)
+        if len(p) == 4 and p[0].isdigit():
+            tasks[int(p[0])] = (int(p[1]) & PF_KTHREAD != 0, int(p[2] or p[0]), p[3])
+    group_of = {}  # pid -> cgroup path ('/' is the root)
+    for l in sec.get('cgroups', []):
+        p = l.split(' ', 1)
+        if len(p) == 2 and p[0].isdigit() and '::' in p[1]:
+            group_of[int(p[0])] = p[1].split('::', 1)[1].strip() or '/'
+    lines = decode_trace(sec['trace'])
+    sco = None
+    ncpus = 2
+    started = [False] * ncpus
+    depth, soft = [0] * ncpus, [False] * ncpus
+    cur = [0] * ncpus
+    mode = {}  # pid -> 'user' | 'kernel'
+    created, exited, seen = set(), set(), set()
+    per_cpu = [[] for _ in range(ncpus)]  # events in order
+    pending = [None] * ncpus  # ia event whose clock the next ia gives
+    last_enter = [None] * ncpus  # (index in per_cpu, outer was process context)
+    first = [None] * ncpus  # (event, tick_delta)
+    counts = {'ia': 0, 'tk': 0, 'switch': 0, 'wakeup': 0, 'fork': 0, 'exit': 0, 'mode_fix': 0}
+    seq = 0
+    sched_on = False
+    pending_reads, readers = [], {}
+    sleeping = set()
+
+    def kthread(pid):
+        return tasks.get(pid, (False,))[0]
+
+    def add(c, e):
+        nonlocal seq
+        e.seq = seq
+        seq += 1
+        per_cpu[c].append(e)
+        return e
+
+    def set_mode(c, pid, want, approx, where=None):
+        if pid == 0 or kthread(pid) or mode.get(pid, 'kernel') == want:
+            return []
+        mode[pid] = want
+        counts['mode_fix'] += 1
+        return [Ev(c, 'syscall_exit' if want == 'user' else 'syscall_enter', '' if want == 'user' else 'nr=0',
+                   approx=approx)]
+
+    for raw in lines:
+        m = LINE.match(raw)
+        if not m:
+            continue
+        comm, pid, c, flags, s, us, ev, rest = (m.group(1).strip(), int(m.group(2)), int(m.group(3)), m.group(4),
+                                                m.group(5), m.group(6), m.group(7), m.group(8))
+        if not sched_on:
+            # the kprobe events were enabled first: start where the sched tracepoints are on
+            if ev != 'sched_switch':
+                continue
+            sched_on = True
+        ftrace_ns = int(s) * 1_000_000_000 + int(us) * 1000
+        kv = dict(KV.findall(rest))
+        if ev.startswith('tk') and sco is None:
+            sco = int(kv['sco'])
+        approx = ftrace_ns + (sco or 0)
+        if ev.startswith('ia'):
+            counts['ia'] += 1
+            off, pc = int(kv['off']), int(kv['pc']) & 0x7FFFFFFF
+            # an unoptimized kprobe runs from int3, which x86 enters as an NMI (ftrace flag Z):
+            # the count it reads has the NMI entry's offsets on top of the probed context's
+            if flags[2:3] in ('Z', 'z'):
+                pc -= NMI_ENTER
+            snap = [int(kv[k]) for k in ('us', 'ni', 'sy', 'si', 'hi', 'id', 'td')]
+            if pending[c] is not None:
+                pending[c].exact = int(kv['st'])
+                pending[c] = None
+            outer = (pc - off) if off else pc
+            if not started[c]:
+                if off == 0 or outer & (HARDIRQ_MASK | SOFTIRQ_OFFSET):
+                    continue
+                started[c] = True
+                cur[c] = pid
+                seen.add(pid)
+                e0 = Ev(c, 'start', str(pid) if pid else '')
+                first[c] = (e0, snap[6])
+                add(c, e0)
+            if pid != cur[c]:
+                raise SystemExit(f'cpu {c}: probe in {pid}, model has {cur[c]}: {raw}')
+            if off == HARDIRQ_OFFSET:
+                kind = 'irq_enter'
+            elif off == SOFTIRQ_OFFSET:
+                kind = 'softirq_enter'
+            else:
+                kind = 'irq_exit' if pc & HARDIRQ_MASK else 'softirq_exit'
+            # the kernel's count of the context being left must match the tracked one
+            want = depth[c] * HARDIRQ_OFFSET + (SOFTIRQ_OFFSET if soft[c] else 0)
+            if (outer & (HARDIRQ_MASK | SOFTIRQ_OFFSET)) != want:
+                raise SystemExit(f'cpu {c}: preempt count {outer:#x}, tracked {want:#x}: {raw}')
+            e = add(c, Ev(c, kind, 'vec=0' if kind == 'softirq_enter' else ''))
+            e.snap = snap
+            pending[c] = e
+            if kind == 'irq_enter':
+                last_enter[c] = (len(per_cpu[c]) - 1, depth[c] == 0 and not soft[c])
+                depth[c] += 1
+            elif kind == 'irq_exit':
+                depth[c] -= 1
+            else:
+                soft[c] = kind == 'softirq_enter'
+            continue
+        if not started[c]:
+            if ev == 'sched_wakeup':
+                pass  # emitted below on a started CPU
+            else:
+                continue
+        if ev.startswith('tk'):
+            counts['tk'] += 1
+            ut = int(kv['ut'])
+            snap = [int(kv[k]) for k in ('us', 'ni', 'sy', 'si', 'hi', 'id', 'td')]
+            idx, outer_proc = last_enter[c]
+            enter = per_cpu[c][idx]
+            if outer_proc:
+                fixes = set_mode(c, cur[c], 'user' if ut else 'kernel', None)
+                tick = Ev(c, 'tick')
+                tick.snap = snap  # the entry from process context charged nothing
+                enter.snap = None
+                new = fixes + [tick]
+                for k, n in enumerate(new):
+                    n.seq = enter.seq  # same clock as the entry, before it
+                    n.exact = ('link', enter)
+                per_cpu[c][idx:idx] = new
+            else:
+                if ut:
+                    raise SystemExit(f'cpu {c}: user tick outside process context: {raw}')
+                tick = add(c, Ev(c, 'tick'))
+                tick.snap = snap
+                tick.exact = ('link', enter)
+            continue
+        if ev == 'sched_switch':
+            counts['switch'] += 1
+            prev, nxt = int(kv['prev_pid']), int(kv['next_pid'])
+            st = kv['prev_state'].rstrip('+')
+            if prev != cur[c] or depth[c] or soft[c]:
+                raise SystemExit(f'cpu {c}: switch from {prev}, tracked {cur[c]} depth {depth[c]} soft {soft[c]}: {raw}')
+            state = {'R': 'R', 'S': 'S', 'D': 'D', 'X': 'X', 'Z': 'X', 'I': 'D'}.get(st[:1], 'S')
+            if prev == 0:
+                state = 'R'
+            if state == 'X' and prev not in exited:
+                state = 'S'
+            if state == 'X':
+                for e in set_mode(c, prev, 'kernel', approx):
+                    add(c, e)
+                add(c, Ev(c, 'exit', approx=approx))
+                if prev in readers:
+                    add(c, Ev(c, 'mark', readers.pop(prev) + '.hi', approx=approx))
+            seen.update((prev, nxt))
+            if nxt in sleeping:  # its wakeup came before the wakeup tracepoint was on
+                counts['wakeup_assumed'] = counts.get('wakeup_assumed', 0) + 1
+                add(c, Ev(c, 'wakeup', f'tid={nxt}', approx=approx))
+                sleeping.discard(nxt)
+            if state in ('S', 'D'):
+                sleeping.add(prev)
+            # Sleeps are written as preemptions (prev_state=R): tick accounting with irq time does not
+            # depend on them (no task here waits for I/O), and a wakeup's order against a switch on
+            # another CPU is not known to the us. The psi script keeps the wakeups.
+            add(c, Ev(c, 'switch', f'prev={prev} next={nxt} prev_state={"X" if state == "X" else "R"}',
+                      approx=approx))
+            cur[c] = nxt
+            continue
+        if ev == 'sched_wakeup':
+            counts['wakeup'] += 1
+            t = int(kv['pid'])
+            if t in exited or t == 0:
+                continue
+            seen.add(t)
+            sleeping.discard(t)
+            # on the CPU the task will run on, so that it stays before the switch-in there (each
+            # CPU's events keep their order; clocks from two CPUs' ftrace buffers are only us)
+            tgt = int(kv.get('target_cpu', c))
+            tc = tgt if started[tgt] else next((i for i in range(ncpus) if started[i]), None)
+            if tc is not None:
+                e = add(tc, Ev(tc, 'wakeup', f'tid={t}', approx=approx))
+                e.kind = 'psi_wakeup'  # only in the psi script
+                e.psi = f'wakeup {tgt} by {c}'
+            continue
+        if ev == 'tracing_mark_write' and rest.startswith('kacct psi '):
+            add(c, Ev(c, 'mark', rest.split()[-1], approx=approx))
+            pending_reads[:] = [f'{rest.split()[-1]}.{g}' for g in ('root', 'A', 'B')]
+            continue
+        if ev == 'sched_process_fork':
+            counts['fork'] += 1
+            parent, child = int(kv['pid']), int(kv['child_pid'])
+            for e in set_mode(c, parent, 'kernel', approx):
+                add(c, e)
+            if parent == 1 and pending_reads:
+                # the guest's shell reads each irq.pressure in a forked child: the read is between
+                # the fork and that child's exit
+                name = pending_reads.pop(0)
+                readers[child] = name
+                add(c, Ev(c, 'mark', name + '.lo', approx=approx))
+            kt = kthread(parent) or parent == 2
+            tasks[child] = (kt, child, kv.get('child_comm', comm))
+            created.add(child)
+            group_of[child] = group_of.get(parent, '/')
+            extra = ' kthread' if kt else f' mm={child}'
+            add(c, Ev(c, 'fork', f'parent={parent} child={child}{extra} comm={sane_comm(tasks[child][2])}', approx=approx))
+            continue
+        if ev == 'sched_process_exit':
+            counts['exit'] += 1
+            exited.add(pid)  # `exit` goes right before its final switch: it may be preempted first
+            continue
+
+    # resolve clocks: exact (ia), linked (tick at its entry's clock), approximate (clamped)
+    for c in range(ncpus):
+        evs = per_cpu[c]
+        # drop the unresolved tail (the CPU's last probe and what follows)
+        last = max((i for i, e in enumerate(evs) if isinstance(e.exact, int)), default=-1)
+        tail_marks = [e for e in evs[last + 1:] if e.kind == 'mark']
+        del evs[last + 1:]
+        for e in evs:
+            if isinstance(e.exact, tuple):
+                e.exact = e.exact[1].exact
+        prev = None
+        nxt_exact = [None] * len(evs)
+        nx = None
+        for i in range(len(evs) - 1, -1, -1):
+            if isinstance(evs[i].exact, int):
+                nx = evs[i].exact
+            nxt_exact[i] = nx
+        for i, e in enumerate(evs):
+            if e.kind == 'start':
+                e.ts = nxt_exact[i]
+            elif isinstance(e.exact, int):
+                e.ts = e.exact
+            else:
+                t = e.approx
+                if prev is not None:
+                    t = max(t, prev)
+                if nxt_exact[i] is not None:
+                    t = min(t, nxt_exact[i])
+                e.ts, e.ub = t, nxt_exact[i]
+            if prev is not None and e.ts < prev:
+                raise SystemExit(f'cpu {c}: clock went back at {e.kind} {e.ts} < {prev}')
+            prev = e.ts
+        for e in tail_marks:  # a read after the CPU's last resolved boundary: at its ftrace clock
+            e.ts = max(e.approx, prev or 0)
+            evs.append(e)
+    # switches, forks and exits of all CPUs keep their (ftrace) order: a task's switch-out on one
+    # CPU before its switch-in on another, a fork before the child runs
+    last, conflicts = 0, 0
+    for e in sorted((e for c in range(ncpus) for e in per_cpu[c] if e.kind in ('switch', 'fork', 'exit')),
+                    key=lambda e: e.seq):
+        if e.ts < last:
+            if e.ub is not None and e.ub < last:
+                conflicts += 1
+                continue
+            # raise it and every later event of its CPU up to the next exact one
+            e.ts = last
+        last = e.ts
+    for c in range(ncpus):
+        prev = None
+        for e in per_cpu[c]:
+            if prev is not None and e.ts < prev and not isinstance(e.exact, int):
+                e.ts = prev
+            prev = e.ts
+    counts['order_conflicts'] = conflicts
+    end = min(per_cpu[c][-1].ts for c in range(ncpus) if per_cpu[c])
+    for c in range(ncpus):
+        per_cpu[c] = [e for e in per_cpu[c] if e.ts <= end or e.kind == 'mark']
+    starts = [first[c] for c in range(ncpus) if first[c]]
+    origin = min(e.ts - td for e, td in starts) - 10000
+    out = []
+    for c in range(ncpus):
+        if not first[c]:
+            continue
+        e0, td = first[c]
+        t0 = e0.ts - origin
+        # pending tick_delta as one irq before the start, then the task found running
+        out.append((t0 - td - 4000, -3, Ev(c, 'irq_enter')))
+        out.append((t0 - 4000, -2, Ev(c, 'irq_exit')))
+        if e0.args:
+            out.append((t0 - 2000, -1, Ev(c, 'switch', f'prev=0 next={e0.args} prev_state=R')))
+        for e in per_cpu[c]:
+            if e.kind != 'start':
+                out.append((e.ts - origin, e.seq, e))
+    out.sort(key=lambda x: (x[0], x[1]))
+    lastseq, inv = {}, 0
+    for ts, sq, e in out:
+        if sq >= 0 and sq < lastseq.get(e.cpu, -1):
+            inv += 1
+        if sq >= 0:
+            lastseq[e.cpu] = max(sq, lastseq.get(e.cpu, -1))
+    counts['cpu_order_inversions'] = inv
+    marks_all = sorted((e.ts - origin, e.args) for c in range(ncpus) for e in per_cpu[c] if e.kind == 'mark')
+    psi_text = psi_script(out, marks_all, group_of, tasks, ncpus, set(seen) | created, kver)
+    seen -= created
+    seen.discard(0)
+    hdr = ['kacct-trace 1', 'cpu x86-64', f'ncpus {ncpus}', 'clock ns']
+    for pid in sorted(seen):
+        kt, tgid, comm = tasks.get(pid, (False, pid, 'task'))
+        hdr.append(f'task {pid} pid={tgid} kthread comm={sane_comm(comm)}' if kt else
+                   f'task {pid} pid={tgid} comm={sane_comm(comm)} mm={tgid}')
+    hdr.append('events')
+    out = [x for x in out if x[2].kind not in ('mark', 'psi_wakeup')]
+    body, cps = [], []
+    for i, (ts, _, e) in enumerate(out):
+        body.append(f'{ts} {e.cpu} {e.kind}' + (f' {e.args}' if e.args else ''))
+        if e.snap is not None:
+            cps.append(f'{i} {e.cpu} ' + ' '.join(map(str, e.snap)))
+    import os
+    os.makedirs(fix, exist_ok=True)
+    import lzma
+
+    def xz(name, text):
+        with open(f'{fix}/{name}.xz', 'wb') as f:
+            f.write(lzma.compress(text.encode(), preset=9))
+    xz('trace', '\n'.join(hdr + body) + '\n')
+    xz('checkpoints', '# event_index cpu user nice system softirq irq idle tick_delta (kernel ns, before the event)\n'
+       + '\n'.join(cps) + '\n')
+    xz('psi-irq.psi', psi_text)
+    with open(fix + '/psi-kernel', 'w') as f:
+        f.write('# irq.pressure full total= (us) read at the marks: root, cgroup A, cgroup B\n')
+        f.write('\n'.join(sec.get('psi', [])) + '\n')
+    meta = open(rec + '/meta').read() if os.path.exists(rec + '/meta') else ''
+    with open(fix + '/meta', 'w') as f:
+        f.write(meta)
+        f.write(f'config {config}\nsched_clock_offset {sco}\norigin {origin}\n')
+        f.write('counts ' + ' '.join(f'{k}={v}' for k, v in counts.items()) + '\n')
+        f.write(f'events {len(body)} checkpoints {len(cps)}\n')
+    print(f'{fix}: {len(body)} events, {len(cps)} checkpoints, {counts}')
+
+
+if __name__ == '__main__':
+    main()
