@@ -91,8 +91,13 @@ void run_cmd(const Opts& o) {
     for (std::size_t g = 0; g < r.world.v.gc.size(); ++g) {
       std::vector<std::uint32_t> row;
       for (const auto& c : r.world.v.gc[g]) row.push_back(c.irq_full);
-      fmt::print("group {}: times[IRQ_FULL] per cpu {}; irq.pressure full total={} us ({} ns)\n", g,
-                 fmt::join(row, " "), total_ns[g] / 1000, total_ns[g]);
+      // psi_show()'s total weights each CPU's times by its non-idle time (collect_percpu_times(),
+      // 6.1/6.12 kernel/sched/psi.c), which the model does not track: the plain sum is that total
+      // only for a group whose tasks ran on one CPU.
+      fmt::print(
+          "group {}: times[IRQ_FULL] per cpu {}; sum over cpus {} us ({} ns) (irq.pressure full total= if the "
+          "group ran on one cpu; else the kernel weights cpus by non-idle time)\n",
+          g, fmt::join(row, " "), total_ns[g] / 1000, total_ns[g]);
     }
     if (!r.idle_irq_finding.empty())
       fmt::print("kernel finding psi_irq.idle_irq_charged: {} ns in all; first: {}\n", r.idle_irq_charged,
