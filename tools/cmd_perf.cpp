@@ -517,6 +517,18 @@ void add_perf(CLI::App& app) {
       }
       const auto& P = pr.value();
       const auto& conv = P.conversion;
+      // Gen vtime probes in the trace say the kernel ran gen accounting there: any other config
+      // would be compared silently against the wrong model.
+      const bool probes_contradict = conv.stats.vtime.active && cfg.acct != arch::Accounting::Gen;
+      const std::string contradiction =
+          probes_contradict ? fmt::format(
+                                  "the trace has gen vtime probes (cpus {}) but the config {} is {} accounting{}; "
+                                  "give --config VERSION-gen-hzN (meta.json's \"config\")",
+                                  fmt::join(conv.stats.vtime.cpus, ","), cfg.name(), accounting_name(cfg.acct),
+                                  config->empty() ? " (no --config given)" : "")
+                            : "";
+      if (probes_contradict && values->empty()) throw Failure("perf-replay refuses: " + contradiction);
+      if (probes_contradict) fmt::print(stderr, "kacct: WARNING: {}; comparing anyway, exit 3\n", contradiction);
       if (P.threads.empty())
         throw Failure(fmt::format("--pid {}: no task of that process in '{}'", *pid, *path == "-" ? "<stdin>" : *path));
       require_reads(*reads, o, P, *pid);
@@ -597,6 +609,10 @@ void add_perf(CLI::App& app) {
         if (unverifiable > *max_unverifiable)
           fmt::print(stderr, "kacct: {} unverifiable reads, more than --max-unverifiable {}\n", unverifiable,
                      *max_unverifiable);
+        if (probes_contradict) {
+          fmt::print(stderr, "kacct: WARNING: {}\n", contradiction);
+          throw Exit{kExitUsage};
+        }
         if (off || unverifiable > *max_unverifiable) throw Exit{kExitViolation};
         if (!values->empty() && unverifiable == kernel.size())  // allowed, but then nothing was checked
           throw Failure(fmt::format("nothing compared: all {} reads are unverifiable", kernel.size()));

@@ -26,6 +26,29 @@ std::optional<trace::ReadKind> kind_of(const std::string& s) {
   return std::nullopt;
 }
 
+// A fixture whose trace lost events can pass only with a stated reason: the reduced trace must
+// carry every PERF_RECORD_LOST reduce.py counted, and a loss needs meta "lost_allowance".
+std::string lost_events_problem(const json& meta, std::uint64_t lost_events, std::uint64_t lost_records) {
+  const auto counted = meta.value("lost_events", std::uint64_t{0});
+  const auto records = meta.value("lost_records", std::uint64_t{0});
+  if (counted != lost_events || records != lost_records)
+    return "meta.json counts " + std::to_string(counted) + " lost events in " + std::to_string(records) +
+           " records, the trace has " + std::to_string(lost_events) + " in " + std::to_string(lost_records);
+  if (lost_events && meta.value("lost_allowance", std::string()).empty())
+    return "perf lost " + std::to_string(lost_events) + " events and meta.json has no \"lost_allowance\"";
+  return {};
+}
+
+TEST(ConformanceGen, LostEventsNeedAnAllowance) {
+  EXPECT_EQ(lost_events_problem(json::object(), 0, 0), "");
+  EXPECT_NE(lost_events_problem(json{{"lost_events", 17}, {"lost_records", 1}}, 17, 1), "");
+  EXPECT_EQ(lost_events_problem(
+                json{{"lost_events", 17}, {"lost_records", 1}, {"lost_allowance", "after the last read"}}, 17, 1),
+            "");
+  EXPECT_NE(lost_events_problem(json{{"lost_events", 0}}, 17, 1), "");  // the reducer dropped the loss
+  EXPECT_NE(lost_events_problem(json{{"lost_events", 17}, {"lost_records", 1}}, 0, 0), "");
+}
+
 std::vector<Fixture> fixtures() {
   std::vector<Fixture> out;
   for (auto& d : conformance::load_fixtures(KACCT_GEN_FIXTURES)) {
@@ -74,6 +97,7 @@ TEST(ConformanceGen, EveryRecordedReadIsPredicted) {
     if (!run) continue;
     const auto& st = run->prediction.conversion.stats;
     ASSERT_TRUE(st.vtime.active) << f.name << ": no vtime probes in the trace";
+    EXPECT_EQ(lost_events_problem(f.meta, st.lost_events, st.lost_records), "") << f.name;
     std::map<sim::Agreement, int> n;
     for (const auto& c : run->reads) {
       ++n[c.agreement];
