@@ -9,9 +9,10 @@ line names WORK/... and RUNDIR/... relative to setup.sh's and record.sh's direct
 perf's PERF_RECORD_LOST lines are kept and counted (meta lost_events, lost_records): the
 conformance test fails a fixture with losses unless its meta.json has a "lost_allowance" saying
 why they do not matter.
-Drops: raw_syscalls lines other than the marker syscalls (NR >= 100000) and the syscall right
-after each marker in the same thread; timer interrupt and tick_stop lines (the model does not
-use them on a nohz_full CPU). Keeps everything else (kprobes, sched_*), so the reduced trace
+Drops, on the CPUs with vtime probes only: raw_syscalls lines other than the marker syscalls
+(NR >= 100000) and the syscall right after each marker in the same thread; timer interrupt and
+tick_stop lines (the model does not use them on a nohz_full CPU). A tick-accounting CPU keeps
+every line (its ticks and the mode each one charges). Keeps everything else (kprobes, sched_*), so the reduced trace
 replays to the same predictions (checked by record.sh's caller, docs/conformance.md)."""
 import datetime
 import json
@@ -24,7 +25,7 @@ if len(sys.argv) not in (4, 5):
     sys.exit(__doc__)
 run, arch, dest = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3]
 out = os.path.join(run, 'out')
-head = re.compile(r'^\s*.+?\s+(-?\d+)/(-?\d+)\s+\[\d+\]\s+[\d.]+:\s+(\S+?):?\s')
+head = re.compile(r'^\s*.+?\s+(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+[\d.]+:\s+(\S+?):?\s')
 drop = ('powerpc:timer_interrupt_entry', 'powerpc:timer_interrupt_exit', 'irq_vectors:local_timer_entry',
         'timer:tick_stop')
 params = dict(re.findall(r'^(\w+)="?([^"\n]*)"?$', open(os.path.join(run, 'params')).read(), re.M))
@@ -46,6 +47,8 @@ def relative(cmd):
     return cmd
 
 
+rid = re.fullmatch(r'(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z', params.get('RUN_ID', ''))
+recorded = '{}-{}-{}T{}:{}:{}Z'.format(*rid.groups()) if rid else ''
 lost_line = re.compile(r'PERF_RECORD_LOST(?:_SAMPLES)?\s+lost\s+(\d+)')
 todo = []
 for mode in params['MODES'].split():
@@ -66,6 +69,13 @@ for mode, d in todo:
                     else f"{r['kind']}@{r['marker']}" for r in reads)
     after_marker = set()  # tids whose next syscall is a read
     kept, total, lost, lost_records = [], 0, 0, 0
+    # Only CPUs with vtime probes (nohz_full) are reduced: a tick-accounting CPU (CPU 0 in the
+    # migrate mode) needs its ticks and the system calls that set the mode they charge.
+    vcpus = set()
+    for line in lzma.open(script, 'rt'):
+        m = head.match(line)
+        if m and m.group(4).startswith('kprobes:vtime_'):
+            vcpus.add(m.group(3))
     for line in lzma.open(script, 'rt'):
         total += 1
         lm = lost_line.search(line)
@@ -73,11 +83,14 @@ for mode, d in todo:
             lost += int(lm.group(1))
             lost_records += 1
         m = head.match(line)
-        if m and m.group(3) in drop:
+        if m and m.group(3) not in vcpus:
+            kept.append(line)
             continue
-        if m and m.group(3).startswith('raw_syscalls:'):
+        if m and m.group(4) in drop:
+            continue
+        if m and m.group(4).startswith('raw_syscalls:'):
             tid = m.group(2)
-            if m.group(3) == 'raw_syscalls:sys_enter':
+            if m.group(4) == 'raw_syscalls:sys_enter':
                 nr = re.search(r'NR (\d+)', line)
                 nr = int(nr.group(1)) if nr else -1
                 if nr >= 100000:
@@ -108,7 +121,8 @@ for mode, d in todo:
         'run': os.path.basename(run),
         'cpu': 'POWER9' if arch == 'ppc64el' else 'x86-64', 'config': '6.1-gen-hz250', 'nohz_full': params['CPU'],
         'clocksource': re.search(r'clocksource=(\S+)', info).group(1), 'reads': spec,
-        'recorded': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'),
+        'recorded': recorded,
+        'reduced': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'),
         'full_lines': total, 'kept_lines': len(kept), 'lost_events': lost, 'lost_records': lost_records,
     }
     if lost:
