@@ -693,6 +693,8 @@ void Converter::on_switch(const Record& r) {
     final_exit(c, r);
   }
   if (e.prev_state != PrevState::Dead && *prev != 0 && tr_->current(c).exiting) e.prev_state = PrevState::Dead;
+  if (vcpu(c) && e.prev_state != PrevState::Dead && *prev != 0) vtime_restore_before_switch(r, *prev);
+  if (vcpu(c) && e.prev_state == PrevState::Runnable && *prev != 0) vtime_fork_before_switch(r, *prev);
   if (!make_runnable(*next, c, r)) return repair("switch to an exited or unknown task skipped", r);
   const std::uint64_t t = vcpu(c) ? vtime_switch(r, e) : r.ts;
   emit_at(e, r, t);
@@ -927,7 +929,11 @@ void Converter::on_stat_runtime(const Record& r) {
 }
 
 void Converter::on_process_fork(const Record& r) {
-  const std::uint32_t c = r.cpu;
+  if (early_forks_.erase(index(r))) return;  // emitted (and counted) at the switch before it
+  emit_fork(r, r.cpu, r.ts);
+}
+// The fork record r's Fork event, by the current task of cpu c, at time t.
+void Converter::emit_fork(const Record& r, std::uint32_t c, std::uint64_t t) {
   auto child = num_field(r.fields, "child_pid");
   if (!child) return bad(r, "child_pid");
   used(r);
@@ -951,7 +957,7 @@ void Converter::on_process_fork(const Record& r) {
     e.fork_mm = *child;
     if (!ci.user_evidence && !parent.kthread) e.fork_mm = *child;
   }
-  emit(e, r);
+  emit_at(e, r, t);
 }
 
 // do_exit() emits this before exit_files()/exit_notify(): the task may still sleep and run.
