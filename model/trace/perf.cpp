@@ -690,6 +690,7 @@ void Converter::on_switch(const Record& r) {
   if (*prev == 0) e.prev_state = PrevState::Runnable;
   if (e.prev_state == PrevState::Dead && !tr_->current(c).exiting) {
     if (!exiting_.count(*prev)) repair("exit inferred (prev_state X without sched_process_exit)", r);
+    if (vcpu(c) && o_.exit_at == Options::ExitAt::FinalSwitch) vtime_restore_before_switch(r, *prev);
     final_exit(c, r);
   }
   if (e.prev_state != PrevState::Dead && *prev != 0 && tr_->current(c).exiting) e.prev_state = PrevState::Dead;
@@ -919,7 +920,8 @@ void Converter::on_stat_runtime(const Record& r) {
   if (!pid || !rt) return bad(r, "pid and runtime");
   if (*pid == 0) return;
   used(r);
-  if (*pid == cpu(c).current && exiting_.count(*pid) && !tr_->current(c).exiting && final_switch_follows(r))
+  if (o_.exit_at == Options::ExitAt::Inferred && *pid == cpu(c).current && exiting_.count(*pid) &&
+      !tr_->current(c).exiting && final_switch_follows(r))
     final_exit(c, r);  // __exit_signal() ran before the final __schedule()'s update_curr()
   Event e = ev(Kind::Runtime, c);
   e.a = *pid;
@@ -967,6 +969,8 @@ void Converter::on_process_exit(const Record& r) {
   if (r.tid == 0) return;
   used(r);
   exiting_.insert(r.tid);
+  if (o_.exit_at == Options::ExitAt::ProcessExit && cpu(r.cpu).current == r.tid && !tr_->current(r.cpu).exiting)
+    final_exit(r.cpu, r);
 }
 
 void Converter::on_wakeup(const Record& r) {
