@@ -51,6 +51,51 @@ KnownConfig default_config(const std::string& given, const std::string& trace_pa
   return {id->config.name(), id->nohz_mask(), std::string(id->cpu.name)};
 }
 
+// A group read after a thread's exit depends on when __exit_signal() folded the thread in, which
+// no event marks: a read off with the converter's inferred exit clock is within bounds if the
+// kernel's value lies between the predictions with the exit at either end the trace allows.
+void exit_clock_bounds(std::vector<sim::ReadComparison>& cmp, const std::vector<sim::KernelRead>& kernel,
+                       const sim::Prediction& base, const std::string& text, const perf::Options& o,
+                       const arch::CpuFacts& facts, const arch::Config& cfg, std::uint64_t pid,
+                       const std::function<void(sim::ModelCfg&)>& tweak) {
+  std::vector<sim::Prediction> ends;
+  for (auto& c : cmp) {
+    if (c.agreement != sim::Agreement::Off) continue;
+    if (ends.empty())
+      for (auto at : {perf::Options::ExitAt::ProcessExit, perf::Options::ExitAt::FinalSwitch}) {
+        auto oo = o;
+        oo.exit_at = at;
+        auto p = sim::predict(text, oo, facts, cfg, pid, tweak);
+        if (!p) return;
+        ends.push_back(std::move(p).value());
+      }
+    const auto k = std::find_if(kernel.begin(), kernel.end(),
+                                [&](const auto& x) { return x.marker == c.marker && x.kind == c.kind; });
+    if (k == kernel.end()) continue;
+    std::vector<const sim::PredictedRead*> p;
+    for (const sim::Prediction* run : std::array<const sim::Prediction*, 3>{&base, &ends[0], &ends[1]})
+      for (const auto& x : run->reads)
+        if (x.marker == c.marker && x.kind == c.kind) p.push_back(&x);
+    if (p.size() != 3) continue;
+    bool inside = true;
+    std::string bound;
+    auto check = [&](const char* what, std::optional<std::uint64_t> v, auto get) {
+      if (!v) return;
+      std::uint64_t lo = ~std::uint64_t{0}, hi = 0;
+      for (const auto* x : p) lo = std::min(lo, get(*x)), hi = std::max(hi, get(*x));
+      inside = inside && *v >= lo && *v <= hi;
+      bound += fmt::format("{}{}: kernel {} in [{}, {}]", bound.empty() ? "" : "; ", what, *v, lo, hi);
+    };
+    check("value", k->value, [](const auto& x) { return x.value; });
+    check("utime", k->utime, [](const auto& x) { return x.utime; });
+    check("stime", k->stime, [](const auto& x) { return x.stime; });
+    if (!inside) continue;
+    c.agreement = sim::Agreement::WithinBounds;
+    c.how = "exit_clock";
+    c.detail = fmt::format("a dead thread's exit clock is not in the trace: {} (inferred: {})", bound, c.detail);
+  }
+}
+
 perf::Conversion convert_or_exit(const std::string& path, const perf::Options& o) {
   const std::string text = read_input(path);
   auto c = perf::convert(text, o);
@@ -503,12 +548,13 @@ void add_perf(CLI::App& app) {
       // --nohz-full wins; the identified set stands in only where no vtime probe fired.
       std::optional<std::uint64_t> nohz;
       if (!nohz_full->empty()) nohz = parse_cpu_mask(*nohz_full, 64, "--nohz-full");
-      auto pr = sim::predict(text, o, facts, cfg, *pid, [&](sim::ModelCfg& m) {
+      const auto tweak = [&](sim::ModelCfg& m) {
         if (nohz)
           m.gen.nohz_full = *nohz;
         else if (known.nohz_full && m.gen.nohz_full == 0)
           m.gen.nohz_full = *known.nohz_full;
-      });
+      };
+      auto pr = sim::predict(text, o, facts, cfg, *pid, tweak);
       progress.clear();
       if (!pr) {
         const auto& e = pr.error();
@@ -517,6 +563,18 @@ void add_perf(CLI::App& app) {
       }
       const auto& P = pr.value();
       const auto& conv = P.conversion;
+      // Gen vtime probes in the trace say the kernel ran gen accounting there: any other config
+      // would be compared silently against the wrong model.
+      const bool probes_contradict = conv.stats.vtime.active && cfg.acct != arch::Accounting::Gen;
+      const std::string contradiction =
+          probes_contradict ? fmt::format(
+                                  "the trace has gen vtime probes (cpus {}) but the config {} is {} accounting{}; "
+                                  "give --config VERSION-gen-hzN (meta.json's \"config\")",
+                                  fmt::join(conv.stats.vtime.cpus, ","), cfg.name(), accounting_name(cfg.acct),
+                                  config->empty() ? " (no --config given)" : "")
+                            : "";
+      if (probes_contradict && values->empty()) throw Failure("perf-replay refuses: " + contradiction);
+      if (probes_contradict) fmt::print(stderr, "kacct: WARNING: {}; comparing anyway, exit 3\n", contradiction);
       if (P.threads.empty())
         throw Failure(fmt::format("--pid {}: no task of that process in '{}'", *pid, *path == "-" ? "<stdin>" : *path));
       require_reads(*reads, o, P, *pid);
@@ -570,7 +628,9 @@ void add_perf(CLI::App& app) {
       std::array<std::uint64_t, 4> count{};  // by sim::Agreement
       if (!values->empty()) {
         j["comparison"] = json::array();
-        for (const auto& r : sim::compare(P, kernel)) {
+        auto comparison = sim::compare(P, kernel);
+        if (conv.stats.vtime.active) exit_clock_bounds(comparison, kernel, P, text, o, facts, cfg, *pid, tweak);
+        for (const auto& r : comparison) {
           j["comparison"].push_back({{"marker", r.marker},
                                      {"kind", trace::name(r.kind)},
                                      {"agreement", sim::name(r.agreement)},
@@ -597,6 +657,10 @@ void add_perf(CLI::App& app) {
         if (unverifiable > *max_unverifiable)
           fmt::print(stderr, "kacct: {} unverifiable reads, more than --max-unverifiable {}\n", unverifiable,
                      *max_unverifiable);
+        if (probes_contradict) {
+          fmt::print(stderr, "kacct: WARNING: {}\n", contradiction);
+          throw Exit{kExitUsage};
+        }
         if (off || unverifiable > *max_unverifiable) throw Exit{kExitViolation};
         if (!values->empty() && unverifiable == kernel.size())  // allowed, but then nothing was checked
           throw Failure(fmt::format("nothing compared: all {} reads are unverifiable", kernel.size()));

@@ -690,9 +690,12 @@ void Converter::on_switch(const Record& r) {
   if (*prev == 0) e.prev_state = PrevState::Runnable;
   if (e.prev_state == PrevState::Dead && !tr_->current(c).exiting) {
     if (!exiting_.count(*prev)) repair("exit inferred (prev_state X without sched_process_exit)", r);
+    if (vcpu(c) && o_.exit_at == Options::ExitAt::FinalSwitch) vtime_restore_before_switch(r, *prev);
     final_exit(c, r);
   }
   if (e.prev_state != PrevState::Dead && *prev != 0 && tr_->current(c).exiting) e.prev_state = PrevState::Dead;
+  if (vcpu(c) && e.prev_state != PrevState::Dead && *prev != 0) vtime_restore_before_switch(r, *prev);
+  if (vcpu(c) && e.prev_state == PrevState::Runnable && *prev != 0) vtime_fork_before_switch(r, *prev);
   if (!make_runnable(*next, c, r)) return repair("switch to an exited or unknown task skipped", r);
   const std::uint64_t t = vcpu(c) ? vtime_switch(r, e) : r.ts;
   emit_at(e, r, t);
@@ -917,7 +920,8 @@ void Converter::on_stat_runtime(const Record& r) {
   if (!pid || !rt) return bad(r, "pid and runtime");
   if (*pid == 0) return;
   used(r);
-  if (*pid == cpu(c).current && exiting_.count(*pid) && !tr_->current(c).exiting && final_switch_follows(r))
+  if (o_.exit_at == Options::ExitAt::Inferred && *pid == cpu(c).current && exiting_.count(*pid) &&
+      !tr_->current(c).exiting && final_switch_follows(r))
     final_exit(c, r);  // __exit_signal() ran before the final __schedule()'s update_curr()
   Event e = ev(Kind::Runtime, c);
   e.a = *pid;
@@ -927,7 +931,11 @@ void Converter::on_stat_runtime(const Record& r) {
 }
 
 void Converter::on_process_fork(const Record& r) {
-  const std::uint32_t c = r.cpu;
+  if (early_forks_.erase(index(r))) return;  // emitted (and counted) at the switch before it
+  emit_fork(r, r.cpu, r.ts);
+}
+// The fork record r's Fork event, by the current task of cpu c, at time t.
+void Converter::emit_fork(const Record& r, std::uint32_t c, std::uint64_t t) {
   auto child = num_field(r.fields, "child_pid");
   if (!child) return bad(r, "child_pid");
   used(r);
@@ -951,7 +959,7 @@ void Converter::on_process_fork(const Record& r) {
     e.fork_mm = *child;
     if (!ci.user_evidence && !parent.kthread) e.fork_mm = *child;
   }
-  emit(e, r);
+  emit_at(e, r, t);
 }
 
 // do_exit() emits this before exit_files()/exit_notify(): the task may still sleep and run.
@@ -961,6 +969,8 @@ void Converter::on_process_exit(const Record& r) {
   if (r.tid == 0) return;
   used(r);
   exiting_.insert(r.tid);
+  if (o_.exit_at == Options::ExitAt::ProcessExit && cpu(r.cpu).current == r.tid && !tr_->current(r.cpu).exiting)
+    final_exit(r.cpu, r);
 }
 
 void Converter::on_wakeup(const Record& r) {

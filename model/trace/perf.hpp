@@ -57,6 +57,11 @@ struct Options {
   // The threads the recorder followed: every CPU-time syscall of theirs in the trace is listed
   // in Stats::cputime_syscalls, so that one the recorder missed is found.
   std::set<std::uint64_t> read_tids;
+  // Where an exiting task's times join its group (__exit_signal(), which no event marks): the
+  // converter's inference, or either end of what the trace allows (sched_process_exit, or its
+  // final switch with every runtime update before it). The two ends bound a group read.
+  enum class ExitAt : std::uint8_t { Inferred, ProcessExit, FinalSwitch };
+  ExitAt exit_at = ExitAt::Inferred;
 };
 
 // One `perf script` sample.

@@ -83,6 +83,7 @@ class Converter {
   void on_hrtimer_expire_entry(const Record&);
   void on_stat_runtime(const Record&);
   void on_process_fork(const Record&);
+  void emit_fork(const Record& fork, std::uint32_t c, std::uint64_t t);
   void on_process_exit(const Record&);
   void on_wakeup(const Record&);
   void on_tick_steal(const Record&);
@@ -109,6 +110,8 @@ class Converter {
   void vtime_probe(const Record&, vtime::Probe);
   void read_probe(const Record&, vtime::Probe);
   void vtime_sys_exit(const Record&);
+  void vtime_fork_before_switch(const Record& sw, std::uint64_t prev);
+  void vtime_restore_before_switch(const Record& sw, std::uint64_t prev);
 
   const std::vector<Record>& recs_;
   const Options& o_;
@@ -131,7 +134,8 @@ class Converter {
   std::set<std::uint32_t> after_tick_;                         // cpus whose last event was the tick
   std::string last_drop_;                                      // the tracker's reason for the last event dropped
   std::unordered_map<std::uint64_t, std::pair<std::uint64_t, long>> syscall_open_;  // tid -> {nr, seen}
-  std::set<std::uint64_t> arrived_;  // tasks the model has seen switched in
+  std::set<std::uint64_t> arrived_;    // tasks the model has seen switched in
+  std::set<std::size_t> early_forks_;  // sched_process_fork records already emitted at a switch before them
   // gen vtime probes
   vtime::Annotations ann_;
   bool probes_ = false;

@@ -427,4 +427,59 @@ void Converter::vtime_sys_exit(const Record& r) {
   read_done_.insert(tid);
 }
 
+// A runtime update perf did not record before prev's switch (e.g. under host preemption of the
+// vCPU): prev's switch probe, which follows the switch, shows it in sum_exec_runtime, but by then
+// prev is no longer current and a runtime event for it would be dropped. It is restored here,
+// before the switch.
+void Converter::vtime_restore_before_switch(const Record& sw, std::uint64_t prev) {
+  const auto p1 = ann_.index_after(prev, index(sw));
+  if (!p1 || vtime::probe_of(recs_[*p1].event) != vtime::Probe::Switch || recs_[*p1].cpu != sw.cpu) return;
+  const auto seen = rt_seen_.find(prev);
+  if (seen == rt_seen_.end() || !tr_->task(prev) || tr_->task(prev)->exited) return;
+  const std::uint64_t rt = ann_.task.at(*p1).rt, expect = seen->second + rt_since_[prev];
+  if (rt <= expect) return;
+  Event e = ev(Kind::Runtime, sw.cpu);
+  e.a = prev;
+  e.b = rt - expect;
+  if (!emit_at(e, sw, last_ts_)) return;
+  rt_since_[prev] += e.b;
+  ++conv_.stats.vtime.runtime_restored;
+  conv_.stats.vtime.runtime_restored_ns += e.b;
+  repair("sched_stat_runtime missing: restored from the probe's sum_exec_runtime", sw);
+}
+
+// copy_process() copies the parent's vtime residues in dup_task_struct(), well before
+// sched_process_fork. A parent preempted inside clone() in between has them flushed by the switch
+// (vtime_task_switch), so the child holds the residues from before that switch. Its first probe
+// shows them: when they are the parent's at this switch and not after it, the fork is emitted
+// here, before the switch (the later sched_process_fork record is then skipped).
+void Converter::vtime_fork_before_switch(const Record& sw, std::uint64_t prev) {
+  const std::size_t i = index(sw);
+  const auto p1 = ann_.index_after(prev, i);  // prev's switch probe: its residues before the flush
+  if (!p1 || vtime::probe_of(recs_[*p1].event) != vtime::Probe::Switch || cpu(sw.cpu).mode != Mode::Kernel) return;
+  const auto p2 = ann_.index_after(prev, *p1);  // prev's next transition: the residues after it
+  const std::size_t end = p2 ? *p2 : std::min(recs_.size(), i + 100000);
+  for (std::size_t j = i + 1; j < end; ++j) {
+    const Record& f = recs_[j];
+    if (f.event != "sched:sched_process_fork" || num_field(f.fields, "pid") != prev) continue;
+    const auto child = num_field(f.fields, "child_pid");
+    if (!child || early_forks_.count(j)) return;
+    const auto seq = ann_.seq.find(*child);
+    if (seq == ann_.seq.end() || seq->second.empty() || seq->second.front() < j) return;
+    const auto& c = ann_.task.at(seq->second.front());
+    const auto& before = ann_.task.at(*p1);
+    const bool from_before = c.vu == before.vu && c.vst == before.vst;
+    const bool same_after = p2 && ann_.task.at(*p2).vu == before.vu && ann_.task.at(*p2).vst == before.vst;
+    if (!from_before || same_after) return;
+    if (conv_.stats.notes.size() < 20)
+      conv_.stats.notes.push_back(
+          fmt::format("perf line {}: fork of {} placed at the parent's switch (line {}) before it: "
+                      "the child's residues are from before that switch",
+                      f.line, *child, sw.line));
+    early_forks_.insert(j);
+    emit_fork(f, sw.cpu, last_ts_);  // no later than the switch's own clock
+    return;
+  }
+}
+
 }  // namespace kacct::trace::perf::detail

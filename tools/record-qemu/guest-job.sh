@@ -1,8 +1,9 @@
 #!/bin/sh
 # Guest side of record.sh (runs from the 9p share). /share/params sets:
-#   MODES="spin syscall ..." SECONDS_PER_RUN=1 READS=12 KINDS=... CPU=1 PERF_MMAP=16M
-# For each mode: kprobes from /share/probes.txt, perf record on CPU $CPU only (perf itself stays on
-# CPU 0), the workload pinned to $CPU; its JSON output, /proc/stat before/after, perf.data.
+#   MODES="spin syscall ..." SECONDS_PER_RUN=1 READS=12 KINDS=... CPU=1 CPUS= PERF_MMAP=16M
+# For each mode: kprobes from /share/probes.txt, perf record on every CPU the workload runs on
+# (CPUS, default $CPU, and CPU 0 too for the migrate mode; perf itself stays on CPU 0), the
+# workload pinned to $CPU; its JSON output, /proc/stat before/after, perf.data.
 set -u
 . /share/params
 O=/share/out
@@ -35,7 +36,10 @@ done
 echo "$EV" > $O/perf-events.txt
 for mode in $MODES; do
 	cat /proc/stat > $O/$mode.proc_stat.before
-	taskset -c 0 perf record -q -m "${PERF_MMAP:-16M}" -C "$CPU" $EV -o /tmp/$mode.perf.data -- \
+	C=${CPUS:-$CPU}
+	case $mode in migrate*) C=${CPUS:-0,$CPU} ;; esac
+	echo "$mode: perf record -C $C"
+	taskset -c 0 perf record -q -m "${PERF_MMAP:-16M}" -C "$C" $EV -o /tmp/$mode.perf.data -- \
 		/bin/kacct-workload "$mode" -t "$SECONDS_PER_RUN" -n "$READS" -k "$KINDS" -c "$CPU" \
 		> $O/$mode.workload.jsonl 2> $O/$mode.record.err
 	echo "$mode: rc=$?"

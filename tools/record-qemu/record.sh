@@ -3,27 +3,38 @@
 # kernels) with nohz_full=1, run the workload pinned to CPU 1 (gen vtime) under perf, and bring
 # the traces and the kernel's answers out through a 9p share.
 #   record.sh ARCH OUTDIR [MODE...]       ARCH: amd64 | ppc64el; MODE default: all five
+# OUTDIR must not exist or be empty: record.sh never deletes what it did not create, so each run
+# needs its own directory (reduce.py names the fixtures after the run's RUN_ID).
 # Env: WORK (setup.sh's directory, default /tmp/kacct-qemu), SECONDS_PER_RUN (1), READS (12),
 #      KINDS (all six read kinds), ICOUNT (ppc64el: 1 = -icount shift=0,sleep=off, deterministic).
 # OUTDIR/out/MODE.{perf.data,perf.script.xz,workload.jsonl,proc_stat.*} + guest-info, console,
 # out/identify/ (what `kacct identify --root` reads: the guest's /proc files, the kernel config).
 set -euo pipefail
-A=$1 OUT=$(readlink -f "$2"); shift 2
+[ $# -ge 2 ] || { echo "usage: record.sh ARCH OUTDIR [MODE...]" >&2; exit 2; }
+A=$1 OUT=$(readlink -m "$2"); shift 2
 MODES=${*:-spin syscall mixed yield sleep}
-W=${WORK:-/tmp/kacct-qemu}
+W=$(readlink -m "${WORK:-/tmp/kacct-qemu}")
 HERE=$(dirname "$(readlink -f "$0")")
 K=$W/$A
+if [ -e "$OUT" ] && { [ ! -d "$OUT" ] || [ -n "$(ls -A "$OUT")" ]; }; then
+	echo "record.sh: $OUT exists and is not an empty directory; give a new OUTDIR (nothing was changed)" >&2
+	exit 2
+fi
 [ -f "$K/initrd.cpio.gz" ] || { echo "record.sh: run setup.sh first ($K)" >&2; exit 1; }
-rm -rf "$OUT" && mkdir -p "$OUT"
+mkdir -p "$OUT"
 cp "$HERE/guest-job.sh" "$OUT/job.sh" && cp "$K/probes.txt" "$K/versions.txt" "$OUT/"
 TIMER=irq_vectors:local_timer_entry
 [ "$A" = ppc64el ] && TIMER="powerpc:timer_interrupt_entry powerpc:timer_interrupt_exit"
 cat > "$OUT/params" <<P
+RUN_ID=$(date -u +%Y%m%dT%H%M%SZ)
+ARCH=$A
+WORK=$W
 MODES="$MODES"
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-1}
 READS=${READS:-12}
 KINDS=${KINDS:-proc_stat,task_stat,rusage_self,rusage_thread,process_cputime,taskstats}
-CPU=1
+CPU=${CPU:-1}
+CPUS=${CPUS:-}
 TIMER_EVENTS="$TIMER"
 P
 V="-virtfs local,path=$OUT,mount_tag=share,security_model=none,id=share"
@@ -42,7 +53,7 @@ echo "${Q[*]}" > "$OUT/qemu-cmd.txt"
 # within minutes): a boot that has not started the job after BOOT_TIMEOUT s is retried.
 t0=$(date +%s.%N)
 for try in 1 2 3; do
-	rm -rf "$OUT/out" "$OUT/job.log"
+	rm -rf "$OUT/out" "$OUT/job.log"   # this run's own, from a failed boot
 	timeout 1200 "${Q[@]}" < /dev/null > "$OUT/console.log" 2>&1 &
 	q=$!
 	for _ in $(seq "${BOOT_TIMEOUT:-90}"); do [ -f "$OUT/job.log" ] || ! kill -0 $q 2>/dev/null && break; sleep 1; done
@@ -57,7 +68,11 @@ cat "$OUT/job.log" 2>/dev/null || true
 [ -d "$OUT/out/identify" ] && mkdir -p "$OUT/out/identify/boot" && cp "$K"/kimg/boot/config-* "$OUT/out/identify/boot/"
 for m in $MODES; do
 	[ -f "$OUT/out/$m.perf.data" ] || { echo "record.sh: no trace for $m" >&2; continue; }
-	perf script -i "$OUT/out/$m.perf.data" --kallsyms "$OUT/out/kallsyms" --ns \
+	# --show-lost-events: a PERF_RECORD_LOST line where the ring buffer overflowed, so a loss
+	# reaches the fixture (reduce.py counts them; the conformance test fails on them).
+	perf script -i "$OUT/out/$m.perf.data" --kallsyms "$OUT/out/kallsyms" --ns --show-lost-events \
 		-F comm,pid,tid,cpu,time,event,trace 2> "$OUT/out/$m.script.err" | xz -T1 -6 > "$OUT/out/$m.perf.script.xz"
+	lost=$(xz -dc "$OUT/out/$m.perf.script.xz" | grep -c 'PERF_RECORD_LOST' || true)
+	[ "$lost" = 0 ] || echo "record.sh: $m: perf lost events ($lost PERF_RECORD_LOST records)" >&2
 done
 ls -la "$OUT/out"

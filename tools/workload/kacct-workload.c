@@ -4,7 +4,13 @@
  * perf trace and predicts the value at the read syscall's exit. Output: JSON lines on stdout (docs/perf.md).
  *
  *   kacct-workload MODE [-t SECONDS] [-n READS] [-k KINDS] [-c CPU]
- *   MODE: spin | syscall | readloop | pagefault | yield | sleep | mixed
+ *   MODE: spin | syscall | readloop | pagefault | yield | sleep | mixed | threads | forks | procs | migrate
+ *     threads: mixed work while short-lived threads are created and exit beside it (one round's thread
+ *              runs while the next is created; the group's reads include the dead threads);
+ *     forks:   mixed work with a child forked, run briefly and reaped every round (fork/exit churn);
+ *     procs:   three more processes doing mixed work on the same CPU for the whole run;
+ *     migrate: mixed work, moved between CPU 0 (housekeeping) and -c CPU every round, so it runs and
+ *              reads on both (trace both CPUs).
  *   KINDS: comma list of proc_stat,task_stat,rusage_self,rusage_thread,process_cputime,taskstats
  *          (default: all but taskstats)
  *   -c CPU: pin the process (and so the measured child and its threads) to CPU, e.g. a nohz_full one
@@ -19,6 +25,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +211,28 @@ static void pagefaults(unsigned pages) {
   for (unsigned i = 0; i < pages; i++) p[(size_t)i * (size_t)psz] = 1;
   munmap(p, (size_t)pages * (size_t)psz);
 }
+static void* worker(void* arg) {
+  (void)arg;
+  spin(20000);
+  syscalls(50);
+  return NULL;
+}
+static void pin(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  sched_setaffinity(0, sizeof set, &set);
+}
+static void mixed_round(unsigned round) {
+  switch (round % 3) {
+    case 0: spin(50000); break;
+    case 1: syscalls(100); break;
+    default: {
+      struct timespec d = {0, 500000};
+      nanosleep(&d, NULL);
+    }
+  }
+}
 static void* yielder(void* arg) {
   (void)arg;
   while (!stop_threads) sched_yield();
@@ -229,14 +258,15 @@ int main(int argc, char** argv) {
     else
       return 2;
   }
-  static const char* modes[] = {"spin", "syscall", "readloop", "pagefault", "yield", "sleep", "mixed"};
+  static const char* modes[] = {"spin",  "syscall", "readloop", "pagefault", "yield",  "sleep",
+                                "mixed", "threads", "forks",    "procs",     "migrate"};
   int m = -1;
-  for (int i = 0; i < 7; i++)
+  for (int i = 0; i < 11; i++)
     if (!strcmp(mode, modes[i])) m = i;
   if (m < 0 || seconds <= 0 || nreads == 0) {
     fprintf(stderr,
-            "usage: kacct-workload spin|syscall|readloop|pagefault|yield|sleep|mixed [-t SECONDS] [-n READS] [-k "
-            "KINDS] [-c CPU]\n");
+            "usage: kacct-workload spin|syscall|readloop|pagefault|yield|sleep|mixed|threads|forks|procs|migrate "
+            "[-t SECONDS] [-n READS] [-k KINDS] [-c CPU]\n");
     return 2;
   }
   char copy[256];
@@ -291,6 +321,17 @@ int main(int argc, char** argv) {
     sched_setaffinity(0, sizeof set, &set);
     pthread_create(&th, NULL, yielder, NULL);
   }
+  pid_t others[3] = {0, 0, 0};
+  if (m == 9) /* procs: siblings on the same CPU until the end */
+    for (int i = 0; i < 3; i++)
+      if ((others[i] = fork()) == 0) {
+        for (unsigned round = (unsigned)i;; round++) mixed_round(round);
+      }
+  if (m == 10 && cpu < 0) {
+    fprintf(stderr, "kacct-workload: migrate needs -c CPU\n");
+    return 2;
+  }
+  int have_thread = 0;
   const uint64_t t0 = now_ns(), total = (uint64_t)(seconds * 1e9), slice = total / nreads;
   unsigned marker = 1;
   for (unsigned r = 0; r < nreads; r++) {
@@ -312,11 +353,38 @@ int main(int argc, char** argv) {
           spin(20000);
           break;
         }
+        case 7: /* threads: the previous round's thread still runs while this one's is created */
+          if (have_thread) pthread_join(th, NULL);
+          have_thread = !pthread_create(&th, NULL, worker, NULL);
+          mixed_round(round++);
+          break;
+        case 8: { /* forks */
+          const pid_t c = fork();
+          if (c == 0) {
+            spin(20000);
+            syscalls(50);
+            _exit(0);
+          }
+          mixed_round(round++);
+          if (c > 0) waitpid(c, NULL, 0);
+          break;
+        }
+        case 9: mixed_round(round++); break;
+        case 10: /* migrate: CPU 0 and -c CPU in turn, a few rounds each */
+          if (round % 4 == 0) pin(round % 8 ? 0 : cpu);
+          mixed_round(round++);
+          break;
         default: break;
       }
     }
     do_read(marker++, (enum kind)kinds[r % (unsigned)nkinds]);
   }
+  if (have_thread) pthread_join(th, NULL);
+  for (int i = 0; i < 3; i++)
+    if (others[i] > 0) {
+      kill(others[i], SIGKILL);
+      waitpid(others[i], NULL, 0);
+    }
   if (m == 4) {
     stop_threads = 1;
     pthread_join(th, NULL);
