@@ -284,12 +284,16 @@ const std::vector<Row>& table() {
        {"a nohz_full CPU's vtime: user exit and enter, guest enter and exit, context switch, the <= 4.7 irq hooks, "
         "tick, steal and irq-time boundaries (4.11+), task exit and fork, in the snapshot, jiffy, accumulated and "
         "accumulated-with-states variants",
+        "the kernel entries a trace implies: a switch in user mode (user exit before it, user enter for a next "
+        "resuming in user mode) and an irq in guest mode (in guest state, or after KVM's vtime guest exit and "
+        "before its next vtime guest entry, per platform and release: GenCfg::guest_exit_before_irq)",
         "CPU hotplug: a nohz_full CPU going offline (no hook) and coming back, with the idle task's "
         "vtime_init_idle() (before f1a0a376ca0c: 5.14, 5.10.50, 5.12.17, 5.13.2) or without it"},
        {"housekeeping CPUs (tick accounting: the tick model)",
         "irq time under gen before 4.11 (configurations rejected)",
         "the timekeeper's own jiffies update (jiffies advance at multiples of TICK_NSEC from ts 0)", kNoNmi,
-        "CPU hotplug beyond the idle task's vtime: the nohz_full mask is fixed, context tracking on the dying CPU"}},
+        "CPU hotplug beyond the idle task's vtime: the nohz_full mask is fixed, context tracking on the dying CPU",
+        "KVM Book3S PR on Book3S-64 (HV's order of an irq in guest mode is modelled)"}},
       {Kind::Job,
        "gen_vtime.",
        {"one step (user exit, user enter, guest enter, guest exit, irq-exit hook, task switch, and before 5.14 the "

@@ -23,8 +23,8 @@ using namespace diff;
 constexpr int kCases = 20;
 const arch::KVersion kVersions[] = {arch::v(5, 15), arch::v(6, 1),  arch::v(6, 6), arch::v(6, 10),
                                     arch::v(6, 12), arch::v(6, 14), arch::v(6, 17)};
-const std::vector<Variant> kVariants = {Variant::Faithful, Variant::NoLock, Variant::DoubleCount, Variant::LostDelta,
-                                        Variant::NoNegGuard};
+const std::vector<Variant> kVariants = {Variant::Faithful,  Variant::NoLock,     Variant::DoubleCount,
+                                        Variant::LostDelta, Variant::NoNegGuard, Variant::NoRecordTimes};
 
 std::string ctl_text(const Ctl& c) {
   std::ostringstream o;

@@ -191,9 +191,12 @@ RC_GTEST_PROP(PsiProp, IrqTimeOffAtRunTimeCallsPsiUntil614, ()) {
 // (searched with a fixed budget: the search must fail), and by the invariant that names its
 // fault. NoNegGuard is not among them: below.
 TEST(PsiProp, MutantsAreCaughtOnGeneratedScripts) {
+  // (LostDelta twice: the per-cgroup ledger from the ground truth catches it too, as `also`.)
   const std::pair<Variant, const char*> expected[] = {{Variant::NoLock, "psi_irq.lock_held"},
                                                       {Variant::DoubleCount, "psi_irq.conservation"},
-                                                      {Variant::LostDelta, "psi_irq.hierarchy"}};
+                                                      {Variant::LostDelta, "psi_irq.hierarchy"},
+                                                      {Variant::LostDelta, "psi_irq.group_ledger"},
+                                                      {Variant::NoRecordTimes, "psi_irq.state_clock"}};
   for (const auto& [var, inv] : expected) {
     std::set<std::string> seen;
     const bool survived = rc::check("find a script that catches the variant", [&, var = var] {
@@ -203,7 +206,10 @@ TEST(PsiProp, MutantsAreCaughtOnGeneratedScripts) {
       c.variant = var;
       const auto r = run_script(s, c);
       RC_ASSERT(!r.error);
-      if (r.violation) seen.insert(r.violation->invariant);
+      if (r.violation) {
+        seen.insert(r.violation->invariant);
+        seen.insert(r.violation->also.begin(), r.violation->also.end());
+      }
       RC_ASSERT(!r.violation);
     });
     EXPECT_FALSE(survived) << variant_name(var) << " survived the generated scripts";

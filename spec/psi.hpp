@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -66,6 +67,9 @@ boolean<D> monotonic(D& d, const model::psi::World<D>& a, const model::psi::Worl
 struct Violation {
   std::string invariant;
   std::string message;
+  std::vector<std::string> also;  // the other invariants the same event breaks
+  Violation() = default;
+  Violation(std::string inv, std::string msg) : invariant(std::move(inv)), message(std::move(msg)) {}
 };
 
 // Fed the world before and after each event, plus the ground truth the script runner measures
@@ -85,6 +89,8 @@ class Checker {
     accrued_.assign(w0.v.cpu.size(), 0);
     idle_pending_.assign(w0.v.cpu.size(), 0);
     charged_.assign(w0.v.cpu.size(), 0);
+    ledger_ = expected_;
+    ledger_base_.assign(w0.v.cpu.size(), 0);
     total0_.clear();
     for (const auto& c : w0.v.cpu) total0_.push_back(c.acct.irqtime.total);
   }
@@ -101,32 +107,48 @@ class Checker {
   std::uint64_t charged(int cpu) const { return charged_[cpu]; }
   std::uint64_t max_pending() const { return max_pending_; }
 
+  // The first invariant the event breaks (in the order below), with the others it breaks too.
   std::optional<Violation> after(const model::psi::World<Concrete>& before, const model::psi::World<Concrete>& w,
                                  const EventInfo& e) {
+    std::vector<Violation> found;
+    check(before, w, e, found);
+    if (found.empty()) return std::nullopt;
+    Violation v = found.front();
+    for (std::size_t i = 1; i < found.size(); ++i)
+      if (std::find(v.also.begin(), v.also.end(), found[i].invariant) == v.also.end() &&
+          found[i].invariant != v.invariant)
+        v.also.push_back(found[i].invariant);
+    return v;
+  }
+
+ private:
+  void check(const model::psi::World<Concrete>& before, const model::psi::World<Concrete>& w, const EventInfo& e,
+             std::vector<Violation>& found) {
     Concrete d;
-    // psi_irq.lock_held
-    for (std::size_t i = n_faults_; i < w.c.faults.size(); ++i) {
-      const auto& f = w.c.faults[i];
+    // psi_irq.lock_held (the first new fault)
+    if (n_faults_ < w.c.faults.size()) {
+      const auto& f = w.c.faults[n_faults_];
       const auto torn = seq_dump(w);
-      return Violation{"psi_irq.lock_held",
-                       fmt::format("cpu {} wrote {} of cpu {} without holding rq {}'s lock (owner {}){}", f.actor,
-                                   f.what, f.cpu, f.cpu, lock_name(before, f.cpu),
-                                   torn.empty() ? "" : "; after the event " + torn + "(torn: readers spin)")};
+      found.push_back(
+          {"psi_irq.lock_held", fmt::format("cpu {} wrote {} of cpu {} without holding rq {}'s lock (owner {}){}",
+                                            f.actor, f.what, f.cpu, f.cpu, lock_name(before, f.cpu),
+                                            torn.empty() ? "" : "; after the event " + torn + "(torn: readers spin)")});
     }
     n_faults_ = w.c.faults.size();
     if (!seq_even(d, w))
-      return Violation{"psi_irq.seq_even", "a sequence count is odd after the event: " + seq_dump(w)};
-    if (!monotonic(d, before, w)) return Violation{"psi_irq.monotonic", "a PSI base or the irq total went backwards"};
-    if (!base_le_total(d, cfg_, w)) return Violation{"psi_irq.base_le_total", "a PSI base is ahead of irq_time_read()"};
+      found.push_back({"psi_irq.seq_even", "a sequence count is odd after the event: " + seq_dump(w)});
+    if (!monotonic(d, before, w)) found.push_back({"psi_irq.monotonic", "a PSI base or the irq total went backwards"});
+    if (!base_le_total(d, cfg_, w))
+      found.push_back({"psi_irq.base_le_total", "a PSI base is ahead of irq_time_read()"});
     // New charges: attribution, width, then the hierarchy sums.
     for (std::size_t i = n_charges_; i < w.c.charges.size(); ++i) {
       const auto& ch = w.c.charges[i];
-      if (auto v = attribution(ch, e)) return v;
+      if (auto v = attribution(ch, e)) found.push_back(*v);
       if (ch.leaf >= 0 && ch.delta >> 32)
-        return Violation{"psi_irq.delta_fits_u32",
+        found.push_back({"psi_irq.delta_fits_u32",
                          fmt::format("cpu {}: one charge of {} ns to task {} does not fit the u32 times[IRQ_FULL] add; "
                                      "{} ns are lost mod 2^32",
-                                     ch.cpu, ch.delta, ch.task, ch.delta - (ch.delta & 0xffffffffu))};
+                                     ch.cpu, ch.delta, ch.task, ch.delta - (ch.delta & 0xffffffffu))});
       charged_[ch.cpu] += ch.delta;
       const auto from_idle = std::min(idle_pending_[ch.cpu], ch.delta);  // oldest irq time first
       idle_pending_[ch.cpu] -= from_idle;
@@ -142,43 +164,88 @@ class Checker {
           if (before.c.enabled[g]) expected_[g][ch.cpu] += ch.delta;
     }
     n_charges_ = w.c.charges.size();
-    for (std::size_t g = 0; g < w.v.gc.size(); ++g)
-      for (std::size_t c = 0; c < w.v.cpu.size(); ++c)
-        if (w.v.gc[g][c].irq_full != std::uint32_t(cfg_.has_psi_irq() ? expected_[g][c] : 0))
-          return Violation{
-              "psi_irq.hierarchy",
-              fmt::format("group {} cpu {}: times[IRQ_FULL] = {}, but the charges to it and its descendants "
-                          "sum to {} (mod 2^32: {})",
-                          g, c, w.v.gc[g][c].irq_full, expected_[g][c], std::uint32_t(expected_[g][c]))};
+    if (auto v = per_group(w, "psi_irq.hierarchy", "the charges to it and its descendants sum to", expected_))
+      found.push_back(*v);
     // psi_irq.conservation: charged (and, pre-fix, consumed for idle) + pending == accrued.
     for (std::size_t c = 0; c < w.v.cpu.size(); ++c) {
       const auto& pc = w.v.cpu[c];
-      if (pc.acct.irqtime.total - total0_[c] != accrued_[c])
-        return Violation{"psi_irq.irq_clock", fmt::format("cpu {}: irq_time_read() grew by {} but {} ns of irq ran", c,
-                                                          pc.acct.irqtime.total - total0_[c], accrued_[c])};
+      if (pc.acct.irqtime.total - total0_[c] != accrued_[c]) {
+        found.push_back({"psi_irq.irq_clock", fmt::format("cpu {}: irq_time_read() grew by {} but {} ns of irq ran", c,
+                                                          pc.acct.irqtime.total - total0_[c], accrued_[c])});
+        continue;
+      }
       if (!cfg_.has_psi_irq() || !cfg_.irqtime) continue;
       const std::uint64_t base = cfg_.charge_at_tick() ? pc.psi_irq_time : pc.acct.rq.prev_irq_time;
       const std::uint64_t pending = pc.acct.irqtime.total - base;
       max_pending_ = std::max(max_pending_, pending);
       if (charged_[c] + pending != accrued_[c])
-        return Violation{
-            "psi_irq.conservation",
-            fmt::format("cpu {}: {} ns charged + {} ns pending != {} ns of irq time accrued ({})", c, charged_[c],
-                        pending, accrued_[c], charged_[c] + pending > accrued_[c] ? "counted twice" : "lost")};
+        found.push_back(
+            {"psi_irq.conservation",
+             fmt::format("cpu {}: {} ns charged + {} ns pending != {} ns of irq time accrued ({})", c, charged_[c],
+                         pending, accrued_[c], charged_[c] + pending > accrued_[c] ? "counted twice" : "lost")});
       // psi_irq.bounded_lag (6.10+): a charge point leaves nothing pending.
-      if (cfg_.charge_at_tick() && e.cpu == int(c) && pending != 0) {
-        const bool tick_point = e.kind == EventInfo::Tick && e.curr_before[c] != 0;
-        const bool switch_point = e.kind == EventInfo::Switch && e.prev != e.next && e.prev != 0 &&
-                                  e.group_before[e.prev] != e.group_before[e.next];
-        if (tick_point || switch_point)
-          return Violation{"psi_irq.bounded_lag",
-                           fmt::format("cpu {}: {} ns still pending after a charge point", c, pending)};
+      if (cfg_.charge_at_tick() && e.cpu == int(c) && pending != 0 && charge_point(e, c) > 0)
+        found.push_back(
+            {"psi_irq.bounded_lag", fmt::format("cpu {}: {} ns still pending after a charge point", c, pending)});
+    }
+    // psi_irq.group_ledger (6.10+): per cgroup and CPU, times[IRQ_FULL] against a ledger kept
+    // from the ground truth alone (the irq time that ran, the tasks' groups, the charge points of
+    // the version's rule), not from the model's charge log: at a charge point the irq time
+    // accrued on the CPU since its last one goes to the charged task's group and each enabled
+    // ancestor (the proposed fix: an idle point consumes it).
+    if (cfg_.has_psi_irq() && cfg_.charge_at_tick() && e.cpu >= 0 && std::size_t(e.cpu) < w.v.cpu.size()) {
+      const std::size_t c = std::size_t(e.cpu);
+      const int task = charge_point(e, c);
+      const bool idle_point = cfg_.idle_irq_dropped && ((e.kind == EventInfo::Tick && e.curr_before[c] == 0) ||
+                                                        (e.kind == EventInfo::Switch && e.prev == 0 && e.next != 0));
+      if (task > 0) {
+        for (int g : w.c.chain(e.group_before[task]))
+          if (before.c.enabled[g]) ledger_[g][c] += accrued_[c] - ledger_base_[c];
+        ledger_base_[c] = accrued_[c];
+      } else if (idle_point) {
+        ledger_base_[c] = accrued_[c];
       }
     }
+    if (cfg_.charge_at_tick())
+      if (auto v = per_group(w, "psi_irq.group_ledger", "the ground truth gives its subtree", ledger_))
+        found.push_back(*v);
+    // psi_irq.state_clock: a psi_group_cpu whose state changed in the event (times[IRQ_FULL] or
+    // its sequence count moved) had its running state interval closed by record_times() at the
+    // event's clock; no state clock is ahead of the clock.
+    for (std::size_t g = 0; g < w.v.gc.size(); ++g)
+      for (std::size_t c = 0; c < w.v.cpu.size(); ++c) {
+        const auto &x = before.v.gc[g][c], &y = w.v.gc[g][c];
+        const bool written = x.irq_full != y.irq_full || x.seq != y.seq;
+        if (y.state_start > w.v.now || (written && y.state_start != w.v.now)) {
+          found.push_back({"psi_irq.state_clock",
+                           fmt::format("group {} cpu {}: state_start = {} at clock {} after {}", g, c, y.state_start,
+                                       w.v.now, written ? "a write to its times" : "the event")});
+          g = w.v.gc.size() - 1;
+          break;
+        }
+      }
+  }
+  // The task a 6.10+ charge point on CPU c charges (sched_tick with a task current; __schedule
+  // from a task to one in another leaf group), or 0.
+  static int charge_point(const EventInfo& e, std::size_t c) {
+    if (e.cpu != int(c)) return 0;
+    if (e.kind == EventInfo::Tick && e.curr_before[c] != 0) return e.curr_before[c];
+    if (e.kind == EventInfo::Switch && e.prev != e.next && e.prev != 0 &&
+        e.group_before[e.prev] != e.group_before[e.next])
+      return e.prev;
+    return 0;
+  }
+  // times[IRQ_FULL] of every group and CPU against a u64 sum (mod 2^32): the first mismatch.
+  std::optional<Violation> per_group(const model::psi::World<Concrete>& w, const char* inv, const char* what,
+                                     const std::vector<std::vector<std::uint64_t>>& want) const {
+    for (std::size_t g = 0; g < w.v.gc.size(); ++g)
+      for (std::size_t c = 0; c < w.v.cpu.size(); ++c)
+        if (w.v.gc[g][c].irq_full != std::uint32_t(cfg_.has_psi_irq() ? want[g][c] : 0))
+          return Violation{inv, fmt::format("group {} cpu {}: times[IRQ_FULL] = {}, but {} {} (mod 2^32: {})", g, c,
+                                            w.v.gc[g][c].irq_full, what, want[g][c], std::uint32_t(want[g][c]))};
     return std::nullopt;
   }
 
- private:
   static std::string lock_name(const model::psi::World<Concrete>& w, int cpu) {
     return w.c.lock_owner[cpu] < 0 ? "none" : "cpu " + std::to_string(w.c.lock_owner[cpu]);
   }
@@ -228,7 +295,9 @@ class Checker {
 
   model::psi::PsiCfg cfg_;
   std::vector<std::vector<std::uint64_t>> expected_;  // u64 sum of charges per [group][cpu]
+  std::vector<std::vector<std::uint64_t>> ledger_;    // the same from the ground truth (6.10+)
   std::vector<std::uint64_t> accrued_, total0_, charged_, idle_pending_;
+  std::vector<std::uint64_t> ledger_base_;  // per CPU: accrued at its last charge point
   std::uint64_t idle_charged_ = 0;
   std::string idle_finding_;
   std::size_t n_faults_ = 0, n_charges_ = 0;

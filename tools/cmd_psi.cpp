@@ -169,7 +169,8 @@ void add_psi(CLI::App& app) {
       psi->add_subcommand("run", "Run a PSI event script, check every invariant, count costs; exit 1 on a violation");
   run->add_option("SCRIPT", o->path, "script file, or - for stdin")->required();
   run->add_option("--version", o->version, "kernel version MAJOR.MINOR (default: the script's, else 6.10)");
-  run->add_option("--variant", o->variant, "faithful | no-lock | double-count | lost-delta | no-neg-guard");
+  run->add_option("--variant", o->variant,
+                  "faithful | no-lock | double-count | lost-delta | no-neg-guard | no-record-times");
   run->add_option("--irqtime", o->irqtime, "on | off: irq time accounting at run time");
   run->add_option("--with-fix", o->fixes, "ID: apply a kacct-local proposed fix (not upstream; `kacct findings`)");
   run->add_flag("--json", o->json, "JSON output");

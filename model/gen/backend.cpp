@@ -114,6 +114,11 @@ class GenBackend {
         // softirq the trace shows after irq_exit in user mode ran before the return to user,
         // so it is kernel time too (the trace cannot say more)
         if (from_user) st.user_exit(v, t, s, gx, n);
+        // An irq in guest mode is a VM exit; where KVM makes its vtime guest exit before serving
+        // irqs, the irq runs in SYS state (GenCfg::guest_exit_before_irq).
+        if (KACCT_MUTANT(437, g_.guest_exit_before_irq, false) && x.mode == Mode::Guest && x.irq_depth == 0 &&
+            !x.softirq)
+          st.guest_exit(v, t, s, gx, n);
         if (k_.o.check) pre_ = k_.r.cpus[e.cpu];
         tick_.event(i, e, x);  // irqtime_account_irq()
         boundary_ = true;
@@ -136,6 +141,10 @@ class GenBackend {
         const bool to_user =
             x.mode == Mode::User && (e.kind == Kind::IrqExit ? x.irq_depth == 1 && !x.softirq : x.irq_depth == 0);
         if (to_user) st.user_enter(v, t, s, gx, n);
+        // ... and the return to the guest is the next run's vtime guest entry
+        const bool to_guest =
+            x.mode == Mode::Guest && (e.kind == Kind::IrqExit ? x.irq_depth == 1 && !x.softirq : x.irq_depth == 0);
+        if (g_.guest_exit_before_irq && to_guest) st.guest_enter(v, t, s, gx, n);
         break;
       }
       case Kind::Switch: {
@@ -144,7 +153,14 @@ class GenBackend {
         // next's starttime is read `gap` after prev's flush: the event's gap= if the trace gives
         // one, else the model parameter GenCfg::switch_gap
         const std::uint64_t gap = (e.flags & 4) ? k_.p.gap[i] : g_.switch_gap;
+        // A switch the trace shows in user mode is preemption on the way back to user: the
+        // kernel was entered first (an irq: user_exit_irqoff; before the generic entry code,
+        // schedule_user()'s exception_enter()), at the switch as far as the trace says, and
+        // next, resuming in user mode, returns there (user_enter_irqoff) as it starts.
+        if (KACCT_MUTANT(440, x.mode == Mode::User, false)) st.user_exit(v, t, s, gx, n);
         st.task_switch(v, t, s, out_.vtime[next], out_.ctl[next], gx, n, at(e.ts + gap), std::int32_t(e.cpu));
+        if (KACCT_MUTANT(441, k_.saved_mode[next] == Mode::User, false))
+          st.user_enter(out_.vtime[next], k_.r.tasks[next], out_.ctl[next], gx, at(e.ts + gap));
         ++out_.switches;
         if (e.flags & 1) {  // prev is dead: what its vtime still holds is never flushed
           out_.exit_lost += v.utime + v.stime + v.gtime;

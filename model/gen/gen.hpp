@@ -41,6 +41,12 @@ struct GenCfg {
   // idle_thread_get() calls init_idle() -> vtime_init_idle() at every CPU bring-up (until
   // f1a0a376ca0c made init_idle() __init: 5.14, 5.10.50, 5.12.17, 5.13.2; arch/patches.hpp).
   bool idle_init_on_online = false;
+  // Where KVM serves an irq that arrives in guest mode relative to its vtime guest exit. false:
+  // before it, so the irq runs in vtime guest state (x86 up to 5.8 and from 5.13, Book3E and
+  // Book3S PR on powerpc); true: after it, so the irq ends the vtime guest stretch and the
+  // vtime guest entry of the next run follows it (x86 5.9 .. 5.12, Book3S-64 HV with vtime on
+  // the CPU). docs/models/gen-vtime.md lists what was read.
+  bool guest_exit_before_irq = false;
   bool nohz(std::uint32_t cpu) const { return cpu >= 64 || ((nohz_full >> cpu) & 1); }
 };
 
@@ -468,11 +474,12 @@ inline bool kcpustat_cpu_fetch(const GenCfg& g, const CpuAcct<Concrete>& c, cons
 
 }  // namespace kacct::model
 
+#include "arch/cpus.hpp"
 #include "arch/patches.hpp"
 namespace kacct::model {
 // The gen vtime settings of a release (arch/patches.hpp rows; the <= 4.7 irq hooks and the 4.8
-// other-time subtraction are era facts of docs/models/gen-vtime.md, not rows).
-inline GenCfg gen_cfg(arch::KVersion ver, unsigned hz) {
+// other-time subtraction are era facts of docs/models/gen-vtime.md, not rows) on a platform.
+inline GenCfg gen_cfg(arch::KVersion ver, unsigned hz, arch::Platform platform = arch::Platform::X86) {
   GenCfg g;
   g.variant =
       !KACCT_MUTANT(431, arch::applied("ff9a9b4c4334", ver), arch::applied("ff9a9b4c4334", arch::next_mainline(ver)))
@@ -487,6 +494,14 @@ inline GenCfg gen_cfg(arch::KVersion ver, unsigned hz) {
   g.idle_init_on_online = !arch::applied("f1a0a376ca0c", KACCT_MUTANT(436, ver, arch::next_mainline(ver)));
   // jiffies_to_cputime(1) = NSEC_PER_SEC / HZ before 4.11; jiffies_to_nsecs(1) after.
   g.jiffy_ns = ver < arch::v(4, 11) ? 1'000'000'000ull / hz : (1'000'000ull / hz) * 1000;
+  // x86: 87fa7f3e98a1 (5.9) moved guest_exit_irqoff() to right after VM exit, before KVM's irq
+  // window; 160457140187 (5.13) deferred the vtime part past it again (era facts, as above).
+  // powerpc Book3S-64 (KVM HV): kvmppc_run_core()/kvmhv_run_single() enable irqs only after
+  // guest_timing_exit_irqoff() when vtime accounting is on (6.1.192, 6.12.117).
+  g.guest_exit_before_irq =
+      platform == arch::Platform::PPC_BOOK3S_64 ||
+      (platform == arch::Platform::X86 && ver >= KACCT_MUTANT(438, arch::v(5, 9), arch::v(5, 8)) &&
+       ver < KACCT_MUTANT(439, arch::v(5, 13), arch::v(5, 14)));
   return g;
 }
 }  // namespace kacct::model

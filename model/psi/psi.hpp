@@ -23,10 +23,11 @@ namespace kacct::model::psi {
 // Deliberately broken variants (mutants; never a kernel version).
 enum class Variant : std::uint8_t {
   Faithful,
-  NoLock,       // sched_tick calls psi_account_irqtime before taking the rq lock (the 2024 draft)
-  DoubleCount,  // post-fix: base not advanced after charging
-  LostDelta,    // post-fix: base advanced, the delta charged to the leaf group only
-  NoNegGuard,   // post-fix: the (s64)delta < 0 test removed
+  NoLock,         // sched_tick calls psi_account_irqtime before taking the rq lock (the 2024 draft)
+  DoubleCount,    // post-fix: base not advanced after charging
+  LostDelta,      // post-fix: base advanced, the delta charged to the leaf group only
+  NoNegGuard,     // post-fix: the (s64)delta < 0 test removed
+  NoRecordTimes,  // psi_account_irqtime adds to times[IRQ_FULL] without record_times()
 };
 std::string_view variant_name(Variant);
 bool parse_variant(std::string_view, Variant&);
@@ -207,7 +208,7 @@ void psi_account_irqtime_old(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
     note_write(c, cpu, actor, "psi_group_cpu (times[IRQ_FULL], seq)");
     c.costs.seq_sections++;
     KACCT_MUTANT_DROP(602, seq_section(d, gc.seq))
-    KACCT_MUTANT_DROP(604, record_times(d, gc, now))
+    if (cfg.variant != Variant::NoRecordTimes) { KACCT_MUTANT_DROP(604, record_times(d, gc, now)) }
     gc.irq_full = d.add(gc.irq_full, delta);
   }
   if constexpr (!D::is_symbolic) c.charges.push_back({cpu, task, leaf, std::uint64_t(irq_delta), Site::RqClock});
@@ -270,7 +271,7 @@ void psi_account_irqtime_new(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
         KACCT_MUTANT_DROP(608, seq_section(d, gc.seq))
         if (cfg.clock_in_seq()) s.c.costs.clock_reads++;
       }
-      record_times(d, gc, s.v.now);
+      if (cfg.variant != Variant::NoRecordTimes) record_times(d, gc, s.v.now);
       gc.irq_full = d.add(gc.irq_full, d32);
     }
     if (KACCT_MUTANT(607, percpu, false)) seq_section(d, s.v.cpu[cpu].psi_seq);

@@ -12,11 +12,13 @@ std::string_view variant_name(Variant v) {
     case Variant::DoubleCount: return "double-count";
     case Variant::LostDelta: return "lost-delta";
     case Variant::NoNegGuard: return "no-neg-guard";
+    case Variant::NoRecordTimes: return "no-record-times";
   }
   return "?";
 }
 bool parse_variant(std::string_view s, Variant& out) {
-  for (auto v : {Variant::Faithful, Variant::NoLock, Variant::DoubleCount, Variant::LostDelta, Variant::NoNegGuard})
+  for (auto v : {Variant::Faithful, Variant::NoLock, Variant::DoubleCount, Variant::LostDelta, Variant::NoNegGuard,
+                 Variant::NoRecordTimes})
     if (variant_name(v) == s) {
       out = v;
       return true;
@@ -54,9 +56,10 @@ Grammar::Decl declare() {
       {"irqtime", "SWITCH", [](Script& s, std::span<const Arg> a) { s.irqtime = script::on_off(a[0]); }},
       {"variant", "NAME",
        [](Script& s, std::span<const Arg> a) {
-         const std::string_view names[] = {variant_name(Variant::Faithful), variant_name(Variant::NoLock),
-                                           variant_name(Variant::DoubleCount), variant_name(Variant::LostDelta),
-                                           variant_name(Variant::NoNegGuard)};  // in enum order
+         const std::string_view names[] = {
+             variant_name(Variant::Faithful),    variant_name(Variant::NoLock),
+             variant_name(Variant::DoubleCount), variant_name(Variant::LostDelta),
+             variant_name(Variant::NoNegGuard),  variant_name(Variant::NoRecordTimes)};  // in enum order
          s.variant = Variant(script::choice(a[0], names, "variant"));
        }},
       {"cpus", "N", [](Script& s, std::span<const Arg> a) { s.cpus = int(script::number(a[0], 1, kMaxCpus, "cpus")); },

@@ -50,8 +50,8 @@ struct Backend<arch::Accounting::Native> {
 template <>
 struct Backend<arch::Accounting::Gen> {
   using Result = model::GenResult;
-  static void configure(ModelCfg& m, const arch::CpuFacts&, const arch::Config& cfg) {
-    m.gen = model::gen_cfg(cfg.version, cfg.hz);
+  static void configure(ModelCfg& m, const arch::CpuFacts& cpu, const arch::Config& cfg) {
+    m.gen = model::gen_cfg(cfg.version, cfg.hz, cpu.platform);
   }
   static RunResult run(const Program&, const ModelCfg&, const RunOptions&);
 };

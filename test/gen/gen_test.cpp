@@ -109,6 +109,86 @@ TEST(GenVtime, NsVariantsExactPerCategory) {
     EXPECT_LT(v.stime, T250);
   }
 }
+// Preemption on the way back to user (a switch the trace shows in user mode): the kernel
+// entered first (user_exit) and the task resumes through user_enter. HZ=250, TICK_NSEC 4 ms.
+// 2000..5002000 user (5 ms), switch out in user mode, back at 6002000 in user mode, 3 ms of
+// user until syscall_enter, 100 us of system before sleeping; 1000 ns of system at the start.
+// Without the entry at the switch, the 5 ms of user time went to system (stime 5001000).
+TEST(GenVtime, SwitchInUserModeKeepsUserTime) {
+  std::string s = trace::scenarios::header();
+  s += "1000 0 switch prev=0 next=100\n2000 0 syscall_exit\n5002000 0 switch prev=100 next=0\n"
+       "6002000 0 switch prev=0 next=100\n";
+  const std::string tail = "9002000 0 syscall_enter nr=1\n9102000 0 switch prev=100 next=0 prev_state=S\n";
+  // 6.1 (accum): the user exit at the switch flushes the 5 ms user residue (>= TICK_NSEC);
+  // 4.4 (snapshot): every delta is flushed at once.
+  for (auto ver : {arch::v(6, 1), arch::v(4, 4)}) {
+    auto x = run(s + tail, ver);
+    ASSERT_FALSE(x.r.violation) << ver.str() << " " << x.r.violation->invariant;
+    const auto& t = x.r.tasks[1];
+    const auto& v = x.r.backend_result<model::GenResult>()->vtime[1];
+    EXPECT_EQ(x.truth.task.at(100).user, 8'000'000u);
+    EXPECT_EQ(x.truth.task.at(100).system, 101'000u);
+    if (ver == arch::v(6, 1)) {
+      EXPECT_EQ(t.utime, 5'000'000u);
+      EXPECT_EQ(v.utime, 3'000'000u);
+      EXPECT_EQ(t.stime, 0u);
+      EXPECT_EQ(v.stime, 101'000u);
+    } else {
+      EXPECT_EQ(t.utime, 8'000'000u) << ver.str();
+      EXPECT_EQ(t.stime, 101'000u) << ver.str();
+    }
+  }
+  // The resumed task is in user mode again (vtime_user_enter at the switch in): its pending
+  // time reads as utime.
+  auto x = run(s + "7002000 0 tick\n", arch::v(6, 1));
+  const auto* g = x.r.backend_result<model::GenResult>();
+  EXPECT_EQ(g->ctl[1].state, model::VT_USER);
+  const auto tc = model::task_cputime(model::gen_cfg(arch::v(6, 1), 250), g->vtime[1], g->ctl[1], x.r.tasks[1],
+                                      7'002'000, 7'002'000 / T250);
+  EXPECT_EQ(tc.utime, 6'000'000u);  // 5 ms flushed + 1 ms pending
+  EXPECT_EQ(tc.stime, 0u);
+}
+
+// An irq the trace shows in guest mode (a VM exit served by KVM). Guest 2000..5002000 with an
+// irq at 1002000..1502000; 1000 ns of system before, 100 us after. Without irq time accounting:
+// where KVM serves irqs before its vtime guest exit (x86 <= 5.8 and >= 5.13) all 5 ms are guest;
+// where the vtime guest exit comes first (x86 5.9 .. 5.12, POWER9 Book3S HV) the irq's 0.5 ms is
+// system and the guest residue flushed at guest_exit is 4.5 ms.
+Run run_on(const std::string& text, const char* cpu_name, arch::KVersion ver) {
+  auto t = trace::load(text);
+  EXPECT_TRUE(t.ok());
+  auto p = sim::compile(t.value());
+  const arch::Config cfg{ver, arch::Accounting::Gen, false, false, 250};
+  const auto cpu = *arch::find_cpu(cpu_name);
+  EXPECT_TRUE(arch::legal(cpu, cfg)) << cpu_name << " " << ver.str();
+  auto r = sim::run(p.value(), sim::model_cfg(cpu, cfg), {.check = true});
+  return {t.value(), std::move(r), trace::ground_truth(t.value()).value()};
+}
+TEST(GenVtime, IrqInGuestModeFollowsKvmOrder) {
+  std::string s = trace::scenarios::header();
+  s += "1000 0 switch prev=0 next=100\n2000 0 guest_enter\n1002000 0 irq_enter vec=1\n1502000 0 irq_exit\n"
+       "5002000 0 guest_exit\n5102000 0 switch prev=100 next=0 prev_state=S\n";
+  for (auto cpu : {"x86-64", "POWER9"}) {
+    const std::string text = std::string(s).replace(s.find("x86-64"), 6, cpu);
+    for (auto ver : {arch::v(4, 4), arch::v(5, 8), arch::v(5, 9), arch::v(5, 12), arch::v(5, 13), arch::v(6, 1)}) {
+      if (std::string(cpu) == "POWER9" && ver != arch::v(6, 1) && ver != arch::v(4, 4)) continue;
+      auto x = run_on(text, cpu, ver);
+      ASSERT_FALSE(x.r.violation) << cpu << " " << ver.str() << " " << x.r.violation->invariant;
+      const bool exit_first = std::string(cpu) == "POWER9" || (ver >= arch::v(5, 9) && ver < arch::v(5, 13));
+      EXPECT_EQ(model::gen_cfg(ver, 250, arch::find_cpu(cpu)->platform).guest_exit_before_irq, exit_first);
+      const auto& t = x.r.tasks[1];
+      const auto& v = x.r.backend_result<model::GenResult>()->vtime[1];
+      EXPECT_EQ(x.truth.task.at(100).guest, 4'500'000u);
+      EXPECT_EQ(x.truth.task.at(100).irq, 500'000u);
+      const std::uint64_t guest = exit_first ? 4'500'000 : 5'000'000, sys = exit_first ? 601'000 : 101'000;
+      EXPECT_EQ(t.gtime, guest) << cpu << " " << ver.str();
+      EXPECT_EQ(t.utime, guest) << cpu << " " << ver.str();  // guest time is user time too
+      EXPECT_EQ(t.stime + v.stime, sys) << cpu << " " << ver.str();
+      EXPECT_EQ(v.gtime + v.utime, 0u) << cpu << " " << ver.str();
+    }
+  }
+}
+
 // 5.5+ readers drop the residue of the state just left: /proc/stat user and task_cputime utime
 // go backwards by less than TICK_NSEC + the pending delta. Snapshot readers never do.
 TEST(GenVtime, ReadersGoBackwardsUnderAccum) {

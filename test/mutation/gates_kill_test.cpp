@@ -75,6 +75,13 @@ TEST(GatesKill, GenSettings) {
   EXPECT_TRUE(g(v(4, 8)).other_time);
   EXPECT_TRUE(g(v(5, 13)).idle_init_on_online);
   EXPECT_FALSE(g(v(5, 14)).idle_init_on_online);
+  // 438-439: x86's vtime guest exit before KVM serves irqs, 5.9 .. 5.12 only.
+  EXPECT_FALSE(g(v(5, 8)).guest_exit_before_irq);
+  EXPECT_TRUE(g(v(5, 9)).guest_exit_before_irq);
+  EXPECT_TRUE(g(v(5, 12)).guest_exit_before_irq);
+  EXPECT_FALSE(g(v(5, 13)).guest_exit_before_irq);
+  EXPECT_TRUE(model::gen_cfg(v(6, 1), 1000, arch::Platform::PPC_BOOK3S_64).guest_exit_before_irq);
+  EXPECT_FALSE(model::gen_cfg(v(6, 1), 1000, arch::Platform::PPC_BOOK3E_64).guest_exit_before_irq);
 }
 
 // 527-530: lazy-TLB code per arch and release.

@@ -4,7 +4,10 @@
 // catalogued mutants (tools/mutation/catalogue.tsv) it was written to kill.
 #include <gtest/gtest.h>
 
+#include "arch/registry.hpp"
 #include "model/gen/gen.hpp"
+#include "model/sim/machine.hpp"
+#include "model/trace/scenarios.hpp"
 
 namespace {
 using namespace kacct;
@@ -173,6 +176,37 @@ TEST_F(GenKill, Readers) {
   EXPECT_EQ(out[GUEST], 0u);
   s.cpu = 1;
   EXPECT_FALSE(kcpustat_cpu_fetch(g, c, v, s, 0, 1500, out));
+}
+
+// 437, 440, 441: the kernel entries a trace implies (model/gen/backend.cpp), HZ=250 (TICK_NSEC
+// 4 ms), on the machine. A switch in user mode after 5 ms of user: the user exit flushes them
+// as user (440); the task switched back in resumes in user mode (441). An irq in guest mode on
+// POWER9 (KVM HV exits the vtime guest first): its 0.5 ms is system, 4.5 ms guest (437).
+sim::RunResult run_gen(const std::string& text, const char* cpu_name) {
+  const auto t = trace::load(text);
+  EXPECT_TRUE(t.ok());
+  const auto p = sim::compile(t.value());
+  const arch::Config cfg{arch::v(6, 1), arch::Accounting::Gen, false, false, 250};
+  return sim::run(p.value(), sim::model_cfg(*arch::find_cpu(cpu_name), cfg), {.check = true});
+}
+TEST(GenKillMachine, KernelEntriesATraceImplies) {
+  std::string s = trace::scenarios::header();
+  s += "1000 0 switch prev=0 next=100\n2000 0 syscall_exit\n5002000 0 switch prev=100 next=0\n"
+       "6002000 0 switch prev=0 next=100\n7002000 0 tick\n";
+  auto r = run_gen(s, "x86-64");
+  ASSERT_FALSE(r.violation) << r.violation->invariant;
+  EXPECT_EQ(r.tasks[1].utime, 5'000'000u);
+  EXPECT_EQ(r.tasks[1].stime, 0u);
+  EXPECT_EQ(r.backend_result<GenResult>()->ctl[1].state, VT_USER);
+  std::string gs = trace::scenarios::header();
+  gs.replace(gs.find("x86-64"), 6, "POWER9");
+  gs +=
+      "1000 0 switch prev=0 next=100\n2000 0 guest_enter\n1002000 0 irq_enter vec=1\n1502000 0 irq_exit\n"
+      "5002000 0 guest_exit\n5102000 0 switch prev=100 next=0 prev_state=S\n";
+  auto q = run_gen(gs, "POWER9");
+  ASSERT_FALSE(q.violation) << q.violation->invariant;
+  EXPECT_EQ(q.tasks[1].gtime, 4'500'000u);
+  EXPECT_EQ(q.backend_result<GenResult>()->vtime[1].stime, 601'000u);
 }
 
 }  // namespace

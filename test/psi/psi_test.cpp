@@ -198,6 +198,37 @@ TEST(PsiMutants, DoubleCountAndLostDeltaAreCaught) {
   EXPECT_EQ(ld.violation->invariant, "psi_irq.hierarchy");
 }
 
+// Per cgroup and per state, by hand: task 1 in group 2 (under 1, under the root) runs from 0;
+// a 400 ns hardirq at 1000..1400; the tick at 1400 charges it (6.1: update_rq_clock's clamped
+// irq delta, 400 <= the 1400 ns clock delta; 6.10: sched_tick) to groups 2, 1 and 0, and
+// record_times() restarts each one's state clock at 1400.
+TEST(PsiMutants, GroupLedgerAndStateClockPerGroup) {
+  auto s = parse(
+      "psi v1\ncpus 1\ngroup 1 parent 0\ngroup 2 parent 1\ntask 1 group 2\nschedule 0 1\n"
+      "wait 1000\nirq 0 400\ntick 0\n");
+  for (auto v : {arch::v(6, 1), arch::v(6, 10), arch::v(6, 17)}) {
+    auto r = run(s, cfg(v));
+    ASSERT_FALSE(r.violation) << v.str() << " " << r.violation->invariant << ": " << r.violation->message;
+    for (int g : {0, 1, 2}) {
+      EXPECT_EQ(r.world.v.gc[g][0].irq_full, 400u) << v.str() << " group " << g;
+      EXPECT_EQ(r.world.v.gc[g][0].state_start, 1400u) << v.str() << " group " << g;
+    }
+    // record_times() skipped: the state clock of every charged group stays at 0.
+    auto nr = run(s, cfg(v, Variant::NoRecordTimes));
+    ASSERT_TRUE(nr.violation) << v.str();
+    EXPECT_EQ(nr.violation->invariant, "psi_irq.state_clock");
+    EXPECT_EQ(nr.violation->message, "group 0 cpu 0: state_start = 0 at clock 1400 after a write to its times");
+  }
+  // The delta charged to the leaf only: groups 1 and 0 keep 0 where the ground truth gives their
+  // subtree 400; the charge log says the same (hierarchy), the truth ledger independently.
+  auto ld = run(s, cfg(arch::v(6, 10), Variant::LostDelta));
+  ASSERT_TRUE(ld.violation);
+  EXPECT_EQ(ld.violation->invariant, "psi_irq.hierarchy");
+  EXPECT_EQ(ld.violation->also, std::vector<std::string>{"psi_irq.group_ledger"});
+  EXPECT_EQ(ld.world.v.gc[2][0].irq_full, 400u);
+  EXPECT_EQ(ld.world.v.gc[1][0].irq_full, 0u);
+}
+
 TEST(PsiModel, Deterministic) {
   auto s = parse(file("scripts/move.psi"));
   auto a = run(s, cfg(arch::v(6, 12))).json(cfg(arch::v(6, 12))).dump();
