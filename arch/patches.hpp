@@ -182,6 +182,22 @@ inline constexpr std::array patches = {
           Mechanism::GenVtime,
           {"gen_vtime.seq_brackets", "gen_vtime.no_time_lost", "", ""},
           "one prev write section per switch; the idle flush moves inside it (with the 5.5 IDLE/GUEST states)"},
+    // KVM x86's vtime guest exit against its irq window (vcpu_enter_guest()): where a host irq that
+    // arrives in guest mode is charged under gen vtime without irq time accounting.
+    Patch{"87fa7f3e98a1",
+          "x86/kvm: Move context tracking where it belongs",
+          v(5, 8),
+          v(5, 9),
+          Mechanism::GenVtime,
+          {"gen_vtime.guest_irq_no_time_lost", "", "", ""},
+          "x86: vtime guest exit right after VM exit, before KVM's irq window (a host irq is system time)"},
+    Patch{"160457140187",
+          "KVM: x86: Defer vtime accounting 'til after IRQ handling",
+          v(5, 12),
+          v(5, 13),
+          Mechanism::GenVtime,
+          {"gen_vtime.guest_irq_no_time_lost", "", "", ""},
+          "x86: vtime guest exit after the irq window again (a host irq in guest mode is guest time)"},
     // CPU bring-up: idle_thread_get() stops calling init_idle() (made __init), so a CPU coming back
     // online keeps its idle task's vtime snapshot instead of vtime_init_idle()'s fresh one. Not a
     // vtime patch, but it decides what a hotplug does to gen vtime (docs/models/gen-vtime.md).
@@ -277,6 +293,14 @@ inline constexpr std::array backports = {
     Backport{"108ad0999085", v(6, 1, 129), "linux-source-6.1 changelog.Debian: 6.1.129-1, ChangeLog-6.1.129"},
     Backport{"108ad0999085", v(6, 12, 14), "linux-source-6.12 changelog.Debian: 6.12.15-1, ChangeLog-6.12.14"},
     Backport{"570c8efd5eb7", v(6, 12, 42), "linux-source-6.12 changelog.Debian: 6.12.43-1, ChangeLog-6.12.42"},
+    // Fixes: 87fa7f3e98a1, Cc: stable; in 5.10.y and 5.12.y with its two context_tracking helper
+    // prerequisites (5.11.y had ended).
+    Backport{"160457140187", v(5, 10, 41),
+             "stable review <20210527151139.438439088@linuxfoundation.org> (5.10.41-rc1 6/9); "
+             "Linux 5.10.41 announcement <16222017579575@kroah.com>"},
+    Backport{"160457140187", v(5, 12, 8),
+             "stable review <20210527151139.442692176@linuxfoundation.org> (5.12.8-rc1 6/7); "
+             "linux-5.12.y push: a7fcb65fa1cf, then Linux 5.12.8"},
     // Stable pushes of July 2021: each series' pending list ends in its release line ("Linux
     // 5.10.50", ...); the 5.10.50-rc2 review lists it with kernel/smpboot.c "1 -". Not in 5.4.132
     // or any 4.x series (their lists of the same pushes lack it).

@@ -260,6 +260,50 @@ Result hotplug_online_time_kept(const arch::Patch& p) {
   return r;
 }
 
+// A host irq arrives while a vCPU task is in guest mode (x86-64, no irq time accounting): the
+// task's on-CPU time is all charged once, whichever side of KVM's irq window the vtime guest exit
+// sits; only where the irq lands moves (system when the exit comes first, guest otherwise).
+Result guest_irq_no_time_lost(const arch::Patch& p) {
+  Result r;
+  r.name = "gen_vtime.guest_irq_no_time_lost";
+  std::string s = trace::scenarios::header();
+  s += "1000 0 switch prev=0 next=100\n2000 0 guest_enter\n1002000 0 irq_enter vec=1\n1502000 0 irq_exit\n"
+       "5002000 0 guest_exit\n5102000 0 switch prev=100 next=0 prev_state=S\n";
+  struct Side {
+    std::uint64_t charged, truth, gtime, truth_guest, truth_irq;
+    bool exit_first;
+  };
+  auto side = [&](arch::KVersion ver) {
+    const auto x = scenario(s, ver, 250, false);
+    const auto& t = x.r.tasks.at(1);
+    const auto& v = x.r.backend_result<model::GenResult>()->vtime.at(1);
+    const auto& truth = x.truth.task.at(100);
+    return Side{t.utime + t.stime + v.utime + v.stime + v.gtime,
+                truth.total(),
+                t.gtime,
+                truth.guest,
+                truth.irq,
+                model::gen_cfg(ver, 250, arch::Platform::X86).guest_exit_before_irq};
+  };
+  const Side b = side(p.before), a = side(p.after);
+  // Without irq time accounting the irq (its own bucket in the truth) joins the vtime state.
+  auto expected_gtime = [](const Side& x) { return x.truth_guest + (x.exit_first ? 0 : x.truth_irq); };
+  const bool ok =
+      b.charged == b.truth && a.charged == a.truth && b.gtime == expected_gtime(b) && a.gtime == expected_gtime(a);
+  r.verdict = ok ? Verdict::Holds : Verdict::Violated;
+  r.detail = fmt::format(
+      "a 500 us host irq in guest mode: ns charged {} of {} on CPU before ({}; guest {}: the irq is {}), {} of {} "
+      "after ({}; guest {}: the irq is {})",
+      b.charged, b.truth, p.before.str(), b.gtime, b.exit_first ? "system time" : "guest time", a.charged, a.truth,
+      p.after.str(), a.gtime, a.exit_first ? "system time" : "guest time");
+  if (!ok) {
+    r.counterexample = s;
+    r.replay_config = gen_config_name(p.after, 250);
+    r.replay = kReplayTrace;
+  }
+  return r;
+}
+
 }  // namespace
 
 std::vector<Result> gen_vtime_claims(const arch::Patch& p, unsigned timeout_ms) {
@@ -290,6 +334,8 @@ std::vector<Result> gen_vtime_claims(const arch::Patch& p, unsigned timeout_ms) 
       out.push_back(fork_no_double_count(p));
     else if (c == "gen_vtime.hotplug_online_time_kept")
       out.push_back(hotplug_online_time_kept(p));
+    else if (c == "gen_vtime.guest_irq_no_time_lost")
+      out.push_back(guest_irq_no_time_lost(p));
     else
       out.push_back(unknown_claim(c));
   }

@@ -495,13 +495,13 @@ inline GenCfg gen_cfg(arch::KVersion ver, unsigned hz, arch::Platform platform =
   // jiffies_to_cputime(1) = NSEC_PER_SEC / HZ before 4.11; jiffies_to_nsecs(1) after.
   g.jiffy_ns = ver < arch::v(4, 11) ? 1'000'000'000ull / hz : (1'000'000ull / hz) * 1000;
   // x86: 87fa7f3e98a1 (5.9) moved guest_exit_irqoff() to right after VM exit, before KVM's irq
-  // window; 160457140187 (5.13) deferred the vtime part past it again (era facts, as above).
+  // window; 160457140187 (5.13; 5.10.41, 5.12.8) deferred the vtime part past it again.
   // powerpc Book3S-64 (KVM HV): kvmppc_run_core()/kvmhv_run_single() enable irqs only after
   // guest_timing_exit_irqoff() when vtime accounting is on (6.1.192, 6.12.117).
-  g.guest_exit_before_irq =
-      platform == arch::Platform::PPC_BOOK3S_64 ||
-      (platform == arch::Platform::X86 && ver >= KACCT_MUTANT(438, arch::v(5, 9), arch::v(5, 8)) &&
-       ver < KACCT_MUTANT(439, arch::v(5, 13), arch::v(5, 14)));
+  g.guest_exit_before_irq = platform == arch::Platform::PPC_BOOK3S_64 ||
+                            (platform == arch::Platform::X86 &&
+                             arch::applied("87fa7f3e98a1", KACCT_MUTANT(438, ver, arch::next_mainline(ver))) &&
+                             !arch::applied("160457140187", KACCT_MUTANT(439, ver, arch::next_mainline(ver))));
   return g;
 }
 }  // namespace kacct::model

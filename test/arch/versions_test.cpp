@@ -82,6 +82,14 @@ TEST(Versions, AppliedAnswersForPointReleases) {
   EXPECT_TRUE(applied("f1a0a376ca0c", v(5, 13, 2)));
   EXPECT_FALSE(applied("f1a0a376ca0c", v(5, 4, 290)));
   EXPECT_FALSE(applied("f1a0a376ca0c", v(5, 11, 22)));
+  // 160457140187 (5.13): 5.10.41 and 5.12.8; 87fa7f3e98a1 (5.9) has no backport.
+  EXPECT_FALSE(applied("160457140187", v(5, 10, 40)));
+  EXPECT_TRUE(applied("160457140187", v(5, 10, 41)));
+  EXPECT_FALSE(applied("160457140187", v(5, 12, 7)));
+  EXPECT_TRUE(applied("160457140187", v(5, 12, 8)));
+  EXPECT_FALSE(applied("160457140187", v(5, 11, 22)));
+  EXPECT_FALSE(applied("87fa7f3e98a1", v(5, 8, 18)));
+  EXPECT_TRUE(applied("87fa7f3e98a1", v(5, 9)));
   // ddae0ca2a8fe (6.10): 6.1.100.
   EXPECT_FALSE(applied("ddae0ca2a8fe", v(6, 1, 99)));
   EXPECT_TRUE(applied("ddae0ca2a8fe", v(6, 1, 100)));

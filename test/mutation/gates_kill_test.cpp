@@ -80,6 +80,9 @@ TEST(GatesKill, GenSettings) {
   EXPECT_TRUE(g(v(5, 9)).guest_exit_before_irq);
   EXPECT_TRUE(g(v(5, 12)).guest_exit_before_irq);
   EXPECT_FALSE(g(v(5, 13)).guest_exit_before_irq);
+  EXPECT_FALSE(g(v(5, 10, 41)).guest_exit_before_irq);  // 160457140187's stable backports
+  EXPECT_TRUE(g(v(5, 10, 40)).guest_exit_before_irq);
+  EXPECT_FALSE(g(v(5, 12, 8)).guest_exit_before_irq);
   EXPECT_TRUE(model::gen_cfg(v(6, 1), 1000, arch::Platform::PPC_BOOK3S_64).guest_exit_before_irq);
   EXPECT_FALSE(model::gen_cfg(v(6, 1), 1000, arch::Platform::PPC_BOOK3E_64).guest_exit_before_irq);
 }
