@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstdio>
 #include <memory>
+#include <type_traits>
 #include <optional>
 #include <vector>
 
@@ -124,18 +126,64 @@ sim::Program compile_or_exit(const Loaded& l) {
   return std::move(p).value();
 }
 
-arch::CpuFacts pick_cpu(const std::string& opt, const Loaded& l) {
+// The trace's CPU or --cpu; `note` gets the line saying they differ (printed once the whole
+// input is known to be a valid trace, as before streaming).
+arch::CpuFacts pick_cpu(const std::string& opt, const std::string& name, const trace::Header& h, std::string& note) {
   if (!opt.empty()) {
     auto c = resolve_cpu(opt);
-    if (l.trace.header.cpu_model != c.name)
-      fmt::print(stderr, "kacct: note: {} was recorded on '{}'; modelling it as {}\n", l.name, l.trace.header.cpu_model,
-                 c.name);
+    if (h.cpu_model != c.name)
+      note = fmt::format("kacct: note: {} was recorded on '{}'; modelling it as {}\n", name, h.cpu_model, c.name);
     return c;
   }
-  if (auto c = arch::find_cpu(l.trace.header.cpu_model)) return *c;
-  throw Failure(fmt::format("the trace's CPU '{}' is not in the table; pass --cpu (see `kacct list cpus`)",
-                            l.trace.header.cpu_model));
+  if (auto c = arch::find_cpu(h.cpu_model)) return *c;
+  throw Failure(
+      fmt::format("the trace's CPU '{}' is not in the table; pass --cpu (see `kacct list cpus`)", h.cpu_model));
 }
+
+// The reads of a streamed run in a temporary file, not in memory (`run` lists every one, after
+// tables that need the whole input); in memory if no temporary file can be made.
+class ReadSpill {
+ public:
+  ReadSpill() = default;
+  ReadSpill(const ReadSpill&) = delete;
+  ReadSpill& operator=(const ReadSpill&) = delete;
+  ~ReadSpill() {
+    if (f_) std::fclose(f_);
+  }
+  void take(std::vector<sim::ReadResult>& v) {
+    if (v.empty() || failed_) return;
+    if (!f_ && !(f_ = std::tmpfile())) {
+      failed_ = true;
+      return;
+    }
+    if (std::fwrite(v.data(), sizeof v[0], v.size(), f_) != v.size())
+      throw Failure("run: cannot spill reads to a temporary file");
+    n_ += v.size();
+    v.clear();
+  }
+  std::size_t size(const std::vector<sim::ReadResult>& tail) const { return n_ + tail.size(); }
+  // Every read in order: the spilled ones, then `tail` (those still in the run's result).
+  template <class F>
+  void each(const std::vector<sim::ReadResult>& tail, F&& f) const {
+    if (f_) {
+      std::rewind(f_);
+      std::vector<sim::ReadResult> buf(4096);
+      for (std::size_t left = n_; left > 0;) {
+        const std::size_t k = std::fread(buf.data(), sizeof buf[0], std::min(left, buf.size()), f_);
+        if (k == 0) throw Failure("run: cannot read back the spilled reads");
+        for (std::size_t j = 0; j < k; ++j) f(buf[j]);
+        left -= k;
+      }
+    }
+    for (const auto& rd : tail) f(rd);
+  }
+
+ private:
+  std::FILE* f_ = nullptr;
+  std::size_t n_ = 0;
+  bool failed_ = false;
+};
+static_assert(std::is_trivially_copyable_v<sim::ReadResult>);
 
 // --with-fix: kacct-local proposed fixes (arch/patches.hpp `local` rows) on the config's model.
 sim::ModelCfg with_fixes(sim::ModelCfg m, const std::vector<std::string>& fixes) {
@@ -152,19 +200,46 @@ std::string fixes_note(const std::vector<std::string>& fixes) {
   return s;
 }
 
+// Streams the trace: the model and the ground truth advance event by event, and only the
+// tasks, the reads (spilled to a temporary file) and one chunk of events stay in memory.
 void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::string& path, bool as_json,
              const std::vector<std::string>& fixes) {
-  Loaded l = load_trace(path);
-  const auto cpu = pick_cpu(cpu_opt, l);
-  const auto cfg = resolve_config(cfg_opt);
-  require_legal(cpu, cfg);
-  const auto prog = compile_or_exit(l);
-  const auto mc = with_fixes(sim::model_cfg(cpu, cfg), fixes);
-  const auto r = sim::run(prog, mc, {.check = false});
+  std::optional<trace::Accountant> acc;
+  TraceStream in(
+      path, [&](const trace::Header& h) { acc.emplace(h); }, [&](const trace::Event& e) { acc->apply(e); });
+  if (!in.start()) in.finish();  // prints the trace's error
+  struct L {
+    std::string name;
+  } l{in.name()};
+  std::string note;
+  std::optional<arch::CpuFacts> cpu_;
+  std::optional<arch::Config> cfg_;
+  sim::ModelCfg mc;
+  try {
+    cpu_ = pick_cpu(cpu_opt, l.name, in.header(), note);
+    cfg_ = resolve_config(cfg_opt);
+    require_legal(*cpu_, *cfg_);
+    mc = with_fixes(sim::model_cfg(*cpu_, *cfg_), fixes);
+  } catch (const Failure&) {
+    in.finish();  // an error in the trace wins, as when the trace was loaded first
+    fmt::print(stderr, "{}", note);
+    throw;
+  }
+  const auto& cpu = *cpu_;
+  const auto& cfg = *cfg_;
+  ReadSpill spill;
+  const bool spill_reads = mc.acct != arch::Accounting::Gen;  // gen's per-read /proc/stat views name reads by index
+  sim::RunOptions ro{.check = false};
+  ro.refill = [&](sim::RunResult& res) {
+    if (spill_reads) spill.take(res.reads);
+    return in.refill();
+  };
+  const auto r = sim::run(in.program(), mc, ro);
+  in.finish();
+  fmt::print(stderr, "{}", note);
+  const auto& prog = in.program();
   const auto* gen = r.backend_result<model::GenResult>();
-  auto truth_r = trace::ground_truth(l.trace);
-  if (!truth_r) throw Failure(fmt::format("{}: ground truth: {}", l.name, truth_r.error().to_string()));
-  const auto& truth = truth_r.value();
+  const auto truth = acc->snapshot(acc->tracker().now());
   const auto ncpus = prog.header.ncpus;
   const auto& names = model::usage_names;
 
@@ -206,7 +281,7 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
     }
     j["tasks"] = tasks;
     json reads = json::array();
-    for (const auto& rd : r.reads) {
+    spill.each(r.reads, [&](const sim::ReadResult& rd) {
       const auto u = read_unit(rd.kind);
       json x{{"id", rd.id},     {"kind", trace::name(rd.kind)}, {"tid", rd.tid},        {"ts", rd.ts},
              {"line", rd.line}, {"utime_ns", rd.utime},         {"stime_ns", rd.stime}, {"rtime_ns", rd.rtime},
@@ -216,7 +291,7 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
       else
         x["utime"] = rd.utime / u.div, x["stime"] = rd.stime / u.div;
       reads.push_back(x);
-    }
+    });
     j["reads"] = reads;
     // /proc/stat per CPU in USER_HZ ticks: at the end from kcpustat, and with gen vtime as each
     // read saw it (kcpustat_cpu_fetch adds a nohz_full CPU's pending vtime).
@@ -332,19 +407,34 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
              std::to_string(v.irq), std::to_string(v.softirq), std::to_string(v.steal)});
     fmt::print("ground truth per task (ns, time the task was current)\n{}\n", t.str("  "));
   }
-  if (!r.reads.empty()) {
+  if (spill.size(r.reads) > 0) {  // two passes over the reads: column widths, then the rows
     Table t({"id", "line", "ts", "kind", "tid", "utime ns", "stime ns", "rtime ns", "result"},
             {true, true, true, false, true, true, true, true, false});
-    for (const auto& rd : r.reads) {
+    auto cells = [](const sim::ReadResult& rd) {
       const auto u = read_unit(rd.kind);
       std::string res = clock_read(rd.kind)
                             ? fmt::format("{} ns", rd.rtime)
                             : fmt::format("utime={} stime={} {}", rd.utime / u.div, rd.stime / u.div, u.unit);
-      t.row({std::to_string(rd.id), std::to_string(rd.line), std::to_string(rd.ts), std::string(trace::name(rd.kind)),
-             std::to_string(rd.tid), std::to_string(rd.utime), std::to_string(rd.stime), std::to_string(rd.rtime),
-             res});
-    }
-    fmt::print("reads\n{}\n", t.str("  "));
+      return std::vector<std::string>{std::to_string(rd.id),
+                                      std::to_string(rd.line),
+                                      std::to_string(rd.ts),
+                                      std::string(trace::name(rd.kind)),
+                                      std::to_string(rd.tid),
+                                      std::to_string(rd.utime),
+                                      std::to_string(rd.stime),
+                                      std::to_string(rd.rtime),
+                                      res};
+    };
+    spill.each(r.reads, [&](const sim::ReadResult& rd) { t.measure(cells(rd)); });
+    std::string out = "reads\n" + t.head("  ");
+    spill.each(r.reads, [&](const sim::ReadResult& rd) {
+      out += t.line(cells(rd), "  ");
+      if (out.size() >= (1u << 20)) {
+        fmt::print("{}", out);
+        out.clear();
+      }
+    });
+    fmt::print("{}\n", out);
   }
   {
     std::vector<Stat> end;
@@ -377,36 +467,85 @@ void run_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::
   for (const auto& o : r.obligations_failed) fmt::print("warning: obligation failed: {}\n", o);
 }
 
-// One check; returns the message (empty if clean).
-std::string check_one(const Loaded& l, const sim::Program& prog, const arch::CpuFacts& cpu, const arch::Config& cfg,
-                      bool quote, const std::optional<model::AdjustCfg>& adjust = std::nullopt,
-                      const std::vector<std::string>& fixes = {}) {
+sim::ModelCfg check_cfg(const arch::CpuFacts& cpu, const arch::Config& cfg,
+                        const std::optional<model::AdjustCfg>& adjust, const std::vector<std::string>& fixes) {
   auto mc = sim::model_cfg(cpu, cfg);
   if (adjust) mc.adjust = *adjust;  // --cputime-adjust
-  mc = with_fixes(mc, fixes);
-  const auto r = sim::run(prog, mc, {.check = true, .stop_at_violation = true});
+  return with_fixes(mc, fixes);
+}
+
+// A check's result as a message (empty if clean); `line(n)` quotes source line n.
+template <class Line>
+std::string check_report(const std::string& name, const sim::RunResult& r, bool quote, Line&& line) {
   // gen vtime: residues a forked child copied (a kernel finding, not a violation)
   if (const auto* gen = r.backend_result<model::GenResult>(); quote && gen && !gen->fork_finding.empty())
-    fmt::print("{}:{}: kernel finding gen_vtime.fork_no_double_count: {} ({} ns in all)\n", l.name, gen->fork_line,
+    fmt::print("{}:{}: kernel finding gen_vtime.fork_no_double_count: {} ({} ns in all)\n", name, gen->fork_line,
                gen->fork_finding, gen->fork_inherited);
   // native vtime: the kernel hazards the trace reached (findings, not violations)
   if (const auto* native = r.backend_result<model::native::NativeResult>(); quote && native)
     for (const auto& f : native->findings)
-      fmt::print("{}:{}: kernel finding {}: {}\n", l.name, f.line, f.invariant, f.detail);
+      fmt::print("{}:{}: kernel finding {}: {}\n", name, f.line, f.invariant, f.detail);
   if (r.violation) {
     const auto& v = *r.violation;
-    std::string s = fmt::format("{}:{}: invariant {} violated: {}", l.name, v.line, v.invariant, v.detail);
+    std::string s = fmt::format("{}:{}: invariant {} violated: {}", name, v.line, v.invariant, v.detail);
     if (!v.fixed_by.empty()) s += fmt::format(" (this kernel's own bug, fixed by {})", v.fixed_by);
     if (quote)
-      if (auto src = l.line(v.line); !src.empty()) s += fmt::format("\n  {}", src);
+      if (auto src = line(v.line); !src.empty()) s += fmt::format("\n  {}", src);
     return s;
   }
   if (!r.obligations_failed.empty()) {
-    std::string s = fmt::format("{}: obligation failed:", l.name);
+    std::string s = fmt::format("{}: obligation failed:", name);
     for (const auto& o : r.obligations_failed) s += " " + o;
     return s;
   }
   return {};
+}
+
+// One check of a loaded trace; returns the message (empty if clean).
+std::string check_one(const Loaded& l, const sim::Program& prog, const arch::CpuFacts& cpu, const arch::Config& cfg,
+                      bool quote, const std::optional<model::AdjustCfg>& adjust = std::nullopt,
+                      const std::vector<std::string>& fixes = {}) {
+  const auto mc = check_cfg(cpu, cfg, adjust, fixes);
+  const auto r = sim::run(prog, mc, {.check = true, .stop_at_violation = true});
+  return check_report(l.name, r, quote, [&](std::uint32_t n) { return l.line(n); });
+}
+
+// One config, streamed: the input is read once, checked as it comes; after a violation the
+// rest is still read and validated (an error in the trace wins, as when it was loaded first).
+void check_stream(const std::string& cpu_opt, const std::string& cfg_opt, const std::string& path,
+                  const std::optional<model::AdjustCfg>& adjust, const std::string& adjust_opt,
+                  const std::vector<std::string>& fixes) {
+  TraceStream in(path, nullptr, nullptr, true);
+  if (!in.start()) in.finish();
+  std::string note;
+  std::optional<arch::CpuFacts> cpu;
+  std::optional<arch::Config> cfg;
+  sim::ModelCfg mc;
+  try {
+    if (cfg_opt.empty()) throw Failure("check: --config is required unless --all-configs is given");
+    cpu = pick_cpu(cpu_opt, in.name(), in.header(), note);
+    cfg = resolve_config(cfg_opt);
+    require_legal(*cpu, *cfg);
+    mc = check_cfg(*cpu, *cfg, adjust, fixes);
+  } catch (const Failure&) {
+    in.finish();
+    fmt::print(stderr, "{}", note);
+    throw;
+  }
+  sim::RunOptions ro{.check = true, .stop_at_violation = true};
+  ro.refill = [&](sim::RunResult&) { return in.refill(); };
+  const auto r = sim::run(in.program(), mc, ro);
+  const std::string src = r.violation ? in.line(r.violation->line) : std::string();
+  in.finish();
+  fmt::print(stderr, "{}", note);
+  auto msg = check_report(in.name(), r, true, [&](std::uint32_t) { return src; });
+  if (msg.empty()) {
+    fmt::print("{}: ok ({} {}{}{}, {} events, every invariant holds after every event)\n", in.name(), cpu->name,
+               cfg->name(), adjust ? " cputime_adjust " + adjust_opt : "", fixes_note(fixes), r.events);
+    return;
+  }
+  fmt::print("{}\n", msg);
+  throw Exit{kExitViolation};
 }
 
 void check_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std::string& path, bool all,
@@ -422,22 +561,10 @@ void check_cmd(const std::string& cpu_opt, const std::string& cfg_opt, const std
                       adjust_opt));
     if (all) throw Failure("check: --cputime-adjust needs one --config, not --all-configs");
   }
+  if (!all) return check_stream(cpu_opt, cfg_opt, path, adjust, adjust_opt, fixes);
+  // Every combination replays the same input: it is read whole (memory grows with it).
   Loaded l = load_trace(path);
   const auto prog = compile_or_exit(l);
-  if (!all) {
-    if (cfg_opt.empty()) throw Failure("check: --config is required unless --all-configs is given");
-    const auto cpu = pick_cpu(cpu_opt, l);
-    const auto cfg = resolve_config(cfg_opt);
-    require_legal(cpu, cfg);
-    auto msg = check_one(l, prog, cpu, cfg, true, adjust, fixes);
-    if (msg.empty()) {
-      fmt::print("{}: ok ({} {}{}{}, {} events, every invariant holds after every event)\n", l.name, cpu.name,
-                 cfg.name(), adjust ? " cputime_adjust " + adjust_opt : "", fixes_note(fixes), prog.events.size());
-      return;
-    }
-    fmt::print("{}\n", msg);
-    throw Exit{kExitViolation};
-  }
   if (!cfg_opt.empty()) throw Failure("check: --config and --all-configs are exclusive");
   std::vector<arch::Combo> combos_to_check;
   if (!cpu_opt.empty()) {
@@ -472,7 +599,10 @@ void add_run(CLI::App& app) {
   run->add_option("--cpu", o->cpu, "CPU model (default: the trace's cpu line; see `kacct list cpus`)");
   run->add_option("--config", o->config, "configuration, e.g. 6.6-tick-irqtime-hz250 (`kacct list configs`)")
       ->required();
-  run->add_option("TRACE", o->trace, "trace file, or - for stdin")->required();
+  run->add_option("TRACE", o->trace,
+                  "trace file, or - for stdin; streamed: memory grows with the tasks (and with --json, the reads), "
+                  "not with the events")
+      ->required();
   run->add_flag("--json", o->json, "JSON output (schema: docs/cli.md)");
   run->add_option("--with-fix", o->fixes, "ID: apply a kacct-local proposed fix (not upstream; `kacct findings`)");
   run->callback([o] { run_cmd(o->cpu, o->config, o->trace, o->json, o->fixes); });
@@ -481,7 +611,11 @@ void add_run(CLI::App& app) {
   auto* check = app.add_subcommand("check", "Replay a trace checking every invariant after every event");
   check->add_option("--cpu", p->cpu, "CPU model (default: the trace's cpu line; with --all-configs: every CPU)");
   check->add_option("--config", p->config, "configuration (`kacct list configs`)");
-  check->add_option("TRACE", p->trace, "trace file, or - for stdin")->required();
+  check
+      ->add_option("TRACE", p->trace,
+                   "trace file, or - for stdin; streamed with --config (memory grows with the tasks, not the "
+                   "events), read whole with --all-configs")
+      ->required();
   check->add_flag("--all-configs", p->all, "check every legal config of --cpu, or every legal combination");
   check->add_option("--cputime-adjust", p->adjust,
                     "ERA:DIVISION: replace the config's cputime_adjust (era by the patch that opens it, "

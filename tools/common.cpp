@@ -62,8 +62,10 @@ std::string read_input(const std::string& path) {
   } catch (const std::runtime_error& e) { throw Failure(e.what()); }
 }
 
-std::string Loaded::line(std::uint32_t n) const {
-  std::string l = cut(trace::source_line(text, n));
+std::string Loaded::line(std::uint32_t n) const { return quote_line(trace::source_line(text, n)); }
+
+std::string quote_line(std::string_view line) {
+  std::string l = cut(line);
   // Quote only printable bytes: the line may hold anything a comment can.
   for (auto& ch : l)
     if ((unsigned char)ch < 0x20 && ch != '\t')
@@ -73,24 +75,167 @@ std::string Loaded::line(std::uint32_t n) const {
   return l;
 }
 
+// The way load_trace() prints a trace error (then Exit{3}); `src` is the line's text.
+[[noreturn]] static void trace_error(const std::string& name, const trace::Error& e, std::string_view src) {
+  if (e.line == 0)
+    fmt::print(stderr, "{}: {}\n", name, e.message);
+  else if (e.column == 0)
+    fmt::print(stderr, "{}:{}: {}\n", name, e.line, e.message);
+  else
+    fmt::print(stderr, "{}:{}:{}: {}\n", name, e.line, e.column, e.message);
+  if (auto q = quote_line(src); !q.empty()) fmt::print(stderr, "  {}\n", q);
+  throw Exit{kExitUsage};
+}
+
 Loaded load_trace(const std::string& path) {
   Loaded l;
   l.name = input_name(path);
   l.text = read_input(path);
   auto r = trace::load(l.text);
-  if (!r) {
-    const auto& e = r.error();
-    if (e.line == 0)
-      fmt::print(stderr, "{}: {}\n", l.name, e.message);
-    else if (e.column == 0)
-      fmt::print(stderr, "{}:{}: {}\n", l.name, e.line, e.message);
-    else
-      fmt::print(stderr, "{}:{}:{}: {}\n", l.name, e.line, e.column, e.message);
-    if (auto src = l.line(e.line); !src.empty()) fmt::print(stderr, "  {}\n", src);
-    throw Exit{kExitUsage};
-  }
+  if (!r) trace_error(l.name, r.error(), trace::source_line(l.text, r.error().line));
   l.trace = std::move(r).value();
   return l;
+}
+
+InputStream::InputStream(const std::string& path) : name_(input_name(path)) {
+  fd_ = path == "-" ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw Failure(fmt::format("{}: cannot open: {}", name_, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (fd_ > 0) ::close(fd_);
+    fd_ = -1;
+    throw Failure(fmt::format("{}: cannot open: {}", name_, std::strerror(EISDIR)));
+  }
+}
+
+InputStream::~InputStream() {
+  if (fd_ > 0) ::close(fd_);
+}
+
+std::string_view InputStream::next() {
+  if (xz_) {
+    const auto n = std::min<std::size_t>(whole_.size() - whole_pos_, 1 << 20);
+    std::string_view v(whole_.data() + whole_pos_, n);
+    whole_pos_ += n;
+    return v;
+  }
+  buf_.resize(1 << 20);
+  std::size_t got = 0;
+  // Fill the buffer (a pipe gives less per read), so that pieces are large.
+  while (got < buf_.size()) {
+    const ssize_t n = ::read(fd_, buf_.data() + got, buf_.size() - got);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Failure(fmt::format("{}: cannot read: {}", name_, std::strerror(errno)));
+    }
+    got += std::size_t(n);
+    if (first_ && got >= 6) break;  // enough to see the xz magic
+  }
+  buf_.resize(got);
+  if (first_) {
+    first_ = false;
+    if (is_xz(buf_)) {  // the whole compressed input, decompressed once
+      std::string data = buf_;
+      char tmp[1 << 16];
+      for (;;) {
+        const ssize_t n = ::read(fd_, tmp, sizeof tmp);
+        if (n == 0) break;
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          throw Failure(fmt::format("{}: cannot read: {}", name_, std::strerror(errno)));
+        }
+        data.append(tmp, std::size_t(n));
+      }
+      try {
+        whole_ = decompress_xz(data, name_);
+      } catch (const std::runtime_error& e) { throw Failure(e.what()); }
+      xz_ = true;
+      return next();
+    }
+  }
+  return buf_;
+}
+
+TraceStream::TraceStream(const std::string& path, std::function<void(const trace::Header&)> on_header,
+                         std::function<void(const trace::Event&)> on_event, bool keep_text)
+    : in_(path),
+      on_header_(std::move(on_header)),
+      on_event_(std::move(on_event)),
+      keep_text_(keep_text),
+      loader_(
+          [this](const trace::Header& h) {
+            compiler_ = std::make_unique<sim::Compiler>(h);
+            if (on_header_) on_header_(h);
+          },
+          [this](const trace::Event& e, std::string_view text) -> std::optional<trace::Error> {
+            if (auto err = compiler_->add(e)) return err;
+            if (on_event_) on_event_(e);
+            if (keep_text_) {
+              text_pos_.push_back(text_.size());
+              text_.append(text);
+            }
+            return std::nullopt;
+          }) {}
+
+bool TraceStream::feed_piece() {
+  if (done_ || error_) return false;
+  const auto piece = in_.next();
+  if (piece.empty()) {
+    done_ = true;
+    error_ = loader_.finish();
+    return false;
+  }
+  if ((error_ = loader_.feed(piece))) return false;
+  return !loader_.failed();
+}
+
+bool TraceStream::start() {
+  while (!compiler_ && feed_piece()) {}
+  if (!compiler_) {  // the input ended or failed within the header
+    finish();
+    return false;
+  }
+  while (compiler_->program().events.size() < kChunk && feed_piece()) {}
+  return !error_ && !loader_.failed();
+}
+
+bool TraceStream::refill() {
+  compiler_->next_chunk();
+  text_.clear();
+  text_pos_.clear();
+  while (compiler_->program().events.size() < kChunk && feed_piece()) {}
+  if (error_ || loader_.failed()) return false;
+  return !compiler_->program().events.empty();
+}
+
+void TraceStream::finish() {
+  keep_text_ = false;
+  while (feed_piece())
+    if (compiler_ && compiler_->program().events.size() >= kChunk) compiler_->next_chunk();
+  if (!done_ && !error_) {  // a semantic error stopped the events: the rest is still parsed
+    while (!done_ && !error_) {
+      const auto piece = in_.next();
+      if (piece.empty()) {
+        done_ = true;
+        error_ = loader_.finish();
+      } else {
+        error_ = loader_.feed(piece);
+      }
+    }
+  }
+  if (error_) trace_error(name(), *error_, loader_.error_line());
+}
+
+std::string TraceStream::line(std::uint32_t n) const {
+  if (!compiler_ || !keep_text_) return {};
+  const auto& lines = compiler_->program().lines;
+  const auto it = std::lower_bound(lines.begin(), lines.end(), n);
+  if (it == lines.end() || *it != n) return {};
+  const auto k = std::size_t(it - lines.begin());
+  if (k >= text_pos_.size()) return {};
+  const auto end = k + 1 < text_pos_.size() ? text_pos_[k + 1] : text_.size();
+  return quote_line(std::string_view(text_).substr(text_pos_[k], end - text_pos_[k]));
 }
 
 static std::string cpu_names() {
@@ -201,37 +346,40 @@ void add_legacy_aliases(CLI::App& app) {
 Table::Table(std::vector<std::string> headers, std::vector<bool> right)
     : headers_(std::move(headers)), right_(std::move(right)) {
   right_.resize(headers_.size(), false);
+  for (const auto& h : headers_) w_.push_back(h.size());
+}
+void Table::measure(const std::vector<std::string>& cells) {
+  for (std::size_t i = 0; i < w_.size() && i < cells.size(); ++i) w_[i] = std::max(w_[i], cells[i].size());
 }
 void Table::row(std::vector<std::string> cells) {
   cells.resize(headers_.size());
+  measure(cells);
   rows_.push_back(std::move(cells));
 }
-std::string Table::str(std::string_view indent) const {
-  std::vector<std::size_t> w(headers_.size());
-  for (std::size_t i = 0; i < w.size(); ++i) w[i] = headers_[i].size();
-  for (const auto& r : rows_)
-    for (std::size_t i = 0; i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
-  std::string out;
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string l(indent);
-    for (std::size_t i = 0; i < w.size(); ++i) {
-      if (i) l += "  ";
-      const bool last = i + 1 == w.size();
-      if (right_[i])
-        l += fmt::format("{:>{}}", cells[i], w[i]);
-      else if (last)
-        l += cells[i];
-      else
-        l += fmt::format("{:<{}}", cells[i], w[i]);
-    }
-    while (!l.empty() && l.back() == ' ') l.pop_back();
-    out += l + "\n";
-  };
-  line(headers_);
+std::string Table::line(const std::vector<std::string>& cells, std::string_view indent) const {
+  std::string l(indent);
+  for (std::size_t i = 0; i < w_.size(); ++i) {
+    if (i) l += "  ";
+    const bool last = i + 1 == w_.size();
+    const std::string_view c = i < cells.size() ? std::string_view(cells[i]) : std::string_view();
+    if (right_[i])
+      l += fmt::format("{:>{}}", c, w_[i]);
+    else if (last)
+      l += c;
+    else
+      l += fmt::format("{:<{}}", c, w_[i]);
+  }
+  while (!l.empty() && l.back() == ' ') l.pop_back();
+  return l + "\n";
+}
+std::string Table::head(std::string_view indent) const {
   std::vector<std::string> rule;
-  for (auto x : w) rule.push_back(std::string(x, '-'));
-  line(rule);
-  for (const auto& r : rows_) line(r);
+  for (auto x : w_) rule.push_back(std::string(x, '-'));
+  return line(headers_, indent) + line(rule, indent);
+}
+std::string Table::str(std::string_view indent) const {
+  std::string out = head(indent);
+  for (const auto& r : rows_) out += line(r, indent);
   return out;
 }
 

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "arch/registry.hpp"
+#include "model/sim/machine.hpp"
 #include "model/trace/trace.hpp"
 
 namespace kacct::cli {
@@ -45,6 +48,69 @@ std::string input_name(const std::string& path);  // "<stdin>" for "-"
 // A piece of user input quoted in a message: at most `max` bytes, then "... (N bytes)".
 std::string cut(std::string_view s, std::size_t max = 200);
 
+// A path or "-" (stdin) read in pieces, for commands that stream their input: the same
+// "NAME: cannot open: REASON" errors as read_file(). xz data (magic bytes) is decompressed
+// whole first, so only plain text streams in bounded memory.
+class InputStream {
+ public:
+  explicit InputStream(const std::string& path);
+  ~InputStream();
+  InputStream(const InputStream&) = delete;
+  InputStream& operator=(const InputStream&) = delete;
+  const std::string& name() const { return name_; }
+  // The next piece (at most 1 MB); empty at the end of the input.
+  std::string_view next();
+
+ private:
+  std::string name_;
+  int fd_ = -1;
+  std::string buf_;
+  std::string whole_;  // decompressed xz data
+  std::size_t whole_pos_ = 0;
+  bool first_ = true, xz_ = false;
+};
+
+// Quotes a source line for a message: cut(), with non-printable bytes as '?'.
+std::string quote_line(std::string_view line);
+
+// A trace streamed from a path or "-": parsed and validated as load_trace() does (the same
+// errors, printed the same way), compiled by sim::Compiler in chunks that sim::run() takes
+// through RunOptions::refill. Memory: one chunk of events plus the tasks, not the input.
+class TraceStream {
+ public:
+  static constexpr std::size_t kChunk = 1 << 16;  // events per chunk (at least)
+  // `on_event`: every validated event, in order (e.g. the ground-truth Accountant); `on_header`
+  // when the header is complete. keep_text: keep the current chunk's lines for line().
+  TraceStream(const std::string& path, std::function<void(const trace::Header&)> on_header = nullptr,
+              std::function<void(const trace::Event&)> on_event = nullptr, bool keep_text = false);
+  const std::string& name() const { return in_.name(); }
+  // Reads up to the end of the header and the first chunk. False if the input has an error
+  // (report() prints it) before the header is complete.
+  bool start();
+  const trace::Header& header() const { return loader_.header(); }
+  sim::Program& program() { return compiler_->program(); }
+  // RunOptions::refill: the next chunk; false at the end of the input or at an error.
+  bool refill();
+  // Reads the rest of the input (validated, not run) and prints its error as load_trace() does,
+  // throwing Exit{3}, if it has one.
+  void finish();
+  // Source line n if it is in the current chunk (keep_text), quoted as Loaded::line(); else "".
+  std::string line(std::uint32_t n) const;
+
+ private:
+  bool feed_piece();  // false at the end of the input or at an error
+  InputStream in_;
+  std::function<void(const trace::Header&)> on_header_;
+  std::function<void(const trace::Event&)> on_event_;
+  bool keep_text_;
+  trace::StreamLoader loader_;
+  std::unique_ptr<sim::Compiler> compiler_;
+  std::optional<trace::Error> error_;
+  bool done_ = false;
+  std::string text_;                   // keep_text: the chunk's event lines
+  std::vector<std::size_t> text_pos_;  // offset of each event's line in text_
+};
+
 // Reads and loads (parse + validate) the trace (plain or xz). On error prints "NAME:LINE:COL: message" to
 // stderr and throws Exit{3}.
 Loaded load_trace(const std::string& path);
@@ -71,10 +137,16 @@ class Table {
   explicit Table(std::vector<std::string> headers, std::vector<bool> right = {});
   void row(std::vector<std::string> cells);
   std::string str(std::string_view indent = "") const;
+  // For tables too long to hold: measure() every row first (widths only), then head() and
+  // line() for each row give what str() would.
+  void measure(const std::vector<std::string>& cells);
+  std::string head(std::string_view indent = "") const;
+  std::string line(const std::vector<std::string>& cells, std::string_view indent = "") const;
 
  private:
   std::vector<std::string> headers_;
   std::vector<bool> right_;
+  std::vector<std::size_t> w_;
   std::vector<std::vector<std::string>> rows_;
 };
 

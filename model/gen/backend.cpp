@@ -35,6 +35,7 @@ class GenBackend {
       v.consumed = v.utime + v.stime + v.gtime;  // ghost: taken before the trace
     }
     last_view_.assign(k_.p.tasks.size(), {0, 0});
+    grown_ = k_.p.tasks.size();
     last_stat_.assign(n, {});
     for (std::uint32_t c = 0; c < n; ++c) {
       // vtime_init_idle(): the idle task is running, snapshot at boot (clock 0, jiffies 0).
@@ -44,6 +45,18 @@ class GenBackend {
       s.cpu = std::int32_t(c);
     }
   }
+  // A streamed program forked tasks (machine_impl.hpp): they start as the constructor starts them.
+  void grow() {
+    auto& d = k_.d;
+    const auto nt = k_.p.tasks.size();
+    out_.vtime.resize(nt, model::zero_vtime(d));
+    out_.ctl.resize(nt, model::VtimeCtl{});
+    out_.inherited.resize(nt, 0);
+    for (auto t = grown_; t < nt; ++t) out_.ctl[t].nice_pos = k_.p.tasks[t].nice > 0;
+    last_view_.resize(nt, {0, 0});
+    grown_ = nt;
+  }
+
   Result finish() { return std::move(out_); }
 
   struct Snapshot {
@@ -152,7 +165,7 @@ class GenBackend {
         const auto next = e.arg;
         // next's starttime is read `gap` after prev's flush: the event's gap= if the trace gives
         // one, else the model parameter GenCfg::switch_gap
-        const std::uint64_t gap = (e.flags & 4) ? k_.p.gap[i] : g_.switch_gap;
+        const std::uint64_t gap = (e.flags & 4) ? k_.p.gap[i - k_.p.base] : g_.switch_gap;
         // A switch the trace shows in user mode is preemption on the way back to user: the
         // kernel was entered first (an irq: user_exit_irqoff; before the generic entry code,
         // schedule_user()'s exception_enter()), at the switch as far as the trace says, and
@@ -202,7 +215,7 @@ class GenBackend {
     out_.inherited[child] = c.consumed;
     out_.fork_inherited += c.consumed;
     if (c.consumed && out_.fork_finding.empty()) {  // the first one, for `kacct check` (not a violation)
-      out_.fork_line = i < k_.p.lines.size() ? k_.p.lines[i] : 0;
+      out_.fork_line = k_.p.line_at(i);
       out_.fork_finding = fmt::format(
           "copy_process(): task {} starts with {} ns of task {}'s unflushed vtime (utime {}, stime {}, gtime {}), "
           "which both go on to account",
@@ -284,13 +297,13 @@ class GenBackend {
     const bool reader_visible = g_.states55 || !s.is_idle;
     if ((reader_visible && !spec::gen::gen_seq_brackets(d, before.v, v)) ||
         (cur == k_.ctx[cpu].cur && adv != 2 * (out_.cost.seq_sections - before.sections) &&
-         k_.p.events[i].kind != Kind::Switch))
+         k_.p.events[i - k_.p.base].kind != Kind::Switch))
       k_.violate(i, "gen_vtime.seq_brackets", "vtime changed without a write section, or seq != 2 x sections");
     if (!spec::gen::gen_vtime_monotonic(d, before.v, v))
       k_.violate(i, "gen_vtime.ghost_monotonic", "a vtime ghost went backwards");
     if (!hotplug_msg_.empty()) k_.violate(i, hotplug_inv_, hotplug_msg_, hotplug_fix_);
     // Reader monotonicity: a finding, not a violation (the kernel's readers drop residues).
-    if (k_.o.check) watch_readers(i, cpu, cur, k_.p.events[i].ts);
+    if (k_.o.check) watch_readers(i, cpu, cur, k_.p.events[i - k_.p.base].ts);
   }
 
  private:
@@ -329,7 +342,7 @@ class GenBackend {
       ++count;
       maxdrop = std::max(maxdrop, drop);
       if (out_.first_backwards.empty())
-        out_.first_backwards = fmt::format("line {}: {} dropped by {} ns", k_.p.lines[i], what, drop);
+        out_.first_backwards = fmt::format("line {}: {} dropped by {} ns", k_.p.line_at(i), what, drop);
     };
     if (vw.utime < lv[0])
       note(out_.task_view_backwards, out_.max_task_view_drop, lv[0] - vw.utime,
@@ -357,6 +370,7 @@ class GenBackend {
   std::uint32_t boundary_pc_ = 0;  // preempt count of the context the boundary left
   model::CpuAcct<C> pre_{}, mid_{};
   std::vector<std::array<std::uint64_t, 2>> last_view_;
+  std::size_t grown_ = 0;  // tasks the per-task vectors cover
   std::vector<std::array<std::uint64_t, model::NR_STATS>> last_stat_;
   std::vector<std::uint64_t> offline_pending_ = std::vector<std::uint64_t>(k_.p.header.ncpus, 0);  // ns, 5.14+
   const char* hotplug_inv_ = "";

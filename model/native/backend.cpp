@@ -72,6 +72,16 @@ class NativeBackend {
     for (auto& s : tb_sinks_task_) zero_sinks(s);
     if (k_.o.check) cost_.split_log = &splits_;
   }
+  // A streamed program forked tasks (machine_impl.hpp): they start as the constructor starts them.
+  void grow() {
+    const auto nt = k_.p.tasks.size();
+    if (cfg_.per_task) accts_.resize(nt, zero_acct<C, W>(k_.d));
+    out_.task_scaled.resize(nt, Scaled<C>{0, 0});
+    const auto old = tb_sinks_task_.size();
+    tb_sinks_task_.resize(nt);
+    for (auto j = old; j < nt; ++j) zero_sinks(tb_sinks_task_[j]);
+    tb_scaled_.resize(nt, Scaled<C>{0, 0});
+  }
 
   struct Snapshot {
     A acct;
@@ -263,8 +273,8 @@ class NativeBackend {
   }
   std::uint64_t tb64_at(std::size_t i, const CEvent& e) {
     auto& h = hw_[e.cpu];
-    if (!k_.p.hw_mask.empty() && (k_.p.hw_mask[i] & 1)) {
-      h.tb = k_.p.hw[i][0];
+    if (!k_.p.hw_mask.empty() && (k_.p.hw_mask[i - k_.p.base] & 1)) {
+      h.tb = k_.p.hw[i - k_.p.base][0];
       h.tb_ts = e.ts;
       h.tb_set = true;
     }
@@ -275,8 +285,8 @@ class NativeBackend {
     if (cfg_.source == ScaledSource::Timebase) return tb;  // read_spurr(tb) returns its argument
     auto& h = hw_[e.cpu];
     const unsigned bit = cfg_.source == ScaledSource::Spurr ? 4 : 2;
-    if (!k_.p.hw_mask.empty() && (k_.p.hw_mask[i] & bit)) {
-      h.sp = k_.p.hw[i][bit == 4 ? 2 : 1];
+    if (!k_.p.hw_mask.empty() && (k_.p.hw_mask[i - k_.p.base] & bit)) {
+      h.sp = k_.p.hw[i - k_.p.base][bit == 4 ? 2 : 1];
       h.sp_ts = e.ts;
       h.sp_set = true;
     }
@@ -428,7 +438,7 @@ class NativeBackend {
   void finding(std::size_t i, const char* inv, std::string detail) {
     for (const auto& f : out_.findings)
       if (f.invariant == inv) return;
-    out_.findings.push_back({inv, i, i < k_.p.lines.size() ? k_.p.lines[i] : 0, std::move(detail)});
+    out_.findings.push_back({inv, i, k_.p.line_at(i), std::move(detail)});
   }
 
   Core& k_;

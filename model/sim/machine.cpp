@@ -1,6 +1,5 @@
 #include "model/sim/machine_impl.hpp"
 
-#include <map>
 #include <stdexcept>
 
 #include "arch/registry.hpp"
@@ -46,86 +45,109 @@ void apply_fix(ModelCfg& m, std::string_view id) {
                               std::string(p->why) + ")");
 }
 
-trace::Result<Program> compile(const trace::Trace& t) {
-  if (auto e = trace::check_header(t.header)) return *e;
-  Program p;
-  p.header = t.header;
-  const std::uint32_t ncpus = t.header.ncpus;
-  if (ncpus > 0xffff) return trace::Error{0, 0, "ncpus above 65535 is not supported by the simulator", "ncpus"};
-  std::map<std::uint64_t, std::uint32_t> index;   // tid -> dense index
-  std::map<std::uint64_t, std::uint32_t> groups;  // tgid -> dense group
-  auto add_task = [&](std::uint64_t tid, std::uint64_t pid, bool kthread, const std::string& comm, int nice) {
-    TaskInfo ti{tid, pid, comm, kthread, kthread && comm.rfind("ksoftirqd/", 0) == 0, nice, 0};
-    auto [it, fresh] = groups.emplace(pid, std::uint32_t(groups.size()));
-    ti.group = it->second;
-    index[tid] = std::uint32_t(p.tasks.size());
-    p.tasks.push_back(std::move(ti));
-  };
+Compiler::Compiler(const trace::Header& h) : tr_(h) {
+  p_.header = h;
+  const std::uint32_t ncpus = h.ncpus;
   for (std::uint32_t c = 0; c < ncpus; ++c) {
     TaskInfo idle{0, 0, "swapper/" + std::to_string(c), true, false, 0, 0};
-    p.tasks.push_back(idle);
+    p_.tasks.push_back(idle);
   }
-  groups.emplace(0, 0);
-  for (const auto& d : t.header.tasks) add_task(d.tid, d.pid, d.kthread, d.comm, d.nice);
+  groups_.emplace(0, 0);
+  for (const auto& d : h.tasks) add_task(d.tid, d.pid, d.kthread, d.comm, d.nice);
+  p_.ngroups = std::uint32_t(groups_.size());
+}
 
-  trace::Tracker tr(t.header);
-  p.events.reserve(t.events.size());
-  p.lines.reserve(t.events.size());
-  for (const auto& e : t.events) {
-    if (auto err = tr.apply(e)) return *err;
-    CEvent ce{e.ts, 0, std::uint16_t(e.cpu), e.kind, 0};
-    auto dense = [&](std::uint64_t tid) -> std::uint32_t { return tid == 0 ? e.cpu : index.at(tid); };
-    switch (e.kind) {
-      case Kind::Switch:
-        // prev's index is the CPU's current task; the machine knows it. arg = next.
-        ce.arg = dense(e.b);
-        ce.flags = std::uint8_t((e.prev_state == trace::PrevState::Dead ? 1 : 0) | (e.iowait ? 2 : 0) |
-                                (e.switch_gap ? 4 : 0));
-        if (e.switch_gap) {  // side vector, filled on the first gap seen
-          p.gap.resize(p.events.size() + 1);
-          p.gap.back() = *e.switch_gap;
-        }
-        break;
-      case Kind::Wakeup: ce.arg = dense(e.a); break;
-      case Kind::Fork: {
-        const auto* child = tr.task(e.b);
-        add_task(e.b, child->pid, child->kthread, child->comm, child->nice);
-        ce.arg = index.at(e.b);
-        break;
+void Compiler::add_task(std::uint64_t tid, std::uint64_t pid, bool kthread, const std::string& comm, int nice) {
+  TaskInfo ti{tid, pid, comm, kthread, kthread && comm.rfind("ksoftirqd/", 0) == 0, nice, 0};
+  auto [it, fresh] = groups_.emplace(pid, std::uint32_t(groups_.size()));
+  ti.group = it->second;
+  index_[tid] = std::uint32_t(p_.tasks.size());
+  p_.tasks.push_back(std::move(ti));
+}
+
+std::optional<trace::Error> Compiler::add(const trace::Event& e) {
+  if (auto err = tr_.apply(e)) return err;
+  auto& p = p_;
+  CEvent ce{e.ts, 0, std::uint16_t(e.cpu), e.kind, 0};
+  auto dense = [&](std::uint64_t tid) -> std::uint32_t { return tid == 0 ? e.cpu : index_.at(tid); };
+  switch (e.kind) {
+    case Kind::Switch:
+      // prev's index is the CPU's current task; the machine knows it. arg = next.
+      ce.arg = dense(e.b);
+      ce.flags =
+          std::uint8_t((e.prev_state == trace::PrevState::Dead ? 1 : 0) | (e.iowait ? 2 : 0) | (e.switch_gap ? 4 : 0));
+      if (e.switch_gap) {  // side vector, filled on the first gap seen
+        p.gap.resize(p.events.size() + 1);
+        p.gap.back() = *e.switch_gap;
       }
-      case Kind::Steal:
-        ce.arg = std::uint32_t(p.wide.size());
-        p.wide.push_back(e.a);
-        break;
-      case Kind::Runtime:  // arg = index of (task, ns) in wide
-        ce.arg = std::uint32_t(p.wide.size());
-        p.wide.push_back(dense(e.a));
-        p.wide.push_back(e.b);
-        break;
-      case Kind::Read: {
-        const std::uint64_t tid = e.a != 0 ? e.a : tr.cpu(e.cpu).current;
-        ce.arg = std::uint32_t(p.reads.size());
-        p.reads.push_back({e.read_kind, dense(tid), e.read_id, e.line});
-        break;
-      }
-      default: break;
+      break;
+    case Kind::Wakeup: ce.arg = dense(e.a); break;
+    case Kind::Fork: {
+      const auto* child = tr_.task(e.b);
+      add_task(e.b, child->pid, child->kthread, child->comm, child->nice);
+      p.ngroups = std::uint32_t(groups_.size());
+      ce.arg = index_.at(e.b);
+      break;
     }
-    if (e.hw.tb || e.hw.purr || e.hw.spurr) {  // side vectors, filled on the first counter seen
-      p.hw.resize(p.events.size() + 1);
-      p.hw_mask.resize(p.events.size() + 1);
-      p.hw.back() = {e.hw.tb.value_or(0), e.hw.purr.value_or(0), e.hw.spurr.value_or(0)};
-      p.hw_mask.back() = std::uint8_t((e.hw.tb ? 1 : 0) | (e.hw.purr ? 2 : 0) | (e.hw.spurr ? 4 : 0));
+    case Kind::Steal:
+      ce.arg = std::uint32_t(p.wide.size());
+      p.wide.push_back(e.a);
+      break;
+    case Kind::Runtime:  // arg = index of (task, ns) in wide
+      ce.arg = std::uint32_t(p.wide.size());
+      p.wide.push_back(dense(e.a));
+      p.wide.push_back(e.b);
+      break;
+    case Kind::Read: {
+      const std::uint64_t tid = e.a != 0 ? e.a : tr_.cpu(e.cpu).current;
+      ce.arg = std::uint32_t(p.reads.size());
+      p.reads.push_back({e.read_kind, dense(tid), e.read_id, e.line});
+      break;
     }
-    p.events.push_back(ce);
-    p.lines.push_back(e.line);
+    default: break;
   }
-  p.ngroups = std::uint32_t(groups.size());
-  if (!p.hw.empty()) {
-    p.hw.resize(p.events.size());
-    p.hw_mask.resize(p.events.size());
+  if (e.hw.tb || e.hw.purr || e.hw.spurr) {  // side vectors, filled on the first counter seen
+    p.hw.resize(p.events.size() + 1);
+    p.hw_mask.resize(p.events.size() + 1);
+    p.hw.back() = {e.hw.tb.value_or(0), e.hw.purr.value_or(0), e.hw.spurr.value_or(0)};
+    p.hw_mask.back() = std::uint8_t((e.hw.tb ? 1 : 0) | (e.hw.purr ? 2 : 0) | (e.hw.spurr ? 4 : 0));
   }
-  if (!p.gap.empty()) p.gap.resize(p.events.size());
-  return p;
+  p.events.push_back(ce);
+  p.lines.push_back(e.line);
+  return std::nullopt;
+}
+
+Program& Compiler::program() {
+  // The side vectors cover every event of the chunk once one is filled.
+  if (!p_.hw.empty()) {
+    p_.hw.resize(p_.events.size());
+    p_.hw_mask.resize(p_.events.size());
+  }
+  if (!p_.gap.empty()) p_.gap.resize(p_.events.size());
+  return p_;
+}
+
+void Compiler::next_chunk() {
+  p_.base += p_.events.size();
+  p_.events.clear();
+  p_.lines.clear();
+  p_.wide.clear();
+  p_.reads.clear();
+  p_.hw.clear();
+  p_.hw_mask.clear();
+  p_.gap.clear();
+}
+
+trace::Result<Program> compile(const trace::Trace& t) {
+  if (auto e = trace::check_header(t.header)) return *e;
+  if (t.header.ncpus > 0xffff)
+    return trace::Error{0, 0, "ncpus above 65535 is not supported by the simulator", "ncpus"};
+  Compiler c(t.header);
+  c.program().events.reserve(t.events.size());
+  c.program().lines.reserve(t.events.size());
+  for (const auto& e : t.events)
+    if (auto err = c.add(e)) return *err;
+  return std::move(c.program());
 }
 
 RunResult run(const Program& p, const ModelCfg& cfg, const RunOptions& o) {

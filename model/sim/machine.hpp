@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "arch/config.hpp"
@@ -60,6 +61,33 @@ struct Program {
   // Switch gap= values by event index (valid where the switch's flags bit 2 is set); empty when
   // the trace gives none.
   std::vector<std::uint64_t> gap;
+  // A streamed run compiles its input in chunks (Compiler): the index in the whole run of
+  // events[0]. The per-event vectors above (events, lines, hw, hw_mask, gap) and wide and reads
+  // hold the current chunk only; header, tasks and ngroups the whole run so far.
+  std::size_t base = 0;
+  // Line of event i (an index in the whole run), 0 if it is not in the current chunk.
+  std::uint32_t line_at(std::size_t i) const { return i >= base && i - base < lines.size() ? lines[i - base] : 0; }
+};
+
+// Validates and compiles events one at a time into a Program (compile() is this over a whole
+// trace); a streamed run takes the compiled events out in chunks, so that only the tasks and
+// the current chunk stay in memory.
+class Compiler {
+ public:
+  // The header must pass trace::check_header().
+  explicit Compiler(const trace::Header&);
+  std::optional<trace::Error> add(const trace::Event&);
+  // The program with the events added since the last next_chunk().
+  Program& program();
+  // Drops the compiled events (base moves past them); tasks stay.
+  void next_chunk();
+
+ private:
+  void add_task(std::uint64_t tid, std::uint64_t pid, bool kthread, const std::string& comm, int nice);
+  Program p_;
+  trace::Tracker tr_;
+  std::unordered_map<std::uint64_t, std::uint32_t> index_;   // tid -> dense index
+  std::unordered_map<std::uint64_t, std::uint32_t> groups_;  // tgid -> dense group
 };
 
 // Validate and compile. Errors carry the trace line.
@@ -119,6 +147,11 @@ struct RunOptions {
   // reads), so that a caller can see where each charge went without re-deriving it. Not set:
   // not called (the hot loop stays as it is).
   std::function<void(std::size_t, const RunResult&)> observe = nullptr;
+  // Streaming: called when the program's events have run, with the run so far (a caller may
+  // take RunResult::reads out: the machine only appends to them). It refills the program given
+  // to run() with the next chunk (Compiler::next_chunk(), then add(); tasks only grow) and says
+  // whether there is one. Not set: the program is the whole trace.
+  std::function<bool(RunResult&)> refill = nullptr;
 };
 
 // The model settings (ModelCfg: model/sim/backends.hpp) a configuration selects on a CPU.

@@ -31,6 +31,9 @@ struct Core {
   std::vector<Mode> saved_mode;
   std::vector<std::int32_t> iowait_cpu;
   std::vector<bool> exited;
+  // The live (not exited) tasks of each thread group, idle tasks aside, in index order: a
+  // process-wide read sums them without walking every task the trace ever had.
+  std::vector<std::vector<std::uint32_t>> members;
 
   Core(const Program& p_, const ModelCfg& cfg_, const RunOptions& o_) : p(p_), cfg(cfg_), o(o_) {
     const auto n = p.header.ncpus;
@@ -42,15 +45,28 @@ struct Core {
     saved_mode.assign(p.tasks.size(), Mode::Kernel);
     iowait_cpu.assign(p.tasks.size(), -1);
     exited.assign(p.tasks.size(), false);
+    members.resize(p.ngroups);
+    for (std::size_t k = n; k < p.tasks.size(); ++k) members[p.tasks[k].group].push_back(std::uint32_t(k));
     for (std::size_t j = 0; j < p.header.tasks.size(); ++j) {  // counters the task had at the start
       auto& t = r.tasks[n + j];
       t.utime = p.header.tasks[j].utime.value_or(0);
       t.stime = p.header.tasks[j].stime.value_or(0);
     }
   }
+  // A streamed program's chunk forked tasks: they start at zero, as a compiled trace's do.
+  void grow() {
+    const auto nt = p.tasks.size();
+    members.resize(p.ngroups);
+    for (std::size_t k = r.tasks.size(); k < nt; ++k) members[p.tasks[k].group].push_back(std::uint32_t(k));
+    r.tasks.resize(nt, model::zero_task(d));
+    r.groups.resize(p.ngroups, GroupAcct{model::zero_task(d), {0, 0}});
+    saved_mode.resize(nt, Mode::Kernel);
+    iowait_cpu.resize(nt, -1);
+    exited.resize(nt, false);
+  }
   bool is_idle(std::uint32_t task) const { return task < p.header.ncpus; }
   void violate(std::size_t i, const char* inv, std::string detail, std::string_view fixed_by = {}) {
-    Violation v{i, p.lines[i], inv, std::move(detail), fixed_by};
+    Violation v{i, p.line_at(i), inv, std::move(detail), fixed_by};
     if (!fixed_by.empty() && o.tolerate_known_bugs) {
       for (const auto& k : r.known_bugs)
         if (k.invariant == v.invariant) return;
@@ -97,6 +113,7 @@ struct ReadRules {
 //   model::TaskCputime<C> task_view(task, now);  // the task's times as task_cputime() returns
 //                                                // them (gen vtime adds the pending delta); used
 //                                                // by readers and by __exit_signal()
+//   void grow();  // a streamed program's tasks grew (forks): size per-task state to p.tasks
 template <class B>
 concept MachineBackend = std::constructible_from<B, Core&> &&
     requires(B b, const B cb, std::size_t i, std::uint32_t u, std::uint64_t t, const CEvent& e, const CpuCtx& x,
@@ -121,27 +138,44 @@ class Machine {
     return std::move(k_.r);
   }
 
+  // Every event of the program, chunk after chunk when it is streamed (RunOptions::refill).
   void run() {
-    const auto& ev = k_.p.events;
-    const auto n = ev.size();
-    if (k_.o.check) {
-      for (std::size_t i = 0; i < n; ++i) {
-        step<true>(i, ev[i]);
-        if (k_.o.observe) k_.o.observe(i, k_.r);
-        if (k_.r.violation && k_.o.stop_at_violation) break;
-      }
-    } else if (k_.o.observe) {
-      for (std::size_t i = 0; i < n; ++i) {
-        step<false>(i, ev[i]);
-        k_.o.observe(i, k_.r);
-      }
-    } else {
-      for (std::size_t i = 0; i < n; ++i) step<false>(i, ev[i]);  // the hot loop: no snapshots
+    for (;;) {
+      const bool stop = run_chunk();
+      if (stop || !k_.o.refill || !k_.o.refill(k_.r)) break;
+      k_.grow();
+      if constexpr (requires { acct_.grow(); }) acct_.grow();
     }
-    k_.r.events = n;
   }
 
  private:
+  // The events of the current chunk (i: index in the whole run); true if the run stops here.
+  bool run_chunk() {
+    const auto& ev = k_.p.events;
+    const auto n = ev.size();
+    const auto base = k_.p.base;
+    bool stop = false;
+    if (k_.o.check) {
+      for (std::size_t j = 0; j < n; ++j) {
+        step<true>(base + j, ev[j]);
+        if (k_.o.observe) k_.o.observe(base + j, k_.r);
+        if (k_.r.violation && k_.o.stop_at_violation) {
+          k_.r.events = base + n;
+          return true;
+        }
+      }
+    } else if (k_.o.observe) {
+      for (std::size_t j = 0; j < n; ++j) {
+        step<false>(base + j, ev[j]);
+        k_.o.observe(base + j, k_.r);
+      }
+    } else {
+      for (std::size_t j = 0; j < n; ++j) step<false>(base + j, ev[j]);  // the hot loop: no snapshots
+    }
+    k_.r.events = base + n;
+    return stop;
+  }
+
   template <bool Check>
   void step(std::size_t i, const CEvent& e) {
     auto& x = k_.ctx[e.cpu];
@@ -198,6 +232,7 @@ class Machine {
         g.gtime += t.gtime;
         g.sum_exec_runtime += t.sum_exec_runtime;
         k_.exited[cur] = true;
+        std::erase(k_.members[k_.p.tasks[cur].group], cur);
         break;
       }
       case Kind::Read: read(i, e); break;
@@ -256,13 +291,12 @@ class Machine {
       const auto g = p.tasks[ri.target].group;
       const auto& dead = r.groups[g].dead;
       cur = {dead.utime, dead.stime, dead.sum_exec_runtime};
-      for (std::size_t k = p.header.ncpus; k < p.tasks.size(); ++k)
-        if (p.tasks[k].group == g && !k_.exited[k]) {
-          const auto v = view(std::uint32_t(k), e.ts);
-          cur.utime += v.utime;
-          cur.stime += v.stime;
-          cur.sum_exec_runtime += r.tasks[k].sum_exec_runtime;
-        }
+      for (const std::uint32_t k : k_.members[g]) {
+        const auto v = view(k, e.ts);
+        cur.utime += v.utime;
+        cur.stime += v.stime;
+        cur.sum_exec_runtime += r.tasks[k].sum_exec_runtime;
+      }
       prev = &r.groups[g].prev;
     } else {
       const auto v = view(ri.target, e.ts);

@@ -13,15 +13,26 @@
 #include "model/trace/tracker.hpp"
 
 namespace kacct::trace {
+
+struct PTok {
+  std::string_view s;
+  uint32_t col;
+};
+struct PArg {
+  std::string_view key, val;
+  uint32_t col, vcol;
+};
+// Per-line buffers, kept across the lines of one parse so that a line allocates nothing.
+struct ParseScratch {
+  std::vector<PTok> toks;
+  std::vector<PArg> args;
+  std::vector<std::string_view> flags;
+};
+
 namespace {
 
 struct Fail {
   Error e;
-};
-
-struct Tok {
-  std::string_view s;
-  uint32_t col;
 };
 
 uint32_t sat32(size_t v) {
@@ -43,8 +54,8 @@ std::string show(std::string_view s) {
 }
 
 // Splits a comment-stripped line into tokens; rejects non-printable bytes.
-std::vector<Tok> tokenize(std::string_view line, uint32_t lineno, uint32_t& eol) {
-  std::vector<Tok> toks;
+void tokenize(std::string_view line, uint32_t lineno, uint32_t& eol, std::vector<PTok>& toks) {
+  toks.clear();
   size_t i = 0, n = line.size();
   eol = 1;
   while (i < n && line[i] != '#') {
@@ -69,7 +80,6 @@ std::vector<Tok> tokenize(std::string_view line, uint32_t lineno, uint32_t& eol)
     toks.push_back({line.substr(start, i - start), sat32(start + 1)});
     eol = sat32(i + 1);
   }
-  return toks;
 }
 
 template <class E, size_t N>
@@ -99,19 +109,20 @@ constexpr std::array kAllRead = [] {
   return a;
 }();
 
-struct Arg {
-  std::string_view key, val;
-  uint32_t col, vcol;
-};
+using Keys = std::initializer_list<std::string_view>;
+constexpr std::string_view kHwKeys[] = {"tb", "purr", "spurr"};
 
 class LineParser {
  public:
-  LineParser(std::string_view line, uint32_t lineno) : line_(lineno) { toks_ = tokenize(line, lineno, eol_); }
+  LineParser(std::string_view line, uint32_t lineno, ParseScratch& s)
+      : line_(lineno), toks_(s.toks), args_(s.args), flags_(s.flags) {
+    tokenize(line, lineno, eol_, toks_);
+  }
   bool blank() const { return toks_.empty(); }
-  const std::vector<Tok>& toks() const { return toks_; }
+  const std::vector<PTok>& toks() const { return toks_; }
 
   [[noreturn]] void fail(uint32_t col, std::string msg) const { throw Fail{{line_, col, std::move(msg), {}}}; }
-  const Tok& tok(size_t i, std::string_view expected) const {
+  const PTok& tok(size_t i, std::string_view expected) const {
     if (i >= toks_.size()) fail(eol_, fmt::format("unexpected end of line; expected {}", expected));
     return toks_[i];
   }
@@ -119,7 +130,7 @@ class LineParser {
     if (toks_.size() > n) fail(toks_[n].col, fmt::format("unexpected '{}'; expected end of line", show(toks_[n].s)));
   }
   void expect_word(std::string_view word, std::string_view what) const {
-    const Tok& t = tok(0, what);
+    const PTok& t = tok(0, what);
     if (t.s != word) fail(t.col, fmt::format("expected {}, got '{}'", what, show(t.s)));
   }
 
@@ -135,63 +146,67 @@ class LineParser {
     }
     return v;
   }
-  uint64_t u64(const Tok& t, std::string_view what) const { return u64(t.s, t.col, what); }
+  uint64_t u64(const PTok& t, std::string_view what) const { return u64(t.s, t.col, what); }
 
   // Collects key=value args from token `first` on.  `keys` are allowed keys,
   // `flags` allowed bare words; the hardware counter keys are added if hw.
-  void args(size_t first, std::vector<std::string_view> keys, std::vector<std::string_view> flags, std::string_view ctx,
-            bool hw) {
-    if (hw) keys.insert(keys.end(), {"tb", "purr", "spurr"});
+  void args(size_t first, Keys keys, Keys flags, std::string_view ctx, bool hw) {
     args_.clear();
     flags_.clear();
     ctx_ = ctx;
     for (size_t i = first; i < toks_.size(); ++i) {
-      const Tok& t = toks_[i];
+      const PTok& t = toks_[i];
       auto eq = t.s.find('=');
       if (eq == std::string_view::npos) {
         if (std::find(flags.begin(), flags.end(), t.s) == flags.end())
-          fail(t.col, fmt::format("expected key=value{}, got '{}'", flags.empty() ? "" : " or 'kthread'", show(t.s)));
-        if (flags_.count(t.s)) fail(t.col, fmt::format("duplicate flag '{}'", t.s));
-        flags_.insert(t.s);
+          fail(t.col,
+               fmt::format("expected key=value{}, got '{}'", flags.size() == 0 ? "" : " or 'kthread'", show(t.s)));
+        if (std::find(flags_.begin(), flags_.end(), t.s) != flags_.end())
+          fail(t.col, fmt::format("duplicate flag '{}'", t.s));
+        flags_.push_back(t.s);
         continue;
       }
       std::string_view key = t.s.substr(0, eq);
-      if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      if (std::find(keys.begin(), keys.end(), key) == keys.end() &&
+          !(hw && std::find(std::begin(kHwKeys), std::end(kHwKeys), key) != std::end(kHwKeys))) {
+        std::vector<std::string_view> all(keys);
+        if (hw) all.insert(all.end(), std::begin(kHwKeys), std::end(kHwKeys));
         fail(t.col, fmt::format("unknown key '{}' for {}; expected {}{}", show(key), ctx,
-                                keys.empty() ? "no keys" : "one of ", fmt::join(keys, ", ")));
+                                all.empty() ? "no keys" : "one of ", fmt::join(all, ", ")));
+      }
       if (find(key)) fail(t.col, fmt::format("duplicate key '{}'", key));
       args_.push_back({key, t.s.substr(eq + 1), t.col, sat32(t.col + eq + 1)});
     }
   }
-  bool flag(std::string_view f) const { return flags_.count(f) != 0; }
-  const Arg* find(std::string_view key) const {
-    for (const Arg& a : args_)
+  bool flag(std::string_view f) const { return std::find(flags_.begin(), flags_.end(), f) != flags_.end(); }
+  const PArg* find(std::string_view key) const {
+    for (const PArg& a : args_)
       if (a.key == key) return &a;
     return nullptr;
   }
-  const Arg& req(std::string_view key, std::string_view what) const {
-    const Arg* a = find(key);
+  const PArg& req(std::string_view key, std::string_view what) const {
+    const PArg* a = find(key);
     if (!a) fail(eol_, fmt::format("missing required key '{}' for {}; expected {}=<{}>", key, ctx_, key, what));
     return *a;
   }
   std::optional<uint64_t> opt_u64(std::string_view key, std::string_view what) const {
-    const Arg* a = find(key);
+    const PArg* a = find(key);
     if (!a) return std::nullopt;
     return u64(a->val, a->vcol, what);
   }
   uint64_t req_u64(std::string_view key, std::string_view what) const {
-    const Arg& a = req(key, what);
+    const PArg& a = req(key, what);
     return u64(a.val, a.vcol, what);
   }
   template <class E, size_t N>
   std::optional<E> opt_enum(std::string_view key, const std::array<E, N>& all) const {
-    const Arg* a = find(key);
+    const PArg* a = find(key);
     if (!a) return std::nullopt;
     if (auto e = lookup(a->val, all)) return e;
     fail(a->vcol, fmt::format("expected {}= one of {}, got '{}'", key, spellings(all), show(a->val)));
   }
   std::optional<std::string> opt_comm() const {
-    const Arg* a = find("comm");
+    const PArg* a = find("comm");
     if (!a) return std::nullopt;
     if (a->val.empty() || a->val.size() > 15)
       fail(a->vcol, fmt::format("expected comm of 1..15 characters, got '{}'", show(a->val)));
@@ -201,9 +216,9 @@ class LineParser {
  private:
   uint32_t line_;
   uint32_t eol_ = 1;
-  std::vector<Tok> toks_;
-  std::vector<Arg> args_;
-  std::set<std::string_view> flags_;
+  std::vector<PTok>& toks_;
+  std::vector<PArg>& args_;
+  std::vector<std::string_view>& flags_;
   std::string_view ctx_;
 };
 
@@ -217,7 +232,7 @@ TaskDecl parse_task(LineParser& p) {
   d.kthread = p.flag("kthread");
   if (!p.find("comm")) p.req("comm", "name");
   d.comm = *p.opt_comm();
-  if (const Arg* a = p.find("nice")) {
+  if (const PArg* a = p.find("nice")) {
     std::string_view s = a->val;
     bool neg = !s.empty() && s[0] == '-';
     uint64_t v = p.u64(s.substr(neg ? 1 : 0), a->vcol, "nice value -20..19");
@@ -239,19 +254,17 @@ Event parse_event(LineParser& p, uint32_t lineno, uint32_t ncpus) {
   Event e;
   e.line = lineno;
   e.ts = p.u64(p.tok(0, "timestamp"), "timestamp in ns");
-  const Tok& ct = p.tok(1, "cpu number");
+  const PTok& ct = p.tok(1, "cpu number");
   uint64_t cpu = p.u64(ct, "cpu number");
   if (cpu >= ncpus) p.fail(ct.col, fmt::format("cpu {} out of range; expected 0..{}", cpu, ncpus - 1));
   e.cpu = uint32_t(cpu);
-  const Tok& kt = p.tok(2, "event kind");
+  const PTok& kt = p.tok(2, "event kind");
   auto kind = lookup(kt.s, kAllKinds);
   if (!kind)
     p.fail(kt.col, fmt::format("unknown event kind '{}'; expected one of {}", show(kt.s), spellings(kAllKinds)));
   e.kind = *kind;
   std::string_view ctx = name(e.kind);
-  auto keys = [&](std::vector<std::string_view> k, std::vector<std::string_view> f = {}) {
-    p.args(3, std::move(k), std::move(f), ctx, true);
-  };
+  auto keys = [&](Keys k, Keys f = {}) { p.args(3, k, f, ctx, true); };
   switch (e.kind) {
     case Kind::SyscallEnter:
       keys({"nr"});
@@ -311,7 +324,7 @@ Event parse_event(LineParser& p, uint32_t lineno, uint32_t ncpus) {
       if (!p.find("kind")) p.req("kind", spellings(kAllRead));
       e.read_kind = *p.opt_enum("kind", kAllRead);
       e.a = p.opt_u64("tid", "tid").value_or(0);
-      if (const Arg* t = p.find("tid"); t && e.a == 0)
+      if (const PArg* t = p.find("tid"); t && e.a == 0)
         p.fail(t->vcol, "expected a non-zero tid (omit tid= to read the current task)");
       e.read_id = p.opt_u64("id", "read id").value_or(0);
       break;
@@ -349,91 +362,110 @@ void for_each_line(std::string_view text, F&& f) {
   }
 }
 
+}  // namespace
+
+Parser::Parser() : scratch_(std::make_unique<ParseScratch>()) {}
+Parser::~Parser() = default;
+Parser::Parser(Parser&&) noexcept = default;
+Parser& Parser::operator=(Parser&&) noexcept = default;
+
+Result<bool> Parser::line(std::string_view line, uint32_t lineno, Event& ev) try {
+  LineParser p(line, lineno, *scratch_);
+  if (p.blank()) return false;
+  const auto& toks = p.toks();
+  switch (stage_) {
+    case kMagic: {
+      p.expect_word("kacct-trace", "'kacct-trace 1' as the first line");
+      const PTok& v = p.tok(1, "format version");
+      uint64_t ver = p.u64(v, "format version");
+      if (ver != 1) p.fail(v.col, fmt::format("unsupported version {}; expected 1", ver));
+      p.expect_end(2);
+      stage_ = kCpu;
+      break;
+    }
+    case kCpu: {
+      p.expect_word("cpu", "'cpu <model>' line");
+      const PTok& m = p.tok(1, "cpu model name");
+      if (!valid_model(m.s))
+        p.fail(m.col, fmt::format("expected cpu model name [A-Za-z0-9_.-]{{1,64}}, got '{}'", show(m.s)));
+      header_.cpu_model = std::string(m.s);
+      p.expect_end(2);
+      stage_ = kNcpus;
+      break;
+    }
+    case kNcpus: {
+      p.expect_word("ncpus", "'ncpus <n>' line");
+      const PTok& n = p.tok(1, "number of cpus");
+      uint64_t v = p.u64(n, "number of cpus");
+      if (v < 1 || v > 4096) p.fail(n.col, fmt::format("ncpus {} out of range; expected 1..4096", v));
+      header_.ncpus = uint32_t(v);
+      p.expect_end(2);
+      stage_ = kClock;
+      break;
+    }
+    case kClock: {
+      p.expect_word("clock", "'clock ns' line");
+      const PTok& c = p.tok(1, "clock unit");
+      if (c.s != "ns") p.fail(c.col, fmt::format("unsupported clock '{}'; expected ns", show(c.s)));
+      p.expect_end(2);
+      stage_ = kTasks;
+      break;
+    }
+    case kTasks:
+      if (toks[0].s == "rtime" && header_.tasks.empty() && !header_.rtime_events) {
+        const PTok& w = p.tok(1, "'events' after 'rtime'");
+        if (w.s != "events") p.fail(w.col, fmt::format("expected 'rtime events', got 'rtime {}'", show(w.s)));
+        p.expect_end(2);
+        header_.rtime_events = true;
+      } else if (toks[0].s == "events") {
+        p.expect_end(1);
+        stage_ = kEvents;
+      } else if (toks[0].s == "task") {
+        TaskDecl d = parse_task(p);
+        if (!tids_.insert(d.tid).second)
+          p.fail(toks[1].col, fmt::format("duplicate tid {}; expected a new tid", d.tid));
+        // The threads of a process share its mm (check_header says the same without a line).
+        const auto [first, fresh] = first_of_pid_.emplace(d.pid, header_.tasks.size());
+        if (const TaskDecl* o = fresh ? nullptr : &header_.tasks[first->second];
+            o && (o->mm != d.mm || o->kthread != d.kthread)) {
+          const PArg* mm = p.find("mm");
+          p.fail(mm ? mm->vcol : toks[1].col,
+                 fmt::format("task {} is a thread of pid {}, whose task {} has {}; expected the same", d.tid, d.pid,
+                             o->tid, o->mm ? fmt::format("mm={}", *o->mm) : std::string("no mm (kthread)")));
+        }
+        header_.tasks.push_back(std::move(d));
+      } else {
+        p.fail(toks[0].col, fmt::format("expected 'task' or 'events' line, got '{}'", show(toks[0].s)));
+      }
+      break;
+    case kEvents: ev = parse_event(p, lineno, header_.ncpus); return true;
+  }
+  return false;
+} catch (Fail& f) { return std::move(f.e); }
+
+std::optional<Error> Parser::finish(uint32_t last) const {
+  if (stage_ == kEvents) return std::nullopt;
+  static constexpr std::string_view what[] = {"'kacct-trace 1'", "'cpu <model>'", "'ncpus <n>'", "'clock ns'",
+                                              "'events'"};
+  return Error{last + 1, 1, fmt::format("unexpected end of input; expected {} line", what[stage_]), {}};
+}
+
+namespace {
+
 Trace parse_or_throw(std::string_view text) {
   Trace t;
-  enum Stage { kMagic, kCpu, kNcpus, kClock, kTasks, kEvents } stage = kMagic;
-  std::set<uint64_t> tids;
-  std::map<uint64_t, std::size_t> first_of_pid;  // index in header.tasks
+  Parser parser;
   uint32_t last = 0;
+  Event ev;
   for_each_line(text, [&](std::string_view line, uint32_t lineno) {
     last = lineno;
-    LineParser p(line, lineno);
-    if (p.blank()) return true;
-    const auto& toks = p.toks();
-    switch (stage) {
-      case kMagic: {
-        p.expect_word("kacct-trace", "'kacct-trace 1' as the first line");
-        const Tok& v = p.tok(1, "format version");
-        uint64_t ver = p.u64(v, "format version");
-        if (ver != 1) p.fail(v.col, fmt::format("unsupported version {}; expected 1", ver));
-        p.expect_end(2);
-        stage = kCpu;
-        break;
-      }
-      case kCpu: {
-        p.expect_word("cpu", "'cpu <model>' line");
-        const Tok& m = p.tok(1, "cpu model name");
-        if (!valid_model(m.s))
-          p.fail(m.col, fmt::format("expected cpu model name [A-Za-z0-9_.-]{{1,64}}, got '{}'", show(m.s)));
-        t.header.cpu_model = std::string(m.s);
-        p.expect_end(2);
-        stage = kNcpus;
-        break;
-      }
-      case kNcpus: {
-        p.expect_word("ncpus", "'ncpus <n>' line");
-        const Tok& n = p.tok(1, "number of cpus");
-        uint64_t v = p.u64(n, "number of cpus");
-        if (v < 1 || v > 4096) p.fail(n.col, fmt::format("ncpus {} out of range; expected 1..4096", v));
-        t.header.ncpus = uint32_t(v);
-        p.expect_end(2);
-        stage = kClock;
-        break;
-      }
-      case kClock: {
-        p.expect_word("clock", "'clock ns' line");
-        const Tok& c = p.tok(1, "clock unit");
-        if (c.s != "ns") p.fail(c.col, fmt::format("unsupported clock '{}'; expected ns", show(c.s)));
-        p.expect_end(2);
-        stage = kTasks;
-        break;
-      }
-      case kTasks:
-        if (toks[0].s == "rtime" && t.header.tasks.empty() && !t.header.rtime_events) {
-          const Tok& w = p.tok(1, "'events' after 'rtime'");
-          if (w.s != "events") p.fail(w.col, fmt::format("expected 'rtime events', got 'rtime {}'", show(w.s)));
-          p.expect_end(2);
-          t.header.rtime_events = true;
-        } else if (toks[0].s == "events") {
-          p.expect_end(1);
-          stage = kEvents;
-        } else if (toks[0].s == "task") {
-          TaskDecl d = parse_task(p);
-          if (!tids.insert(d.tid).second)
-            p.fail(toks[1].col, fmt::format("duplicate tid {}; expected a new tid", d.tid));
-          // The threads of a process share its mm (check_header says the same without a line).
-          const auto [first, fresh] = first_of_pid.emplace(d.pid, t.header.tasks.size());
-          if (const TaskDecl* o = fresh ? nullptr : &t.header.tasks[first->second];
-              o && (o->mm != d.mm || o->kthread != d.kthread)) {
-            const Arg* mm = p.find("mm");
-            p.fail(mm ? mm->vcol : toks[1].col,
-                   fmt::format("task {} is a thread of pid {}, whose task {} has {}; expected the same", d.tid, d.pid,
-                               o->tid, o->mm ? fmt::format("mm={}", *o->mm) : std::string("no mm (kthread)")));
-          }
-          t.header.tasks.push_back(std::move(d));
-        } else {
-          p.fail(toks[0].col, fmt::format("expected 'task' or 'events' line, got '{}'", show(toks[0].s)));
-        }
-        break;
-      case kEvents: t.events.push_back(parse_event(p, lineno, t.header.ncpus)); break;
-    }
+    auto r = parser.line(line, lineno, ev);
+    if (!r) throw Fail{r.error()};
+    if (r.value()) t.events.push_back(std::move(ev));
     return true;
   });
-  if (stage != kEvents) {
-    static constexpr std::string_view what[] = {"'kacct-trace 1'", "'cpu <model>'", "'ncpus <n>'", "'clock ns'",
-                                                "'events'"};
-    throw Fail{{last + 1, 1, fmt::format("unexpected end of input; expected {} line", what[stage]), {}}};
-  }
+  if (auto e = parser.finish(last)) throw Fail{*std::move(e)};
+  t.header = parser.header();
   return t;
 }
 
@@ -446,7 +478,8 @@ uint32_t field_column(std::string_view text, uint32_t line, std::string_view fie
     for_each_line(text, [&](std::string_view s, uint32_t n) {
       if (n != line) return true;
       uint32_t eol = 1;
-      auto toks = tokenize(s, n, eol);
+      std::vector<PTok> toks;
+      tokenize(s, n, eol, toks);
       // "ts", "cpu", a key name, or anything else ("event"): the kind token.
       int pos = field == "ts" ? 0 : field == "cpu" ? 1 : 2;
       for (size_t i = 3; i < toks.size(); ++i) {
@@ -474,6 +507,80 @@ Result<Trace> load(std::string_view text) {
     return *std::move(err);
   }
   return r;
+}
+
+StreamLoader::StreamLoader(OnHeader on_header, OnEvent on_event)
+    : on_header_(std::move(on_header)), on_event_(std::move(on_event)) {}
+
+std::optional<Error> StreamLoader::line(std::string_view text) {
+  if (lineno_ == std::numeric_limits<uint32_t>::max())
+    return Error{lineno_, 1, "too many lines; expected at most 2^32-2", {}};
+  ++lineno_;
+  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);  // CRLF
+  const bool header_done = parser_.in_events();
+  auto r = parser_.line(text, lineno_, ev_);
+  if (!r) {
+    error_line_.assign(text);
+    return r.error();
+  }
+  if (!header_done && parser_.in_events()) {  // validate() checks the header before any event
+    if (auto err = check_header(parser_.header()))
+      semantic_ = std::move(err);
+    else if (on_header_)
+      on_header_(parser_.header());
+  }
+  if (r.value() && !semantic_) {
+    if (auto err = on_event_(ev_, text)) {
+      if (err->line != 0 && !err->field.empty()) err->column = field_column(text, 1, err->field);
+      semantic_ = std::move(err);
+      semantic_line_.assign(text);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> StreamLoader::feed(std::string_view piece) {
+  if (ended_) return std::nullopt;
+  auto fail = [&](Error e) {
+    ended_ = true;
+    partial_.clear();
+    return std::optional<Error>(std::move(e));
+  };
+  std::size_t pos = 0;
+  if (!partial_.empty()) {  // complete the line the last piece left open
+    const std::size_t nl = piece.find('\n');
+    if (nl == std::string_view::npos) {
+      partial_.append(piece);
+      return std::nullopt;
+    }
+    partial_.append(piece.substr(0, nl));
+    if (auto e = line(partial_)) return fail(*std::move(e));
+    partial_.clear();
+    pos = nl + 1;
+  }
+  for (;;) {
+    const std::size_t nl = piece.find('\n', pos);
+    if (nl == std::string_view::npos) break;
+    if (auto e = line(piece.substr(pos, nl - pos))) return fail(*std::move(e));
+    pos = nl + 1;
+  }
+  partial_.assign(piece.substr(pos));
+  return std::nullopt;
+}
+
+std::optional<Error> StreamLoader::finish() {
+  if (ended_) return std::nullopt;
+  ended_ = true;
+  if (!partial_.empty()) {  // a last line without '\n'
+    if (auto e = line(partial_)) return e;
+    partial_.clear();
+  }
+  if (auto e = parser_.finish(lineno_)) {
+    error_line_.clear();
+    return e;
+  }
+  error_line_ = semantic_line_;
+  return semantic_;
 }
 
 }  // namespace kacct::trace

@@ -4,7 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -194,5 +198,66 @@ std::string source_line(std::string_view text, uint32_t n);
 
 // parse + validate; semantic errors get the column of the offending field.
 Result<Trace> load(std::string_view text);
+
+// The parser one line at a time (parse() runs on it), so that a stream need not be held whole.
+// Lines come in order, numbered from 1, without their end of line.
+struct ParseScratch;
+class Parser {
+ public:
+  Parser();
+  ~Parser();
+  Parser(Parser&&) noexcept;
+  Parser& operator=(Parser&&) noexcept;
+  // An event line fills `ev` and gives true; header, blank and comment lines give false; a
+  // syntax or header error is returned.
+  Result<bool> line(std::string_view text, uint32_t lineno, Event& ev);
+  // The end of the input after line `last`: an error if the header is not complete.
+  std::optional<Error> finish(uint32_t last) const;
+  bool in_events() const { return stage_ == kEvents; }
+  const Header& header() const { return header_; }
+
+ private:
+  enum Stage { kMagic, kCpu, kNcpus, kClock, kTasks, kEvents } stage_ = kMagic;
+  Header header_;
+  std::set<uint64_t> tids_;
+  std::map<uint64_t, std::size_t> first_of_pid_;  // index in header_.tasks
+  std::unique_ptr<ParseScratch> scratch_;         // per-line buffers (parse.cpp)
+};
+
+// load() on text fed in pieces of any size: memory is the longest line plus what `on_event`
+// keeps, not the input. Each event, once parsed, goes to `on_event` (the caller's validator,
+// e.g. a Tracker, sim::Compiler or Accountant), which returns its semantic error if any; the
+// header goes to `on_header` at the `events` line (check_header() is applied first). Errors are
+// the ones load() gives on the same text: a syntax error anywhere wins over an earlier semantic
+// error, so after a semantic error the rest is still parsed, and no longer handed over.
+class StreamLoader {
+ public:
+  using OnHeader = std::function<void(const Header&)>;
+  // The event and its line's text (valid during the call).
+  using OnEvent = std::function<std::optional<Error>(const Event&, std::string_view line)>;
+  StreamLoader(OnHeader on_header, OnEvent on_event);
+  // Feeds the next piece; a syntax error ends the input (returned; stop feeding).
+  std::optional<Error> feed(std::string_view piece);
+  // The end of the input: the error load() would give, if any.
+  std::optional<Error> finish();
+  bool in_events() const { return parser_.in_events(); }
+  const Header& header() const { return parser_.header(); }
+  // A semantic error was seen (events are no longer handed over).
+  bool failed() const { return semantic_.has_value(); }
+  // The text of the line of the error finish() or feed() returned ("" if that line does not exist).
+  const std::string& error_line() const { return error_line_; }
+
+ private:
+  std::optional<Error> line(std::string_view text);
+  Parser parser_;
+  OnHeader on_header_;
+  OnEvent on_event_;
+  std::string partial_;  // an incomplete last line
+  uint32_t lineno_ = 0;
+  bool ended_ = false;  // a syntax error was returned
+  std::optional<Error> semantic_;
+  std::string semantic_line_, error_line_;
+  Event ev_;
+};
 
 }  // namespace kacct::trace
