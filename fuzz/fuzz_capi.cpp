@@ -128,8 +128,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (kacct_get_read(m, i, &r) != KACCT_OK) die("kacct_get_read " + std::to_string(i));
     }
   }
-  // The library on the same text: the API is a view of it, not a second model.
-  if ((data[0] & 0x80) && whole && sv == KACCT_OK) {
+  // The library on the same text: the API is a view of it, not a second model. The first query
+  // (kacct_ncpus) completes an unterminated last line; if that line is rejected, it reports the
+  // error and the line is dropped (documented), so only a trace accepted whole is compared.
+  if ((data[0] & 0x80) && whole && sn == KACCT_OK && sv == KACCT_OK) {
     auto t = trace::load(text);
     if (!t) die("the API accepted text that trace::load rejects: " + t.error().to_string());
     if (t.value().events.size() <= kMaxEvents) {
