@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "event_mutator.hpp"
 #include "model/lazytlb/explore.hpp"
 
 namespace {
@@ -74,4 +75,43 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   judge(s);
   return 0;
+}
+
+// Structure-aware mutation (event_mutator.hpp) of script inputs (action inputs get libFuzzer's
+// byte mutator): events edited within their domains (op, CPU < cpus, task or mm by op),
+// kept if the canonical text parses back and every event is enabled when it runs.
+extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t size, std::size_t max_size,
+                                               unsigned int seed) {
+  using namespace kacct::model::lazytlb;
+  auto parse = [&](const std::uint8_t* d, std::size_t n) -> std::optional<Script> {
+    if (n < 1 || !(d[0] & 0x80)) return std::nullopt;
+    auto p = parse_script(std::string_view(reinterpret_cast<const char*>(d + 1), n - 1));
+    if (!p || p.value().events.size() > kMaxJudged) return std::nullopt;
+    Script s = std::move(p.value());
+    s.lines.clear();  // positions of the parsed text: gone once events move
+    return s;
+  };
+  auto field = [&](Script& s, Event& e, std::mt19937_64& rng) {
+    if (rng() % 3 == 0) e.op = Op(rng() % kNumOps);
+    e.cpu = std::int16_t(rng() % std::uint64_t(s.sizes.cpus));
+    switch (e.op) {
+      case Op::Switch:
+      case Op::Fork:
+      case Op::ForkVm: e.arg = std::int16_t(rng() % std::uint64_t(s.sizes.tasks)); break;
+      case Op::Use:
+      case Op::MmGet:
+      case Op::MmPut:
+      case Op::MmGrab:
+      case Op::MmDrop:
+      case Op::Flush: e.arg = std::int16_t(rng() % std::uint64_t(s.sizes.mms)); break;
+      default: e.arg = 0; break;
+    }
+    return true;
+  };
+  auto valid = [&](const Script& s) {
+    auto again = parse_script(write_script(s));
+    return again && again.value() == s && !run_script(s).error;
+  };
+  auto write = [&](const Script& s) { return std::string(1, char(0x80)) + write_script(s); };
+  return kacct::fuzz::mutate_events<Script>(data, size, max_size, seed, kMaxJudged, parse, field, valid, write);
 }

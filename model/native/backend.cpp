@@ -3,6 +3,8 @@
 // steal) on the per-CPU (PPC64) or per-task (PPC32) accounting data, in the kernel's order.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "arch/registry.hpp"
 #include "model/sim/machine_impl.hpp"
 #include "spec/native_vtime.hpp"
@@ -278,8 +280,11 @@ class NativeBackend {
       h.tb_ts = e.ts;
       h.tb_set = true;
     }
-    if (h.tb_set) return h.tb + derive(e.ts, cfg_.tb_hz) - derive(h.tb_ts, cfg_.tb_hz);
-    return derive(e.ts, cfg_.tb_hz);
+    const std::uint64_t tb =
+        h.tb_set ? h.tb + derive(e.ts, cfg_.tb_hz) - derive(h.tb_ts, cfg_.tb_hz) : derive(e.ts, cfg_.tb_hz);
+    // mftb() never goes back: a given value below a TB this CPU already read (derived at the
+    // nominal rate since an earlier given value that advanced more slowly) holds at that TB.
+    return std::max(tb, h.now64);
   }
   UL spurr_at(std::size_t i, const CEvent& e, UL tb) {
     if (cfg_.source == ScaledSource::Timebase) return tb;  // read_spurr(tb) returns its argument

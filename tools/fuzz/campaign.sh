@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One measured libFuzzer campaign of one target (docs/fuzzing.md): the ASan+UBSan binary of the
+# sanitizer build (build-asan/fuzz/fuzz_<x>), one process at nice 15 (a shared machine), for a
+# wall-clock budget, on a scratch copy of the committed corpus; then the grown corpus merged
+# (minimised) into DIR/min. Prints one table row: target, seconds, executions, exec/s, libFuzzer's
+# edge coverage (cov:) and features (ft:), corpus before -> after, crashes (artifacts in DIR).
+# Usage: tools/fuzz/campaign.sh TARGET SECONDS [DIR] [libFuzzer options...]   (DIR default build-asan/campaign/TARGET)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+t=$1 secs=$2
+dir=${3:-$root/build-asan/campaign/$t}
+shift $(( $# >= 3 ? 3 : 2 ))
+mkdir -p "$dir" && dir=$(cd "$dir" && pwd)
+bin=$root/build-asan/fuzz/fuzz_$t
+seeds=$root/fuzz/corpus-$t
+rm -rf "$dir" && mkdir -p "$dir/corpus" "$dir/min" && cp "$seeds"/* "$dir/corpus/"
+opts=()
+if [ -f "$root/fuzz/fuzz_$t.options" ]; then
+  while IFS= read -r l; do
+    case $l in *=*) k=${l%%=*} v=${l#*=}; k=${k// /}; v=${v# }; [ "$k" = dict ] && v=$root/fuzz/$v; opts+=("-$k=$v") ;; esac
+  done < <(grep -v '^\[' "$root/fuzz/fuzz_$t.options")
+fi
+before=$(find "$dir/corpus" -type f | wc -l)
+(cd "$dir" && ASAN_OPTIONS=detect_leaks=1 nice -n 15 "$bin" -max_total_time="$secs" -print_final_stats=1 \
+  -artifact_prefix="$dir/" "${opts[@]}" "$@" corpus > log 2>&1)
+rc=$?
+execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log")
+eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$dir/log")
+last=$(grep -E '^#[0-9]+' "$dir/log" | tail -n 1)
+cov=$(echo "$last" | sed -n 's/.* cov: \([0-9]*\).*/\1/p')
+ft=$(echo "$last" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
+crashes=$(find "$dir" -maxdepth 1 -name 'crash-*' -o -maxdepth 1 -name 'leak-*' -o -maxdepth 1 -name 'timeout-*' -o -maxdepth 1 -name 'oom-*' | wc -l)
+(cd "$dir" && nice -n 15 "$bin" -merge=1 "${opts[@]}" min corpus > merge.log 2>&1)
+after=$(find "$dir/min" -type f | wc -l)
+printf '%s\t%s\t%s\t%s\t%s\t%s\t%s -> %s (%s)\t%s\trc=%s\n' "$t" "$secs" "${execs:-?}" "${eps:-?}" "${cov:-?}" "${ft:-?}" \
+  "$before" "$after" "$(du -sh "$dir/min" | cut -f1)" "$crashes" "$rc"
