@@ -31,6 +31,7 @@ struct Core {
   std::vector<Mode> saved_mode;
   std::vector<std::int32_t> iowait_cpu;
   std::vector<bool> exited;
+  std::vector<model::TaskCputime<C>> exit_counted;  // what a task's exit added to its group's dead sums
 
   Core(const Program& p_, const ModelCfg& cfg_, const RunOptions& o_) : p(p_), cfg(cfg_), o(o_) {
     const auto n = p.header.ncpus;
@@ -42,6 +43,7 @@ struct Core {
     saved_mode.assign(p.tasks.size(), Mode::Kernel);
     iowait_cpu.assign(p.tasks.size(), -1);
     exited.assign(p.tasks.size(), false);
+    exit_counted.assign(p.tasks.size(), {0, 0, 0});
     for (std::size_t j = 0; j < p.header.tasks.size(); ++j) {  // counters the task had at the start
       auto& t = r.tasks[n + j];
       t.utime = p.header.tasks[j].utime.value_or(0);
@@ -138,12 +140,16 @@ class Machine {
     } else {
       for (std::size_t i = 0; i < n; ++i) step<false>(i, ev[i]);  // the hot loop: no snapshots
     }
+    children_before(n);  // those placed after the last event
     k_.r.events = n;
   }
 
  private:
   template <bool Check>
   void step(std::size_t i, const CEvent& e) {
+    if (reap_next_ < k_.p.reaps.size() || children_next_ < k_.p.children_reads.size() ||
+        foreign_next_ < k_.p.foreign_reads.size()) [[unlikely]]
+      children_before(i);
     auto& x = k_.ctx[e.cpu];
     const std::uint32_t cur = x.cur;
     typename B::Snapshot before{};
@@ -198,6 +204,7 @@ class Machine {
         g.gtime += t.gtime;
         g.sum_exec_runtime += t.sum_exec_runtime;
         k_.exited[cur] = true;
+        k_.exit_counted[cur] = {v.utime, v.stime, t.sum_exec_runtime};
         break;
       }
       case Kind::Read: read(i, e); break;
@@ -298,8 +305,68 @@ class Machine {
     r.reads.push_back(out);
   }
 
+  // The reaps and children reads placed before event i (Program::reaps, children_reads).
+  void children_before(std::size_t i) {
+    const auto& p = k_.p;
+    auto& r = k_.r;
+    const std::uint64_t now = i < p.events.size() ? p.events[i].ts : p.events.empty() ? 0 : p.events.back().ts;
+    // thread_group_cputime_adjusted() of a group seen from outside: the threads that exited
+    // before the leader joined the dead sums at their __exit_signal(); a zombie leader's own
+    // counters are read as they are now (its release_task() comes at the reap), with the slice
+    // of its final schedule.
+    const auto adjusted = [&](std::uint32_t leader, model::TaskCputime<C>& cur) {
+      const auto g = p.tasks[leader].group;
+      const auto& dead = r.groups[g].dead;
+      cur = {dead.utime, dead.stime, dead.sum_exec_runtime};
+      for (std::size_t k = p.header.ncpus; k < p.tasks.size(); ++k) {
+        if (p.tasks[k].group != g) continue;
+        if (k_.exited[k] && k != leader) continue;
+        if (k_.exited[k]) {
+          const auto& was = k_.exit_counted[k];
+          cur.utime -= was.utime;
+          cur.stime -= was.stime;
+          cur.sum_exec_runtime -= was.sum_exec_runtime;
+        }
+        const auto v = view(std::uint32_t(k), now);
+        cur.utime += v.utime;
+        cur.stime += v.stime;
+        cur.sum_exec_runtime += r.tasks[k].sum_exec_runtime;
+      }
+      model::PrevCputime<C> adj{cur.utime, cur.stime};
+      if constexpr (B::reads.cputime_adjust) adj = model::cputime_adjust(k_.d, k_.cfg.adjust, cur, r.groups[g].prev);
+      return adj;
+    };
+    // In trace order: a foreign read and a reap before the same event come in the order placed.
+    for (; foreign_next_ < p.foreign_reads.size() && p.foreign_reads[foreign_next_].event <= i; ++foreign_next_) {
+      const auto& q = p.foreign_reads[foreign_next_];
+      if (reap_next_ < p.reaps.size() && p.reaps[reap_next_].event < q.event) break;
+      model::TaskCputime<C> cur{};
+      const auto adj = adjusted(q.task, cur);
+      r.foreign_reads.push_back(
+          {q.id, trace::ReadKind::ProcStat, p.tasks[q.task].tid, now, 0, adj.utime, adj.stime, cur.sum_exec_runtime});
+    }
+    for (; reap_next_ < p.reaps.size() && p.reaps[reap_next_].event <= i; ++reap_next_) {
+      const auto& q = p.reaps[reap_next_];
+      const auto g = p.tasks[q.child].group;
+      model::TaskCputime<C> cur{};
+      const auto adj = adjusted(q.child, cur);
+      auto& mine = r.groups[p.tasks[q.reaper].group].children;
+      const auto theirs = r.groups[g].children;
+      model::reap_child(k_.d, mine, adj, theirs);
+      r.reaps.push_back({p.tasks[q.reaper].tid, p.tasks[q.child].tid, adj.utime, adj.stime, theirs.utime, theirs.stime,
+                         cur.sum_exec_runtime});
+    }
+    for (; children_next_ < p.children_reads.size() && p.children_reads[children_next_].event <= i; ++children_next_) {
+      const auto& q = p.children_reads[children_next_];
+      const auto& c = r.groups[p.tasks[q.task].group].children;
+      r.children_reads.push_back({q.id, p.tasks[q.task].tid, c.utime, c.stime});
+    }
+    if (foreign_next_ < p.foreign_reads.size() && p.foreign_reads[foreign_next_].event <= i) children_before(i);
+  }
+
   Core k_;
   B acct_;
+  std::size_t reap_next_ = 0, children_next_ = 0, foreign_next_ = 0;
 };
 
 template <MachineBackend B>
