@@ -66,6 +66,7 @@ struct Program {
   // a reap: thread-group leader `child` reaped by a wait of task `reaper` (wait_task_zombie());
   struct Reap {
     std::uint32_t event = 0, reaper = 0, child = 0;  // dense task indices
+    std::uint64_t id = 0;                            // the caller's, copied to ReapResult
   };
   std::vector<Reap> reaps;
   // a read of the reaped children's times (signal->cutime/cstime) of `task`'s process, e.g.
@@ -116,6 +117,7 @@ struct ReapResult {  // a Program::Reap: what the reaper's process gained (ns)
   std::uint64_t utime = 0, stime = 0;                    // thread_group_cputime_adjusted() of the reaped group
   std::uint64_t children_utime = 0, children_stime = 0;  // its own reaped children
   std::uint64_t rtime = 0;                               // the reaped group's sum_exec_runtime
+  std::uint64_t id = 0;                                  // Program::Reap::id
 };
 struct RunResult {
   std::vector<CpuAcct<Concrete>> cpus;

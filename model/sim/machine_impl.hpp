@@ -354,7 +354,7 @@ class Machine {
       const auto theirs = r.groups[g].children;
       model::reap_child(k_.d, mine, adj, theirs);
       r.reaps.push_back({p.tasks[q.reaper].tid, p.tasks[q.child].tid, adj.utime, adj.stime, theirs.utime, theirs.stime,
-                         cur.sum_exec_runtime});
+                         cur.sum_exec_runtime, q.id});
     }
     for (; children_next_ < p.children_reads.size() && p.children_reads[children_next_].event <= i; ++children_next_) {
       const auto& q = p.children_reads[children_next_];

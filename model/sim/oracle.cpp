@@ -53,7 +53,7 @@ void place_children(const trace::perf::Conversion& c, const trace::perf::Options
                    : fmt::format("a waitid() reaped a child the trace does not name (perf line {})", r.line));
       continue;
     }
-    prog.reaps.push_back({std::uint32_t(r.at), reaper->second, child->second});
+    prog.reaps.push_back({std::uint32_t(r.at), reaper->second, child->second, r.seq});
   }
   if (c.stats.lost_events)
     for (std::uint32_t g = 0; g < prog.ngroups; ++g) lose(g, 0, "perf lost events: a child's times may be incomplete");
@@ -167,6 +167,8 @@ trace::Result<Prediction> predict(std::string_view text, const trace::perf::Opti
   for (const auto& k : res.children_reads)
     if (!out.children_unknown.count(k.id)) out.children[k.id] = {k.utime, k.stime};
   out.reaps = res.reaps;
+  for (const auto& r : res.reaps)
+    if (r.id) out.wait4_reaps[{r.reaper_tid, r.id}] = r;
   for (auto tid : threads)
     if (auto it = c.stats.task_ticks.find(tid); it != c.stats.task_ticks.end()) {
       out.ticks_user += it->second[0];
@@ -264,6 +266,8 @@ bool recorded_kind(std::string_view read, RecordedRead& out) {
       // signal->cutime/cstime as they are (no cputime_adjust(): nothing to place in the trace)
       {"rusage_children", perf::kNrGetrusage, ReadKind::RusageSelf, nullptr, false},
       {"times", perf::kNrTimes, ReadKind::ProcStat, nullptr},
+      // wait4()'s getrusage(child, RUSAGE_BOTH) after its reap: what the reap added
+      {"wait4_rusage", perf::kNrWait4, ReadKind::RusageSelf, nullptr, false},
       {"process_cputime", perf::kNrClockGettime, ReadKind::ProcessCputime, nullptr},
       {"thread_cputime", perf::kNrClockGettime, ReadKind::ThreadCputime, nullptr},
       {"cpuclock_prof", perf::kNrClockGettime, ReadKind::ProcessCputime,
@@ -286,6 +290,7 @@ bool recorded_kind(std::string_view read, RecordedRead& out) {
       out.why = row.why ? row.why : "";
       out.rtime_only = read == "schedstat";
       out.children_only = read == "rusage_children";
+      out.reap_rusage = read == "wait4_rusage";
       out.spec.children = read == "rusage_children" || read == "times";
       out.spec.place = row.place;
       return true;
@@ -331,6 +336,26 @@ std::vector<ReadComparison> compare(const Prediction& p, const std::vector<Recor
     if (k.modeled && wants_children && ch == p.children.end()) {
       c.detail = ch_unknown != p.children_unknown.end() ? "children's times: " + ch_unknown->second
                                                         : "no prediction of the children's times";
+      out.push_back(c);
+      continue;
+    }
+    if (k.modeled && k.reap_rusage) {
+      // The child's cutime plus thread_group_cputime_adjusted() again: cputime_adjust() with the
+      // inputs of the reap returns the prev_cputime it just stored, so the reap's own values.
+      const auto w = p.wait4_reaps.find({k.spec.tid, k.spec.seq});
+      if (w == p.wait4_reaps.end() || (k.spec.target && w->second.child_tid != k.spec.target)) {
+        c.detail = "no reap of this child at this wait4() in the model";
+        out.push_back(c);
+        continue;
+      }
+      c.agreement = Agreement::Exact;
+      const auto u = (w->second.utime + w->second.children_utime) / 1000;
+      const auto s = (w->second.stime + w->second.children_stime) / 1000;
+      if ((k.utime && *k.utime != u) || (k.stime && *k.stime != s)) {
+        c.agreement = Agreement::Off;
+        c.detail = fmt::format("utime: kernel {} kacct {}; stime: kernel {} kacct {}", k.utime.value_or(0), u,
+                               k.stime.value_or(0), s);
+      }
       out.push_back(c);
       continue;
     }

@@ -48,7 +48,8 @@ struct Prediction {
   // the reader's signal->cutime/cstime (ns) at its sys_exit, or why they are not known.
   std::map<std::uint64_t, std::array<std::uint64_t, 2>> children;
   std::map<std::uint64_t, std::string> children_unknown;
-  std::vector<ReapResult> reaps;  // the reaps the model made, in trace order
+  std::vector<ReapResult> reaps;  // the reaps the model made, in trace order (id: the wait's seq)
+  std::map<std::pair<std::uint64_t, std::uint64_t>, ReapResult> wait4_reaps;  // by (reaper tid, seq)
   trace::perf::Conversion conversion;
 };
 
@@ -93,6 +94,7 @@ struct RecordedRead {
   std::string why;
   bool rtime_only = false;                           // /proc/PID/schedstat: its first field is the stored rtime (ns)
   bool children_only = false;                        // getrusage(RUSAGE_CHILDREN): utime/stime are cutime/cstime
+  bool reap_rusage = false;                          // wait4()'s rusage of the child it reaped (spec.target)
   std::optional<std::uint64_t> utime, stime, value;  // in the read's unit
   std::optional<std::uint64_t> cutime, cstime;       // times(): tms_cutime/tms_cstime (clock ticks)
 };

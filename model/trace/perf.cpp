@@ -510,8 +510,11 @@ void Converter::children_at_sys_exit(const Record& r) {
       const auto v = trim(t.substr(eq + 3));
       std::from_chars(v.data(), v.data() + v.size(), ret);
     }
-    if ((*nr == kNrWait4 && ret > 0) || (*nr == kNrWaitid && ret == 0))
-      conv_.stats.reaps.push_back({at, r.tid, *nr == kNrWait4 ? std::uint64_t(ret) : 0, r.line});
+    if ((*nr == kNrWait4 && ret > 0) || (*nr == kNrWaitid && ret == 0)) {
+      const auto seq = syscall_seq_.find({r.tid, *nr});
+      conv_.stats.reaps.push_back(
+          {at, r.tid, *nr == kNrWait4 ? std::uint64_t(ret) : 0, seq == syscall_seq_.end() ? 0 : seq->second, r.line});
+    }
   }
   auto it = syscall_open_.find(r.tid);
   if (it != syscall_open_.end() && it->second.second >= 0 && it->second.first == *nr)

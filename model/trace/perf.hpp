@@ -166,6 +166,7 @@ struct Stats {
   // is not in the raw syscall's result (child 0: unknown).
   struct Reap {
     std::uint64_t at = 0, reaper = 0, child = 0;
+    std::uint64_t seq = 0;   // the reaper's seq-th call of that wait syscall (0: not counted)
     std::uint32_t line = 0;  // perf line of the sys_exit
   };
   std::vector<Reap> reaps;

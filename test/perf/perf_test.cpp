@@ -342,6 +342,18 @@ a.out 501/501 [000] 100.004000000: irq_vectors:local_timer_entry: vector=236
   auto cmp = sim::compare(P, std::vector<sim::RecordedRead>{r});
   ASSERT_EQ(cmp.size(), 1u);
   EXPECT_EQ(cmp[0].agreement, sim::Agreement::Exact) << cmp[0].detail;
+  // wait4()'s own rusage of the child (RUSAGE_BOTH after the reap): the same 4.8 ms.
+  sim::RecordedRead w;
+  ASSERT_TRUE(sim::recorded_kind("wait4_rusage", w));
+  w.spec.tid = 500;
+  w.spec.seq = 1;
+  w.spec.target = 501;
+  w.utime = 4800;
+  w.stime = 0;
+  cmp = sim::compare(P, std::vector<sim::RecordedRead>{w});
+  EXPECT_EQ(cmp[0].agreement, sim::Agreement::Exact) << cmp[0].detail;
+  w.utime = 4801;
+  EXPECT_EQ(sim::compare(P, std::vector<sim::RecordedRead>{w})[0].agreement, sim::Agreement::Off);
   r.utime = 3700;  // the sum at sched_process_exit, without the final slice
   cmp = sim::compare(P, std::vector<sim::RecordedRead>{r});
   EXPECT_EQ(cmp[0].agreement, sim::Agreement::Off);
