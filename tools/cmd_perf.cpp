@@ -309,6 +309,8 @@ Recorded load_recorded(const std::string& path) {
     r.utime = number("utime", false);
     r.stime = number("stime", false);
     r.value = number("value", false);
+    r.cutime = number("cutime", false);
+    r.cstime = number("cstime", false);
     out.arg0.push_back(number("arg0", false));
     out.reads.push_back(std::move(r));
   });
@@ -375,11 +377,12 @@ void replay_recorded(const std::string& path, const std::string& recorded_path, 
     if (!(f << trace::write(P.conversion.trace))) throw Failure(fmt::format("cannot write '{}'", save));
   }
   // A read found in the trace but not placed (a read of another process, or a repair at its
-  // exit) is not predicted: unverifiable, with the reason.
+  // exit) is not predicted: unverifiable, with the reason. RUSAGE_CHILDREN is never placed (it
+  // changes nothing): its sys_exit locates it (Prediction::children).
   auto reads = rec.reads;
   for (auto& r : reads)
     for (const auto& s : P.conversion.stats.cputime_syscalls)
-      if (s.tid == r.spec.tid && s.nr == r.spec.nr && s.seq == r.spec.seq && !s.id && r.modeled) {
+      if (s.tid == r.spec.tid && s.nr == r.spec.nr && s.seq == r.spec.seq && !s.id && r.modeled && r.spec.place) {
         r.modeled = false;
         r.why = s.why;
       }

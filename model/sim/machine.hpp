@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "arch/config.hpp"
+#include "model/cputime/children.hpp"
 #include "model/sim/backends.hpp"
 #include "model/tick/tick.hpp"
 #include "model/trace/ledger.hpp"
@@ -61,6 +62,24 @@ struct Program {
   // Switch gap= values by event index (valid where the switch's flags bit 2 is set); empty when
   // the trace gives none.
   std::vector<std::uint64_t> gap;
+  // What the trace format has no event for, set by the caller after compile() (the oracle, from
+  // the perf conversion), each applied before event `event`, in order:
+  // a reap: thread-group leader `child` reaped by a wait of task `reaper` (wait_task_zombie());
+  struct Reap {
+    std::uint32_t event = 0, reaper = 0, child = 0;  // dense task indices
+    std::uint64_t id = 0;                            // the caller's, copied to ReapResult
+  };
+  std::vector<Reap> reaps;
+  // a read of the reaped children's times (signal->cutime/cstime) of `task`'s process, e.g.
+  // getrusage(RUSAGE_CHILDREN), times()'s tms_cutime/tms_cstime (no side effect: no cputime_adjust).
+  struct ChildrenRead {
+    std::uint32_t event = 0, task = 0;
+    std::uint64_t id = 0;
+  };
+  std::vector<ChildrenRead> children_reads;
+  // a group read of another process (thread_group_cputime_adjusted() of `task`'s group, by a
+  // reader outside it: no runtime update first), e.g. /proc/PID/stat of a child.
+  std::vector<ChildrenRead> foreign_reads;
   // A streamed run compiles its input in chunks (Compiler): the index in the whole run of
   // events[0]. The per-event vectors above (events, lines, hw, hw_mask, gap) and wide and reads
   // hold the current chunk only; header, tasks and ngroups the whole run so far.
@@ -115,12 +134,27 @@ inline constexpr std::string_view kNotFixed = "nothing yet (6.12.117 still has i
 struct GroupAcct {
   TaskAcct<Concrete> dead;  // signal_struct sums of exited threads
   model::PrevCputime<Concrete> prev;
+  model::ChildTimes<Concrete> children{0, 0};  // signal->cutime/cstime: reaped children (ns)
+};
+struct ChildrenResult {  // a Program::ChildrenRead: the process's signal->cutime/cstime (ns)
+  std::uint64_t id = 0, tid = 0;
+  std::uint64_t utime = 0, stime = 0;
+};
+struct ReapResult {  // a Program::Reap: what the reaper's process gained (ns)
+  std::uint64_t reaper_tid = 0, child_tid = 0;
+  std::uint64_t utime = 0, stime = 0;                    // thread_group_cputime_adjusted() of the reaped group
+  std::uint64_t children_utime = 0, children_stime = 0;  // its own reaped children
+  std::uint64_t rtime = 0;                               // the reaped group's sum_exec_runtime
+  std::uint64_t id = 0;                                  // Program::Reap::id
 };
 struct RunResult {
   std::vector<CpuAcct<Concrete>> cpus;
   std::vector<TaskAcct<Concrete>> tasks;  // same indices as Program::tasks
   std::vector<GroupAcct> groups;
   std::vector<ReadResult> reads;
+  std::vector<ChildrenResult> children_reads;
+  std::vector<ReapResult> reaps;
+  std::vector<ReadResult> foreign_reads;        // Program::foreign_reads (kind ProcStat)
   std::optional<Violation> violation;           // first one, when checking
   std::vector<Violation> known_bugs;            // with RunOptions::tolerate_known_bugs: first one per invariant
   std::vector<std::string> obligations_failed;  // domain obligations (division by zero...)

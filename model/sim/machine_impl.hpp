@@ -34,6 +34,7 @@ struct Core {
   // The live (not exited) tasks of each thread group, idle tasks aside, in index order: a
   // process-wide read sums them without walking every task the trace ever had.
   std::vector<std::vector<std::uint32_t>> members;
+  std::vector<model::TaskCputime<C>> exit_counted;  // what a task's exit added to its group's dead sums
 
   Core(const Program& p_, const ModelCfg& cfg_, const RunOptions& o_) : p(p_), cfg(cfg_), o(o_) {
     const auto n = p.header.ncpus;
@@ -47,6 +48,7 @@ struct Core {
     exited.assign(p.tasks.size(), false);
     members.resize(p.ngroups);
     for (std::size_t k = n; k < p.tasks.size(); ++k) members[p.tasks[k].group].push_back(std::uint32_t(k));
+    exit_counted.assign(p.tasks.size(), {0, 0, 0});
     for (std::size_t j = 0; j < p.header.tasks.size(); ++j) {  // counters the task had at the start
       auto& t = r.tasks[n + j];
       t.utime = p.header.tasks[j].utime.value_or(0);
@@ -63,6 +65,7 @@ struct Core {
     saved_mode.resize(nt, Mode::Kernel);
     iowait_cpu.resize(nt, -1);
     exited.resize(nt, false);
+    exit_counted.resize(nt, {0, 0, 0});
   }
   bool is_idle(std::uint32_t task) const { return task < p.header.ncpus; }
   void violate(std::size_t i, const char* inv, std::string detail, std::string_view fixed_by = {}) {
@@ -146,6 +149,7 @@ class Machine {
       k_.grow();
       if constexpr (requires { acct_.grow(); }) acct_.grow();
     }
+    children_before(k_.r.events);  // those placed after the last event
   }
 
  private:
@@ -178,6 +182,9 @@ class Machine {
 
   template <bool Check>
   void step(std::size_t i, const CEvent& e) {
+    if (reap_next_ < k_.p.reaps.size() || children_next_ < k_.p.children_reads.size() ||
+        foreign_next_ < k_.p.foreign_reads.size()) [[unlikely]]
+      children_before(i);
     auto& x = k_.ctx[e.cpu];
     const std::uint32_t cur = x.cur;
     typename B::Snapshot before{};
@@ -233,6 +240,7 @@ class Machine {
         g.sum_exec_runtime += t.sum_exec_runtime;
         k_.exited[cur] = true;
         std::erase(k_.members[k_.p.tasks[cur].group], cur);
+        k_.exit_counted[cur] = {v.utime, v.stime, t.sum_exec_runtime};
         break;
       }
       case Kind::Read: read(i, e); break;
@@ -332,8 +340,69 @@ class Machine {
     r.reads.push_back(out);
   }
 
+  // The reaps and children reads placed before event i (Program::reaps, children_reads).
+  void children_before(std::size_t i) {
+    const auto& p = k_.p;
+    auto& r = k_.r;
+    const std::size_t j = i - p.base;  // the reaps' event indices are whole-run ones
+    const std::uint64_t now = j < p.events.size() ? p.events[j].ts : p.events.empty() ? 0 : p.events.back().ts;
+    // thread_group_cputime_adjusted() of a group seen from outside: the threads that exited
+    // before the leader joined the dead sums at their __exit_signal(); a zombie leader's own
+    // counters are read as they are now (its release_task() comes at the reap), with the slice
+    // of its final schedule.
+    const auto adjusted = [&](std::uint32_t leader, model::TaskCputime<C>& cur) {
+      const auto g = p.tasks[leader].group;
+      const auto& dead = r.groups[g].dead;
+      cur = {dead.utime, dead.stime, dead.sum_exec_runtime};
+      for (std::size_t k = p.header.ncpus; k < p.tasks.size(); ++k) {
+        if (p.tasks[k].group != g) continue;
+        if (k_.exited[k] && k != leader) continue;
+        if (k_.exited[k]) {
+          const auto& was = k_.exit_counted[k];
+          cur.utime -= was.utime;
+          cur.stime -= was.stime;
+          cur.sum_exec_runtime -= was.sum_exec_runtime;
+        }
+        const auto v = view(std::uint32_t(k), now);
+        cur.utime += v.utime;
+        cur.stime += v.stime;
+        cur.sum_exec_runtime += r.tasks[k].sum_exec_runtime;
+      }
+      model::PrevCputime<C> adj{cur.utime, cur.stime};
+      if constexpr (B::reads.cputime_adjust) adj = model::cputime_adjust(k_.d, k_.cfg.adjust, cur, r.groups[g].prev);
+      return adj;
+    };
+    // In trace order: a foreign read and a reap before the same event come in the order placed.
+    for (; foreign_next_ < p.foreign_reads.size() && p.foreign_reads[foreign_next_].event <= i; ++foreign_next_) {
+      const auto& q = p.foreign_reads[foreign_next_];
+      if (reap_next_ < p.reaps.size() && p.reaps[reap_next_].event < q.event) break;
+      model::TaskCputime<C> cur{};
+      const auto adj = adjusted(q.task, cur);
+      r.foreign_reads.push_back(
+          {q.id, trace::ReadKind::ProcStat, p.tasks[q.task].tid, now, 0, adj.utime, adj.stime, cur.sum_exec_runtime});
+    }
+    for (; reap_next_ < p.reaps.size() && p.reaps[reap_next_].event <= i; ++reap_next_) {
+      const auto& q = p.reaps[reap_next_];
+      const auto g = p.tasks[q.child].group;
+      model::TaskCputime<C> cur{};
+      const auto adj = adjusted(q.child, cur);
+      auto& mine = r.groups[p.tasks[q.reaper].group].children;
+      const auto theirs = r.groups[g].children;
+      model::reap_child(k_.d, mine, adj, theirs);
+      r.reaps.push_back({p.tasks[q.reaper].tid, p.tasks[q.child].tid, adj.utime, adj.stime, theirs.utime, theirs.stime,
+                         cur.sum_exec_runtime, q.id});
+    }
+    for (; children_next_ < p.children_reads.size() && p.children_reads[children_next_].event <= i; ++children_next_) {
+      const auto& q = p.children_reads[children_next_];
+      const auto& c = r.groups[p.tasks[q.task].group].children;
+      r.children_reads.push_back({q.id, p.tasks[q.task].tid, c.utime, c.stime});
+    }
+    if (foreign_next_ < p.foreign_reads.size() && p.foreign_reads[foreign_next_].event <= i) children_before(i);
+  }
+
   Core k_;
   B acct_;
+  std::size_t reap_next_ = 0, children_next_ = 0, foreign_next_ = 0;
 };
 
 template <MachineBackend B>

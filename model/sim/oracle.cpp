@@ -26,6 +26,65 @@ Unit unit_of(trace::ReadKind k) {
     default: return {"ns", 1};
   }
 }
+
+// The reaps (Stats::reaps) and the reads of the reaped children's times (syscall reads with
+// `children`) as Program entries at their sys_exit. A read is not predicted (children_unknown)
+// when a wait of its process before it reaped a child whose times the trace lacks (waitid: the
+// child is not in the raw syscall; a child that is not a process of the trace), or when perf lost events (a lost exit
+// or runtime update changes the child's sum).
+void place_children(const trace::perf::Conversion& c, const trace::perf::Options& o, Program& prog, Prediction& out) {
+  std::map<std::uint64_t, std::uint32_t> index;  // tid -> dense task index
+  for (std::uint32_t k = prog.header.ncpus; k < prog.tasks.size(); ++k) index[prog.tasks[k].tid] = k;
+  // group -> the first trace position after which its children's times are not known, and why
+  std::map<std::uint32_t, std::pair<std::uint64_t, std::string>> unknown_from;
+  auto lose = [&](std::uint32_t g, std::uint64_t at, std::string why) {
+    auto [it, fresh] = unknown_from.try_emplace(g, at, std::move(why));
+    if (!fresh && at < it->second.first) it->second = {at, why};
+  };
+  for (const auto& r : c.stats.reaps) {
+    auto reaper = index.find(r.reaper);
+    if (reaper == index.end()) continue;
+    const auto g = prog.tasks[reaper->second].group;
+    auto child = r.child ? index.find(r.child) : index.end();
+    if (child == index.end() || prog.tasks[child->second].pid != r.child) {
+      lose(g, r.at,
+           r.child ? fmt::format("a wait reaped pid {}, which is not a process of the trace (perf line {})", r.child,
+                                 r.line)
+                   : fmt::format("a waitid() reaped a child the trace does not name (perf line {})", r.line));
+      continue;
+    }
+    prog.reaps.push_back({std::uint32_t(r.at), reaper->second, child->second, r.seq});
+  }
+  if (c.stats.lost_events)
+    for (std::uint32_t g = 0; g < prog.ngroups; ++g) lose(g, 0, "perf lost events: a child's times may be incomplete");
+  std::map<std::array<std::uint64_t, 3>, const trace::perf::SyscallRead*> wanted;
+  for (const auto& q : o.syscall_reads)
+    if (q.children) wanted[{q.tid, q.nr, q.seq}] = &q;
+  for (const auto& s : c.stats.cputime_syscalls) {
+    auto w = wanted.find({s.tid, s.nr, s.seq});
+    if (w == wanted.end()) continue;
+    const auto id = w->second->id;
+    auto task = index.find(s.tid);
+    if (!s.exit_at || task == index.end()) {
+      out.children_unknown[id] = "its sys_exit is not in the trace";
+      continue;
+    }
+    const auto g = prog.tasks[task->second].group;
+    if (auto u = unknown_from.find(g); u != unknown_from.end() && u->second.first <= *s.exit_at) {
+      out.children_unknown[id] = u->second.second;
+      continue;
+    }
+    prog.children_reads.push_back({std::uint32_t(*s.exit_at), task->second, id});
+  }
+  for (const auto& f : c.stats.foreign_reads) {
+    auto target = index.find(f.target);
+    if (target != index.end()) prog.foreign_reads.push_back({std::uint32_t(f.at), target->second, f.id});
+  }
+  auto by_event = [](const auto& a, const auto& b) { return a.event < b.event; };
+  std::stable_sort(prog.foreign_reads.begin(), prog.foreign_reads.end(), by_event);
+  std::stable_sort(prog.reaps.begin(), prog.reaps.end(), by_event);
+  std::stable_sort(prog.children_reads.begin(), prog.children_reads.end(), by_event);
+}
 }  // namespace
 
 trace::Result<Prediction> predict(std::string_view text, const trace::perf::Options& o, const arch::CpuFacts& cpu,
@@ -48,6 +107,7 @@ trace::Result<Prediction> predict(std::string_view text, const trace::perf::Opti
   for (auto k : c.stats.vtime.cpus)
     if (k < 64) mcfg.gen.nohz_full |= std::uint64_t{1} << k;
   if (tweak) tweak(mcfg);
+  place_children(c, o, prog.value(), out);
   const auto res = run(prog.value(), mcfg, {.check = false});
   auto& threads = out.threads;
   for (const auto& d : c.trace.header.tasks)
@@ -89,6 +149,26 @@ trace::Result<Prediction> predict(std::string_view text, const trace::perf::Opti
     p.steal_unknown_before = i < c.stats.steal_unknown_before_read.size() ? c.stats.steal_unknown_before_read[i] : 0;
     out.reads.push_back(p);
   }
+  for (const auto& r : res.foreign_reads) {  // /proc/PID/stat of another process: clock ticks
+    PredictedRead q;
+    q.marker = r.id;
+    q.kind = r.kind;
+    q.tid = r.tid;
+    q.ts_ns = c.stats.base_ns + r.ts;
+    q.unit = "clock_ticks";
+    q.utime_ns = r.utime;
+    q.stime_ns = r.stime;
+    q.utime = r.utime / 10'000'000;
+    q.stime = r.stime / 10'000'000;
+    q.value = q.rtime_ns = r.rtime;
+    q.lost_events_before = c.stats.lost_events;  // not tracked per foreign read: any loss counts
+    out.reads.push_back(q);
+  }
+  for (const auto& k : res.children_reads)
+    if (!out.children_unknown.count(k.id)) out.children[k.id] = {k.utime, k.stime};
+  out.reaps = res.reaps;
+  for (const auto& r : res.reaps)
+    if (r.id) out.wait4_reaps[{r.reaper_tid, r.id}] = r;
   for (auto tid : threads)
     if (auto it = c.stats.task_ticks.find(tid); it != c.stats.task_ticks.end()) {
       out.ticks_user += it->second[0];
@@ -183,9 +263,11 @@ bool recorded_kind(std::string_view read, RecordedRead& out) {
   static constexpr Row rows[] = {
       {"rusage_self", perf::kNrGetrusage, ReadKind::RusageSelf, nullptr},
       {"rusage_thread", perf::kNrGetrusage, ReadKind::RusageThread, nullptr},
-      {"rusage_children", perf::kNrGetrusage, ReadKind::RusageSelf,
-       "RUSAGE_CHILDREN: the model keeps no reaped children's times (signal->cutime/cstime)", false},
-      {"times", perf::kNrTimes, ReadKind::ProcStat, nullptr},  // tms_utime/tms_stime; cutime/cstime not
+      // signal->cutime/cstime as they are (no cputime_adjust(): nothing to place in the trace)
+      {"rusage_children", perf::kNrGetrusage, ReadKind::RusageSelf, nullptr, false},
+      {"times", perf::kNrTimes, ReadKind::ProcStat, nullptr},
+      // wait4()'s getrusage(child, RUSAGE_BOTH) after its reap: what the reap added
+      {"wait4_rusage", perf::kNrWait4, ReadKind::RusageSelf, nullptr, false},
       {"process_cputime", perf::kNrClockGettime, ReadKind::ProcessCputime, nullptr},
       {"thread_cputime", perf::kNrClockGettime, ReadKind::ThreadCputime, nullptr},
       {"cpuclock_prof", perf::kNrClockGettime, ReadKind::ProcessCputime,
@@ -207,6 +289,9 @@ bool recorded_kind(std::string_view read, RecordedRead& out) {
       out.modeled = !row.why;
       out.why = row.why ? row.why : "";
       out.rtime_only = read == "schedstat";
+      out.children_only = read == "rusage_children";
+      out.reap_rusage = read == "wait4_rusage";
+      out.spec.children = read == "rusage_children" || read == "times";
       out.spec.place = row.place;
       return true;
     }
@@ -243,6 +328,51 @@ std::vector<ReadComparison> compare(const Prediction& p, const std::vector<Recor
     const PredictedRead* m = nullptr;
     for (const auto& r : p.reads)
       if (r.marker == k.spec.id) m = &r;
+    // The reaped children's times: at the read's sys_exit (nsec_to_clock_t for times(),
+    // ns_to_kernel_old_timeval for getrusage()).
+    const auto ch = p.children.find(k.spec.id);
+    const auto ch_unknown = p.children_unknown.find(k.spec.id);
+    const bool wants_children = k.children_only || k.cutime || k.cstime;
+    if (k.modeled && wants_children && ch == p.children.end()) {
+      c.detail = ch_unknown != p.children_unknown.end() ? "children's times: " + ch_unknown->second
+                                                        : "no prediction of the children's times";
+      out.push_back(c);
+      continue;
+    }
+    if (k.modeled && k.reap_rusage) {
+      // The child's cutime plus thread_group_cputime_adjusted() again: cputime_adjust() with the
+      // inputs of the reap returns the prev_cputime it just stored, so the reap's own values.
+      const auto w = p.wait4_reaps.find({k.spec.tid, k.spec.seq});
+      if (w == p.wait4_reaps.end() || (k.spec.target && w->second.child_tid != k.spec.target)) {
+        c.detail = "no reap of this child at this wait4() in the model";
+        out.push_back(c);
+        continue;
+      }
+      c.agreement = Agreement::Exact;
+      const auto u = (w->second.utime + w->second.children_utime) / 1000;
+      const auto s = (w->second.stime + w->second.children_stime) / 1000;
+      if ((k.utime && *k.utime != u) || (k.stime && *k.stime != s)) {
+        c.agreement = Agreement::Off;
+        c.detail = fmt::format("utime: kernel {} kacct {}; stime: kernel {} kacct {}", k.utime.value_or(0), u,
+                               k.stime.value_or(0), s);
+      }
+      out.push_back(c);
+      continue;
+    }
+    if (k.modeled && k.children_only) {
+      c.agreement = Agreement::Exact;
+      std::vector<std::string> bad;
+      if (k.utime && *k.utime != ch->second[0] / 1000)
+        bad.push_back(fmt::format("cutime: kernel {} kacct {}", *k.utime, ch->second[0] / 1000));
+      if (k.stime && *k.stime != ch->second[1] / 1000)
+        bad.push_back(fmt::format("cstime: kernel {} kacct {}", *k.stime, ch->second[1] / 1000));
+      if (!bad.empty()) {
+        c.agreement = Agreement::Off;
+        for (const auto& b : bad) c.detail += (c.detail.empty() ? "" : "; ") + b;
+      }
+      out.push_back(c);
+      continue;
+    }
     if (!k.modeled || !m || m->lost_events_before > 0) {
       c.detail = !k.modeled ? k.why
                  : m        ? "perf lost events before this read"
@@ -264,6 +394,10 @@ std::vector<ReadComparison> compare(const Prediction& p, const std::vector<Recor
     } else {
       check("utime", k.utime, m->utime);
       check("stime", k.stime, m->stime);
+    }
+    if (ch != p.children.end()) {
+      check("cutime", k.cutime, ch->second[0] / 10'000'000);
+      check("cstime", k.cstime, ch->second[1] / 10'000'000);
     }
     if (!bad.empty()) {
       c.agreement = Agreement::Off;

@@ -44,6 +44,12 @@ struct Prediction {
   std::uint64_t ticks_user = 0, ticks_kernel = 0;
   std::map<std::uint64_t, std::array<std::uint64_t, 2>> ticks_by_tid;
   std::set<std::uint64_t> threads;  // the tids of thread group `pid` in the trace (empty: pid not in it)
+  // Reads of the reaped children's times (Options::syscall_reads with `children`), by read id:
+  // the reader's signal->cutime/cstime (ns) at its sys_exit, or why they are not known.
+  std::map<std::uint64_t, std::array<std::uint64_t, 2>> children;
+  std::map<std::uint64_t, std::string> children_unknown;
+  std::vector<ReapResult> reaps;  // the reaps the model made, in trace order (id: the wait's seq)
+  std::map<std::pair<std::uint64_t, std::uint64_t>, ReapResult> wait4_reaps;  // by (reaper tid, seq)
   trace::perf::Conversion conversion;
 };
 
@@ -87,7 +93,10 @@ struct RecordedRead {
   bool modeled = true;  // false: kacct does not predict this read (`why`); it is unverifiable
   std::string why;
   bool rtime_only = false;                           // /proc/PID/schedstat: its first field is the stored rtime (ns)
+  bool children_only = false;                        // getrusage(RUSAGE_CHILDREN): utime/stime are cutime/cstime
+  bool reap_rusage = false;                          // wait4()'s rusage of the child it reaped (spec.target)
   std::optional<std::uint64_t> utime, stime, value;  // in the read's unit
+  std::optional<std::uint64_t> cutime, cstime;       // times(): tms_cutime/tms_cstime (clock ticks)
 };
 // The recorder's name of a read ("rusage_self", "times", "schedstat", "sys_stat", ...): sets
 // spec.nr, spec.kind, modeled/why and rtime_only; false for a name it does not know.
@@ -97,7 +106,8 @@ bool recorded_kind(std::string_view read, RecordedRead&);
 // (prev_cputime moves in the model too), though still unverifiable.
 void recorded_failure(std::string_view call, std::string_view err, RecordedRead&);
 // Compares each recorded read with the prediction at its syscall (same rules as the marked
-// reads); unmodeled reads and reads after perf lost events are unverifiable.
+// reads), the reaped children's times with Prediction::children; unmodeled reads and reads after
+// perf lost events are unverifiable, and so are children's times the trace cannot give.
 std::vector<ReadComparison> compare(const Prediction&, const std::vector<RecordedRead>&);
 
 }  // namespace kacct::sim

@@ -493,7 +493,32 @@ void Converter::syscall_read_enter(const Record& r, std::uint64_t nr) {
                        want.kind == ReadKind::ProcessCputime || (want.kind == ReadKind::ThreadCputime && own));
     if (syncs) early_read_[r.tid] = conv_.stats.cputime_syscalls.size();
   }
-  conv_.stats.cputime_syscalls.push_back({r.tid, nr, seq, arg0, r.line, 0, "its sys_exit is not in the trace"});
+  conv_.stats.cputime_syscalls.push_back(
+      {r.tid, nr, seq, arg0, r.line, 0, "its sys_exit is not in the trace", std::nullopt});
+}
+// Where the reaped children's times change (a wait that reaped) and where a read of them is: the
+// kernel changes signal->cutime/cstime only in wait_task_zombie(), so the sys_exit is exact enough.
+void Converter::children_at_sys_exit(const Record& r) {
+  const auto nr = syscall_nr(r);
+  if (!nr) return;
+  const auto at = conv_.trace.events.size();
+  if (*nr == kNrWait4 || *nr == kNrWaitid) {
+    const auto t = std::string_view(r.fields);
+    const auto eq = t.find(" = ");
+    long long ret = -1;
+    if (eq != std::string_view::npos) {
+      const auto v = trim(t.substr(eq + 3));
+      std::from_chars(v.data(), v.data() + v.size(), ret);
+    }
+    if ((*nr == kNrWait4 && ret > 0) || (*nr == kNrWaitid && ret == 0)) {
+      const auto seq = syscall_seq_.find({r.tid, *nr});
+      conv_.stats.reaps.push_back(
+          {at, r.tid, *nr == kNrWait4 ? std::uint64_t(ret) : 0, seq == syscall_seq_.end() ? 0 : seq->second, r.line});
+    }
+  }
+  auto it = syscall_open_.find(r.tid);
+  if (it != syscall_open_.end() && it->second.second >= 0 && it->second.first == *nr)
+    conv_.stats.cputime_syscalls[std::size_t(it->second.second)].exit_at = at;
 }
 void Converter::syscall_read_exit(const Record& r) {
   early_read_.erase(r.tid);
@@ -554,8 +579,13 @@ void Converter::place_syscall_read(Stats::SyscallSeen& seen, const Record& r) {
       want.kind == ReadKind::ProcStat || want.kind == ReadKind::RusageSelf || want.kind == ReadKind::ProcessCputime;
   if (group && want.target && want.target != seen.tid) {
     auto a = info_.find(want.target), b = info_.find(seen.tid);
-    if (a == info_.end() || b == info_.end() || a->second.tgid != b->second.tgid) {
-      seen.why = fmt::format("a read of another process ({}): kacct predicts a process's reads of itself", want.target);
+    if (a == info_.end() || b == info_.end()) {
+      seen.why = fmt::format("a read of another process ({}), which is not in the trace", want.target);
+      return;
+    }
+    if (a->second.tgid != b->second.tgid) {
+      conv_.stats.foreign_reads.push_back({conv_.trace.events.size(), seen.tid, a->second.tgid, want.id});
+      seen.id = want.id;
       return;
     }
     spec.tid = 0;
@@ -724,6 +754,7 @@ void Converter::on_sys_exit(const Record& r) {
   in_syscall_.erase(r.tid);
   if (r.tid == 0 || tr_->current(c).exiting) return;
   used(r);
+  children_at_sys_exit(r);
   // powerpc traces no sys_enter for a number beyond NR_syscalls (6.1
   // do_syscall_trace_enter()), only its sys_exit: the marker is seen there.
   if (auto v = syscall_nr(r); v && *v >= o_.marker_base && !marker_.count(r.tid)) syscall_marker(r.tid, *v);

@@ -36,9 +36,14 @@ struct SyscallRead {
   // false: counted, but no read event: the kernel computed nothing the model keeps (no
   // cputime_adjust(), so no prev_cputime update), e.g. RUSAGE_CHILDREN or an EINVAL.
   bool place = true;
+  // The read reports the reader's reaped children's times (signal->cutime/cstime):
+  // getrusage(RUSAGE_CHILDREN), times(). Its sys_exit is located (SyscallSeen::exit_at).
+  bool children = false;
 };
 // x86-64 syscall numbers of the CPU-time reads (arch/x86/entry/syscalls/syscall_64.tbl).
 inline constexpr std::uint64_t kNrRead = 0, kNrPread64 = 17, kNrGetrusage = 98, kNrTimes = 100, kNrClockGettime = 228;
+// The waits that reap a child (wait_task_zombie()): wait4 returns its pid, waitid 0.
+inline constexpr std::uint64_t kNrWait4 = 61, kNrWaitid = 247;
 // getrusage(), times(), or clock_gettime() on a CPU-time clock (CLOCK_PROCESS/THREAD_CPUTIME_ID
 // or a clock id made from a pid), from the syscall number and its first argument.
 bool is_cputime_syscall(std::uint64_t nr, std::uint64_t arg0);
@@ -156,8 +161,27 @@ struct Stats {
     std::uint32_t line = 0;  // perf line of the sys_enter
     std::uint64_t id = 0;    // the emitted read's id; 0: none (not requested, or not emitted)
     std::string why;         // requested but not emitted: the reason
+    // Where its sys_exit is: the number of trace events before it (reads of the reaped
+    // children's times are predicted there: nothing else changes them); nullopt: not seen.
+    std::optional<std::uint64_t> exit_at;
   };
   std::vector<SyscallSeen> cputime_syscalls;
+  // The successful waits (sys_exit of wait4 > 0, waitid == 0), which reap a child unless it was
+  // a ptrace reap or WNOWAIT: at the number of trace events before the sys_exit. A waitid's child
+  // is not in the raw syscall's result (child 0: unknown).
+  struct Reap {
+    std::uint64_t at = 0, reaper = 0, child = 0;
+    std::uint64_t seq = 0;   // the reaper's seq-th call of that wait syscall (0: not counted)
+    std::uint32_t line = 0;  // perf line of the sys_exit
+  };
+  std::vector<Reap> reaps;
+  // Group reads of another process (/proc/PID/stat of a child): the trace format's group reads
+  // are of the reader's own process, so these are placed beside the trace, at the number of
+  // trace events before them (thread_group_cputime_adjusted() of `target`'s process).
+  struct ForeignRead {
+    std::uint64_t at = 0, reader = 0, target = 0, id = 0;
+  };
+  std::vector<ForeignRead> foreign_reads;
 };
 inline constexpr std::uint64_t kCheckpointBase = std::uint64_t{1} << 40;
 // A `bounds` read's upper twin has id marker + kUpperReadBit.

@@ -64,6 +64,7 @@ class Converter {
   std::vector<const ReadSpec*> specs(std::uint64_t marker) const;
   void syscall_read_enter(const Record&, std::uint64_t nr);
   void syscall_read_exit(const Record&);
+  void children_at_sys_exit(const Record&);
   void syscall_read_runtime(const Record&, std::uint64_t pid);
   void place_syscall_read(Stats::SyscallSeen&, const Record&);
   bool emit_read(const ReadSpec&, std::uint64_t id, const Record&, std::uint64_t t);

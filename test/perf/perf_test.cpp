@@ -263,7 +263,8 @@ TEST(PerfSyscallReads, ReadsTheKernelDoesNotComputeAreNotPlaced) {
     sim::RecordedRead r;
     ASSERT_TRUE(sim::recorded_kind(name, r));
     EXPECT_FALSE(r.spec.place) << name;
-    EXPECT_FALSE(r.modeled) << name;
+    // RUSAGE_CHILDREN is predicted from the reaps (ReapedChildTimes), not from a model read.
+    EXPECT_EQ(r.modeled, std::string_view(name) == "rusage_children") << name;
   }
   sim::RecordedRead efault;
   ASSERT_TRUE(sim::recorded_kind("failed", efault));
@@ -286,6 +287,84 @@ TEST(PerfSyscallReads, ReadsTheKernelDoesNotComputeAreNotPlaced) {
   ASSERT_EQ(c.value().stats.cputime_syscalls.size(), 1u);  // still found and counted
   EXPECT_EQ(c.value().stats.cputime_syscalls[0].id, 0u);
   EXPECT_NE(c.value().stats.cputime_syscalls[0].why.find("not placed"), std::string::npos);
+}
+
+// A child that ran 4.8 ms (one user tick) is reaped by its parent's wait4(); the parent's
+// RUSAGE_CHILDREN read after it has the child's adjusted times: all of rtime as utime, including
+// the slice of the zombie's final schedule (after sched_process_exit), which a non-leader thread
+// would lose. A waitid() reap names no child: the read after it is not predicted.
+TEST(PerfSyscallReads, ReapedChildTimes) {
+  const std::string text =
+      R"(         a.out  500/500  [000] 100.000000000:            sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a.out next_pid=500 next_prio=120 ffffffff82265ec8 __schedule
+         a.out  500/500  [000] 100.000100000:      sched:sched_process_fork: comm=a.out pid=500 child_comm=a.out child_pid=501 ffffffff813a5531 __traceiter_sched_process_fork
+         a.out  500/500  [000] 100.000200000:        raw_syscalls:sys_enter: NR WAITNR (ffffffffffffffff, 0, 0, 0, 0, 0) ffffffff81423c90 syscall_trace_enter
+         a.out  500/500  [000] 100.000300000:            sched:sched_switch: prev_comm=a.out prev_pid=500 prev_prio=120 prev_state=S ==> next_comm=a.out next_pid=501 next_prio=120 ffffffff82265ec8 __schedule
+a.out 501/501 [000] 100.004000000: irq_vectors:local_timer_entry: vector=236
+	ffffffff813300d2 __sysvec_apic_timer_interrupt
+	ffffffff8225f75c sysvec_apic_timer_interrupt
+	ffffffff81000e06 asm_sysvec_apic_timer_interrupt
+
+         a.out  501/501  [000] 100.004000100:    timer:hrtimer_expire_entry: hrtimer=0xffff888627c1c6f8 function=tick_nohz_handler now=100004000 ffffffff8142d2b5 __hrtimer_run_queues
+         a.out  501/501  [000] 100.004000200:      sched:sched_stat_runtime: comm=a.out pid=501 runtime=3700200 [ns] ffffffff813b972a update_se
+         a.out  501/501  [000] 100.005000000:      sched:sched_process_exit: comm=a.out pid=501 prio=120 group_dead=true ffffffff813a5410 __traceiter_sched_process_exit
+         a.out  501/501  [000] 100.005100000:      sched:sched_stat_runtime: comm=a.out pid=501 runtime=1099800 [ns] ffffffff813b972a update_se
+         a.out  501/501  [000] 100.005100100:            sched:sched_switch: prev_comm=a.out prev_pid=501 prev_prio=120 prev_state=Z ==> next_comm=a.out next_pid=500 next_prio=120 ffffffff82265ec8 __schedule
+         a.out  500/500  [000] 100.005200000:         raw_syscalls:sys_exit: NR WAITNR = WAITRET ffffffff81423dbc syscall_exit_work
+         a.out  500/500  [000] 100.005300000:        raw_syscalls:sys_enter: NR 98 (ffffffffffffffff, 1, 2, 3, 4, 5) ffffffff81423c90 syscall_trace_enter
+         a.out  500/500  [000] 100.005400000:         raw_syscalls:sys_exit: NR 98 = 0 ffffffff81423dbc syscall_exit_work
+)";
+  const auto with = [&](const char* nr, const char* ret) {
+    auto t = text;
+    for (auto [from, to] : {std::pair{"WAITNR", nr}, std::pair{"WAITNR", nr}, std::pair{"WAITRET", ret}})
+      t.replace(t.find(from), std::string_view(from).size(), to);
+    return t;
+  };
+  sim::RecordedRead r;
+  ASSERT_TRUE(sim::recorded_kind("rusage_children", r));
+  r.spec.tid = 500;
+  r.spec.seq = 1;
+  r.spec.id = kSyscallReadBase;
+  r.utime = 4800;
+  r.stime = 0;
+  Options o;
+  o.syscall_reads = {r.spec};
+  const auto cpu = *arch::find_cpu("x86-64");
+  const auto cfg = *arch::find_config("6.12-tick-hz250");
+  const auto pr = sim::predict(with("61", "501"), o, cpu, cfg, 500);
+  ASSERT_TRUE(pr) << pr.error().to_string();
+  const auto& P = pr.value();
+  ASSERT_EQ(P.reaps.size(), 1u);
+  EXPECT_EQ(P.reaps[0].child_tid, 501u);
+  EXPECT_EQ(P.reaps[0].rtime, 4800000u);
+  ASSERT_EQ(P.children.count(kSyscallReadBase), 1u);
+  EXPECT_EQ(P.children.at(kSyscallReadBase)[0], 4800000u);
+  EXPECT_EQ(P.children.at(kSyscallReadBase)[1], 0u);
+  auto cmp = sim::compare(P, std::vector<sim::RecordedRead>{r});
+  ASSERT_EQ(cmp.size(), 1u);
+  EXPECT_EQ(cmp[0].agreement, sim::Agreement::Exact) << cmp[0].detail;
+  // wait4()'s own rusage of the child (RUSAGE_BOTH after the reap): the same 4.8 ms.
+  sim::RecordedRead w;
+  ASSERT_TRUE(sim::recorded_kind("wait4_rusage", w));
+  w.spec.tid = 500;
+  w.spec.seq = 1;
+  w.spec.target = 501;
+  w.utime = 4800;
+  w.stime = 0;
+  cmp = sim::compare(P, std::vector<sim::RecordedRead>{w});
+  EXPECT_EQ(cmp[0].agreement, sim::Agreement::Exact) << cmp[0].detail;
+  w.utime = 4801;
+  EXPECT_EQ(sim::compare(P, std::vector<sim::RecordedRead>{w})[0].agreement, sim::Agreement::Off);
+  r.utime = 3700;  // the sum at sched_process_exit, without the final slice
+  cmp = sim::compare(P, std::vector<sim::RecordedRead>{r});
+  EXPECT_EQ(cmp[0].agreement, sim::Agreement::Off);
+
+  const auto waitid = sim::predict(with("247", "0"), o, cpu, cfg, 500);
+  ASSERT_TRUE(waitid) << waitid.error().to_string();
+  EXPECT_TRUE(waitid.value().reaps.empty());
+  EXPECT_EQ(waitid.value().children.count(kSyscallReadBase), 0u);
+  cmp = sim::compare(waitid.value(), std::vector<sim::RecordedRead>{r});
+  EXPECT_EQ(cmp[0].agreement, sim::Agreement::Unverifiable);
+  EXPECT_NE(cmp[0].detail.find("waitid"), std::string::npos) << cmp[0].detail;
 }
 
 TEST(PerfConvert, TicksModesReadsAndSkips) {

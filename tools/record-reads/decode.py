@@ -7,13 +7,14 @@ seq counts the thread's syscalls of that name (1-based), as the perf trace count
 read: rusage_self|rusage_thread|rusage_children (us), times (clock ticks), process_cputime|
 thread_cputime|cpuclock_prof|cpuclock_virt (ns), proc_stat|task_stat (clock ticks, fields 14/15
 of /proc/PID/stat and /proc/PID/task/TID/stat), schedstat (first field, ns), sys_stat (/proc/stat,
-no values), failed (the syscall returned an error: nothing to compare; "errno" names it).
+no values), wait4_rusage (the child's times wait4() returned with a reap: "target" is the
+child, us), failed (the syscall returned an error: nothing to compare; "errno" names it).
 Usage: decode.py ROOT_PID PREFIX.TID... > reads.jsonl"""
 import json
 import re
 import sys
 
-NR = {'read': 0, 'getrusage': 98, 'times': 100, 'clock_gettime': 228}
+NR = {'read': 0, 'wait4': 61, 'getrusage': 98, 'times': 100, 'clock_gettime': 228}
 WHO = {'RUSAGE_SELF': (0, 'rusage_self'), 'RUSAGE_THREAD': (1, 'rusage_thread'),
        'RUSAGE_CHILDREN': (0xffffffff, 'rusage_children')}
 call_re = re.compile(r'^(\w+)\((.*)\)\s+=\s+(-?\d+|\?)(.*)$')
@@ -112,6 +113,13 @@ def main():
                     else:
                         r['utime'] = int(u.group(1)) * 1000000 + int(u.group(2))
                         r['stime'] = int(s.group(1)) * 1000000 + int(s.group(2))
+            elif name == 'wait4':
+                u, s_ = tv(args, 'ru_utime'), tv(args, 'ru_stime')
+                if failed or not u or not s_ or int(ret) <= 0:
+                    continue  # no rusage asked for, or nothing reaped: not a read (counted in seq)
+                r.update(read='wait4_rusage', target=int(ret), call='wait4()')
+                r['utime'] = int(u.group(1)) * 1000000 + int(u.group(2))
+                r['stime'] = int(s_.group(1)) * 1000000 + int(s_.group(2))
             elif name == 'times':
                 r.update(arg0=None, read='times', call='times()')
                 u, s = re.search(r'tms_utime=(\d+)', args), re.search(r'tms_stime=(\d+)', args)
