@@ -257,8 +257,12 @@ Result job(const std::string& name, const std::vector<Inv>& invs, const Family& 
       // the job's choice, unless another strategy decided a query of the same choice before
       const int pref = strategy(cs, invs.front(), fam);
       hint.last = learned[pref] >= 0 ? learned[pref] : pref;
-      // the rq clock's split as a whole times out (30 s) with every strategy; its parts do not
-      hint.split_first = cs.step == Step::RqClock && invs.front() == Inv::RqSplit;
+      // the rq clock's split as a whole times out (30 s) with every strategy; its parts do not.
+      // So does the tick's monotonicity with irq time and steal for a nice guest (the whole
+      // query ran every strategy to its budget before the split decided it; HZ=300)
+      hint.split_first = (cs.step == Step::RqClock && invs.front() == Inv::RqSplit) ||
+                         (cs.step == Step::Tick && invs.front() == Inv::Monotonic && fam.irq_time && fam.steal &&
+                          cs.x.pf_vcpu && cs.x.nice_pos);
       const auto c =
           check_step(tc, inv_names, timeout_ms, fmt::format("{} hz={} {}", name, hz, cs.name), nullptr, &hint);
       if (c.verdict == Verdict::Holds || c.verdict == Verdict::Violated) learned[pref] = hint.last;

@@ -4,6 +4,7 @@ saved command, and checks that each reports exactly what its verdict says (the i
 exit status). Fails if no command ran, or if a kind of counterexample expected is missing.
 
 usage: replay_counterexamples.py KACCT DIR KINDS PATCH...   (KINDS: comma list of trace,psi,lts)
+The validate JSON is kept as DIR/validate.json.
 """
 import json
 import os
@@ -19,6 +20,10 @@ v = subprocess.run([kacct, "validate", "-j", "2", "--json", "--save-counterexamp
                    capture_output=True, text=True)
 if v.returncode not in (0, 1):
     sys.exit(f"validate exited {v.returncode}:\n{v.stderr}")
+# The verdicts as judged, for .ci/run's smoke checks and HTML report (no second validate run).
+os.makedirs(out_dir, exist_ok=True)
+with open(os.path.join(out_dir, "validate.json"), "w") as f:
+    f.write(v.stdout)
 ran, seen, failures = 0, set(), []
 for rep in json.loads(v.stdout):
     for c in rep["claims"]:
