@@ -31,6 +31,7 @@ struct AdjustCfg {
   // not fit in 64 bits returns U64_MAX ("n_hi >= c", lib/math/div64.c, read in 6.12.117). The
   // quotient_fits obligation is still recorded. x86-64's divq would fault instead (false).
   bool overflow_max = false;
+  bool operator==(const AdjustCfg&) const = default;
 };
 
 inline AdjustCfg adjust_cfg(arch::KVersion ver, bool exact_mul_div_arch) {

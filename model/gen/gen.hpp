@@ -48,6 +48,7 @@ struct GenCfg {
   // the CPU). docs/models/gen-vtime.md lists what was read.
   bool guest_exit_before_irq = false;
   bool nohz(std::uint32_t cpu) const { return cpu >= 64 || ((nohz_full >> cpu) & 1); }
+  bool operator==(const GenCfg&) const = default;
 };
 
 // struct vtime (4.13+; before: vtime_snap/vtime_seqcount in task_struct) plus ghost counters

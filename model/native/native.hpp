@@ -36,6 +36,7 @@ struct NativeCfg {
   std::uint64_t tb_scale = 0;                  // tb_to_ns_scale (time_init)
   unsigned tb_shift = 0;                       // tb_to_ns_shift
   std::uint32_t spurr_num = 1, spurr_den = 1;  // synthetic SPURR/PURR rate vs TB when the trace has none
+  bool operator==(const NativeCfg&) const = default;
 };
 
 // time_init() (all versions): scale = 1e9 * 2^64 / tb_hz as a 64.64 fixed-point number

@@ -27,6 +27,7 @@ struct ModelCfg {
   model::AdjustCfg adjust;
   model::native::NativeCfg native;  // VIRT_CPU_ACCOUNTING_NATIVE (model/native/)
   model::GenCfg gen;                // gen vtime (acct == Gen): variant, nohz_full CPUs, switch gap
+  bool operator==(const ModelCfg&) const = default;
 };
 
 template <arch::Accounting>

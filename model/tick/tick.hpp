@@ -28,6 +28,7 @@ struct TickCfg {
   // 108ad0999085 (6.14; 6.12.14, 6.1.129): update_rq_clock_task() drops steal beyond the
   // elapsed delta instead of taking it out of later updates.
   bool steal_drop_excess = false;
+  bool operator==(const TickCfg&) const = default;
 };
 
 // The CPU context at an accounting call, as the kernel sees it (concrete: it comes from the
