@@ -133,6 +133,7 @@ TEST(ConformanceIrq, EveryCheckpointExact) {
   const auto fs = fixtures();
   ASSERT_FALSE(fs.empty());
   for (const auto& f : fs) {
+    ASSERT_FALSE(f.cps.empty()) << f.name << ": a fixture with no checkpoint compares nothing";
     const auto o = compare(f, f.config);
     EXPECT_EQ(o.checked, f.cps.size()) << f.name;
     EXPECT_EQ(o.exact, o.checked) << f.name << ": first off: " << o.first_off;
@@ -143,8 +144,11 @@ TEST(ConformanceIrq, EveryCheckpointExact) {
 // Negative controls: without irq time accounting (plain tick) the ticks take whole TICK_NSECs and
 // no irq/softirq column moves; must miss.
 TEST(ConformanceIrq, WrongMechanismMisses) {
-  for (const auto& f : fixtures()) {
+  const auto fs = fixtures();
+  ASSERT_FALSE(fs.empty());
+  for (const auto& f : fs) {
     std::string plain = f.config;
+    ASSERT_NE(plain.find("-irqtime"), std::string::npos) << f.name << ": config " << plain;
     plain.erase(plain.find("-irqtime"), 8);
     const auto o = compare(f, plain);
     EXPECT_GT(o.checked, 0u) << f.name;
