@@ -111,6 +111,8 @@ class Converter {
   void vtime_probe(const Record&, vtime::Probe);
   void read_probe(const Record&, vtime::Probe);
   void vtime_sys_exit(const Record&);
+  void vtime_syscall_read_enter(const Record&);
+  void syscall_read_emitted(std::uint64_t id);
   void vtime_fork_before_switch(const Record& sw, std::uint64_t prev);
   void vtime_restore_before_switch(const Record& sw, std::uint64_t prev);
 
@@ -140,10 +142,11 @@ class Converter {
   // gen vtime probes
   vtime::Annotations ann_;
   bool probes_ = false;
-  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::size_t>>
-      entry_;  // tid -> {clock, probe} of its last user exit
   std::unordered_map<std::uint64_t, std::vector<std::pair<Event, std::uint64_t>>>
       deferred_;  // runtime events held in a read
+  // Recorder-found reads on a probed CPU, read like marked ones (in_read_ holds their id):
+  // id -> the read, and its entry in Stats::cputime_syscalls.
+  std::unordered_map<std::uint64_t, std::pair<ReadSpec, std::size_t>> vtime_syscall_reads_;
   std::unordered_map<std::uint64_t, std::pair<const ReadSpec*, std::size_t>>
       upper_;                                                            // tid -> bounds read waiting for its exit
   std::unordered_map<std::uint64_t, std::uint64_t> rt_seen_, rt_since_;  // tid -> probe's rt, runtime events since

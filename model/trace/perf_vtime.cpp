@@ -324,7 +324,6 @@ void Converter::vtime_probe(const Record& r, vtime::Probe p) {
         !set_mode(c, Mode::User, r, "return to user inferred (vtime_user_exit in kernel mode)"))
       return;
     if (!emit_at(ev(Kind::ExcEnter, c), r, t)) return;
-    entry_[tid] = {t, i};
     checkpoint(r, i, t);
     return;
   }
@@ -364,6 +363,7 @@ void Converter::read_probe(const Record& r, vtime::Probe p) {
       if (emit_read(*spec, marker, r, r.ts)) {
         upper_[tid] = {spec, st.read_clocks.size()};
         st.read_clocks.push_back(rc);
+        syscall_read_emitted(marker);
       }
       read_done_.insert(tid);
       continue;
@@ -373,12 +373,14 @@ void Converter::read_probe(const Record& r, vtime::Probe p) {
     if (!a) return bad(r, "cs, cu, cr, pu and ps");
     rc.raw = true;
     rc.cs = a->cs, rc.cu = a->cu, rc.cr = a->cr, rc.pu = a->pu, rc.ps = a->ps;
-    // task_cputime() of the reader in state SYS: its totals at the syscall's entry plus the
-    // clock's advance since; other threads (not running) add their flushed counters.
+    // task_cputime() of the reader in state SYS: its totals at its last transition (the
+    // syscall's entry, or its switch in after a stop inside the syscall, e.g. a ptrace stop:
+    // its next probe shows them) plus the clock's advance since; other threads (not running)
+    // add their flushed counters.
     std::optional<std::uint64_t> clock;
-    auto e = entry_.find(tid);
-    auto x = e == entry_.end() ? ann_.expect.end() : ann_.expect.find(e->second.second);
-    if (x != ann_.expect.end() && rc.tid == tid) {
+    const auto j = ann_.index_after(tid, index(r));
+    const vtime::TaskFields* g = j && recs_[*j].cpu == c ? &ann_.task.at(*j) : nullptr;
+    if (g && g->vs == vtime::kSys && rc.tid == tid) {
       std::uint64_t so = 0, uo = 0;
       bool ok = true;
       if (group_read(spec->kind)) {
@@ -395,9 +397,9 @@ void Converter::read_probe(const Record& r, vtime::Probe p) {
           }
         }
       }
-      rc.model_utime_in = x->second[0] + uo;
-      const std::uint64_t base = x->second[1] + so;
-      if (ok && a->cs >= base && e->second.first + (a->cs - base) <= r.ts) clock = e->second.first + (a->cs - base);
+      rc.model_utime_in = g->utime_sys() + uo;
+      const std::uint64_t base = g->stime_sys() + so, start = g->st + ann_.offset;
+      if (ok && a->cs >= base && start + (a->cs - base) <= r.ts) clock = start + (a->cs - base);
     }
     // thread_group_cputime() updates current's runtime first, then sums: an update_curr() perf
     // saw after that clock (an interrupt) is not in the sum. task_cputime_adjusted() reads vtime
@@ -405,7 +407,10 @@ void Converter::read_probe(const Record& r, vtime::Probe p) {
     flush_deferred(tid, r, clock.value_or(r.ts), group_read(spec->kind) ? clock.value_or(r.ts) : r.ts);
     rc.how = clock ? "inferred" : "probe";
     rc.lo = rc.hi = clock.value_or(r.ts);
-    if (emit_read(*spec, marker, r, rc.lo)) st.read_clocks.push_back(rc);
+    if (emit_read(*spec, marker, r, rc.lo)) {
+      st.read_clocks.push_back(rc);
+      syscall_read_emitted(marker);
+    }
     read_done_.insert(tid);
   }
 }
@@ -422,9 +427,42 @@ void Converter::vtime_sys_exit(const Record& r) {
     rc.kind = spec->kind;
     rc.how = "syscall_exit";
     rc.lo = rc.hi = r.ts;
-    if (emit_read(*spec, m->second, r, r.ts)) conv_.stats.read_clocks.push_back(rc);
+    if (emit_read(*spec, m->second, r, r.ts)) {
+      conv_.stats.read_clocks.push_back(rc);
+      syscall_read_emitted(m->second);
+    }
   }
   read_done_.insert(tid);
+}
+
+// A read the recorder found (Options::syscall_reads) at its sys_enter on a probed CPU: read like
+// a marked read, at the clock its cputime_adjust() probe gives, else at its sys_exit, with the
+// reader's runtime updates inside it held as for a marked read. Reads the kernel computes nothing
+// for, and group reads of another process, stay with the sys_exit path (place_syscall_read()).
+void Converter::vtime_syscall_read_enter(const Record& r) {
+  const auto open = syscall_open_.find(r.tid);
+  if (open == syscall_open_.end() || open->second.second < 0) return;
+  const auto k = std::size_t(open->second.second);
+  const auto& seen = conv_.stats.cputime_syscalls[k];
+  const auto q = syscall_read_index_.find({seen.tid, seen.nr, seen.seq});
+  if (q == syscall_read_index_.end()) return;
+  const auto& want = o_.syscall_reads[q->second];
+  if (!want.place) return;
+  ReadSpec spec{want.kind, want.target, want.id};
+  const bool group = group_read(want.kind) || want.kind == ReadKind::ProcessCputime;
+  if (group && want.target && want.target != seen.tid) {
+    auto a = info_.find(want.target), b = info_.find(seen.tid);
+    if (a == info_.end() || b == info_.end() || a->second.tgid != b->second.tgid) return;
+    spec.tid = 0;  // the trace format's group reads are of the reader's own thread group
+  }
+  early_read_.erase(r.tid);
+  vtime_syscall_reads_[want.id] = {spec, k};
+  in_read_[r.tid] = want.id;
+  read_done_.erase(r.tid);
+}
+void Converter::syscall_read_emitted(std::uint64_t id) {
+  if (auto it = vtime_syscall_reads_.find(id); it != vtime_syscall_reads_.end())
+    conv_.stats.cputime_syscalls[it->second.second].id = id;
 }
 
 // A runtime update perf did not record before prev's switch (e.g. under host preemption of the
