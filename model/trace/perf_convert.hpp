@@ -104,6 +104,7 @@ class Converter {
   void on_kprobe(const Record&);
   std::uint64_t vtime_switch(const Record&, Event& e);
   bool vtime_hold_runtime(const Event&, const Record&);
+  bool vtime_clock_read(const Event&, const Record&);
   void flush_deferred(std::uint64_t tid, const Record&, std::uint64_t t, std::uint64_t upto = ~std::uint64_t{0});
   void vtime_arrive(std::uint64_t tid, const Record&);
   void checkpoint(const Record&, std::size_t i, std::uint64_t t);
