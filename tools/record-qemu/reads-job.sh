@@ -43,8 +43,9 @@ for mode in $MODES; do
 	stress-fork) cmd="stress-ng --fork 1 --fork-ops 20 --timeout 2s --metrics-brief" ;;
 	stress-wait) cmd="stress-ng --wait 1 --wait-ops 10 --timeout 2s --metrics-brief" ;;
 	stress-get) cmd="stress-ng --get 1 --get-ops 10 --metrics-brief" ;;
-	*) cmd=/ltp/$mode ;;
+	*) cmd=./$mode ;;   # from /ltp: LTP copies resources (getrusage03_child) from where it started
 	esac
+	cd /ltp
 	S=/tmp/$mode.strace
 	mkdir -p $S
 	echo "$cmd" > $O/$mode.cmd

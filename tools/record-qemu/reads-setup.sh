@@ -21,6 +21,8 @@ for t in getrusage/getrusage01 getrusage/getrusage02 getrusage/getrusage03 getru
 	cp "$S/$t" "$R/ltp/" && bins+=("$S/$t")
 done
 cp /usr/bin/strace /usr/bin/stress-ng "$R/usr/bin/"
+# LTP's kconfig checks (clock_gettime02) read /boot/config-$(uname -r).
+mkdir -p "$R/boot" && cp "$K"/kimg/boot/config-* "$R/boot/"
 # getrusage04 refuses virtual machines (TCONF) when systemd-detect-virt names one; none here.
 printf '#!/bin/sh\necho none\nexit 1\n' > "$R/usr/bin/systemd-detect-virt"
 chmod 755 "$R/usr/bin/systemd-detect-virt"
