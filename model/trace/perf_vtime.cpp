@@ -528,7 +528,8 @@ void Converter::vtime_restore_before_switch(const Record& sw, std::uint64_t prev
   Event e = ev(Kind::Runtime, sw.cpu);
   e.a = prev;
   e.b = rt - expect;
-  if (!emit_at(e, sw, last_ts_)) return;
+  // No earlier than the end of the gap of the switch that brought prev in (next's clock read).
+  if (!emit_at(e, sw, std::max(last_ts_, cpu(sw.cpu).gap_end + conv_.stats.base_ns))) return;
   rt_since_[prev] += e.b;
   ++conv_.stats.vtime.runtime_restored;
   conv_.stats.vtime.runtime_restored_ns += e.b;
