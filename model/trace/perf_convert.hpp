@@ -148,6 +148,7 @@ class Converter {
   // Recorder-found reads on a probed CPU, read like marked ones (in_read_ holds their id):
   // id -> the read, and its entry in Stats::cputime_syscalls.
   std::unordered_map<std::uint64_t, std::pair<ReadSpec, std::size_t>> vtime_syscall_reads_;
+  std::unordered_map<std::uint64_t, std::size_t> foreign_pending_;  // tid -> its read of another process
   std::unordered_map<std::uint64_t, std::pair<const ReadSpec*, std::size_t>>
       upper_;                                                            // tid -> bounds read waiting for its exit
   std::unordered_map<std::uint64_t, std::uint64_t> rt_seen_, rt_since_;  // tid -> probe's rt, runtime events since

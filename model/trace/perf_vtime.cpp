@@ -378,6 +378,26 @@ void Converter::vtime_probe(const Record& r, vtime::Probe p) {
 void Converter::read_probe(const Record& r, vtime::Probe p) {
   const std::uint32_t c = r.cpu;
   const std::uint64_t tid = cpu(c).current;
+  // A read of another process's times (/proc/PID/stat): the kernel's cputime_adjust() of that
+  // process is when it read them, before any preemption of the reader inside the syscall.
+  if (auto f = foreign_pending_.find(tid); f != foreign_pending_.end() && p == vtime::Probe::CputimeAdjust) {
+    auto& seen = conv_.stats.cputime_syscalls[f->second];
+    foreign_pending_.erase(f);
+    const auto a = vtime::adjust_fields(r.fields);
+    if (!a) return bad(r, "cs, cu, cr, pu and ps");
+    place_syscall_read(seen, r);
+    if (!seen.id) return;
+    Stats::ReadClock rc;
+    rc.marker = seen.id;
+    rc.tid = tid;
+    rc.kind = ReadKind::ProcStat;
+    rc.how = "probe";
+    rc.lo = rc.hi = r.ts;
+    rc.raw = true;
+    rc.cs = a->cs, rc.cu = a->cu, rc.cr = a->cr, rc.pu = a->pu, rc.ps = a->ps;
+    conv_.stats.read_clocks.push_back(rc);
+    return;
+  }
   auto m = in_read_.find(tid);
   if (m == in_read_.end() || read_done_.count(tid)) return;
   const std::uint64_t marker = m->second;
@@ -466,6 +486,7 @@ void Converter::read_probe(const Record& r, vtime::Probe p) {
 
 void Converter::vtime_sys_exit(const Record& r) {
   const std::uint64_t tid = r.tid;
+  foreign_pending_.erase(tid);  // no probe in it: placed at sys_exit (syscall_read_exit())
   auto m = in_read_.find(tid);
   if (m == in_read_.end() || read_done_.count(tid)) return;
   flush_deferred(tid, r, r.ts);
@@ -501,7 +522,12 @@ void Converter::vtime_syscall_read_enter(const Record& r) {
   const bool group = group_read(want.kind) || want.kind == ReadKind::ProcessCputime;
   if (group && want.target && want.target != seen.tid) {
     auto a = info_.find(want.target), b = info_.find(seen.tid);
-    if (a == info_.end() || b == info_.end() || a->second.tgid != b->second.tgid) return;
+    if (a == info_.end() || b == info_.end()) return;
+    if (a->second.tgid != b->second.tgid) {  // placed at its cputime_adjust() probe (read_probe())
+      early_read_.erase(r.tid);
+      foreign_pending_[r.tid] = k;
+      return;
+    }
     spec.tid = 0;  // the trace format's group reads are of the reader's own thread group
   }
   early_read_.erase(r.tid);
