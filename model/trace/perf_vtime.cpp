@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 #include "model/trace/perf_convert.hpp"
@@ -69,6 +70,52 @@ const TaskFields* Annotations::before(std::uint64_t pid, std::size_t i) const {
   return &task.at(*std::prev(j));
 }
 
+namespace {
+// A dead task's final switch: no later probe of it gives its flush clock (c1). The reap does:
+// wait_task_zombie()'s thread_group_cputime_adjusted() fires the cputime_adjust() probe inside
+// the reaper's wait4(), which returns the child's pid, with the child's stime after that flush.
+// For a single-threaded child switched out in state SYS whose flush was accounted (stime grew:
+// vtime_account_system() adds the residue only from TICK_NSEC on), c1 = starttime + the growth.
+void reap_flush_clocks(const std::vector<Record>& recs, Annotations& a,
+                       const std::unordered_map<std::size_t, std::size_t>& switch_of) {
+  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, long long>> next_exit;  // tid -> {nr, ret}
+  std::unordered_map<std::size_t, std::pair<std::uint64_t, long long>> exit_of;      // probe -> its syscall's exit
+  std::set<std::uint64_t> threaded;  // thread groups with a thread other than the leader
+  for (std::size_t i = recs.size(); i-- > 0;) {
+    const auto& r = recs[i];
+    if (r.pid && *r.pid != r.tid && r.tid_known) threaded.insert(*r.pid);
+    if (r.event == "raw_syscalls:sys_exit") {
+      const auto t = std::string_view(r.fields);
+      const auto eq = t.find(" = ");
+      long long ret = -1;
+      std::uint64_t nr = ~std::uint64_t{0};
+      if (eq != std::string_view::npos) {
+        const auto v = detail::trim(t.substr(eq + 3));
+        std::from_chars(v.data(), v.data() + v.size(), ret);
+        if (auto p = t.find("NR "); p != std::string_view::npos) std::from_chars(t.data() + p + 3, t.data() + eq, nr);
+      }
+      next_exit[r.tid] = {nr, ret};
+    } else if (probe_of(r.event) == Probe::CputimeAdjust) {
+      if (auto n = next_exit.find(r.tid); n != next_exit.end()) exit_of[i] = n->second;
+    }
+  }
+  for (const auto& [j, ex] : exit_of) {
+    if (ex.first != kNrWait4 || ex.second <= 0) continue;
+    const auto child = std::uint64_t(ex.second);
+    const auto s = a.seq.find(child);
+    const auto adj = adjust_fields(recs[j].fields);
+    if (s == a.seq.end() || !adj || threaded.count(child)) continue;
+    const std::size_t i = s->second.back();
+    const auto sw = switch_of.find(i);
+    const auto& f = a.task.at(i);
+    if (i > j || sw == switch_of.end() || f.vs != kSys || adj->cu != f.tu || adj->cs <= f.ts + f.vst) continue;
+    auto& x = a.switches.at(sw->second);
+    const std::uint64_t c1 = f.st + (adj->cs - f.ts - f.vst) + a.offset;
+    if (!x.c1 && x.c2.value_or(c1) >= c1) x.c1 = c1;
+  }
+}
+}  // namespace
+
 Annotations annotate(const std::vector<Record>& recs) {
   Annotations a;
   std::set<std::uint32_t> cpus;
@@ -115,6 +162,7 @@ Annotations annotate(const std::vector<Record>& recs) {
     switch_of.emplace(i, si);
   }
 
+  reap_flush_clocks(recs, a, switch_of);
   for (const auto& [pid, idx] : a.seq) {
     for (std::size_t k = 0; k + 1 < idx.size(); ++k) {
       const std::size_t i = idx[k], n = idx[k + 1];
