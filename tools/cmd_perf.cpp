@@ -386,7 +386,35 @@ void replay_recorded(const std::string& path, const std::string& recorded_path, 
         r.modeled = false;
         r.why = s.why;
       }
-  const auto cmp = sim::compare(P, reads);
+  auto cmp = sim::compare(P, reads);
+  // Gen vtime probes: where the cputime_adjust() probe fired in the read, the kernel's own
+  // inputs must match too, as for marked reads (sim::compare of KernelRead).
+  const auto& st = P.conversion.stats;
+  for (std::size_t i = 0; i < cmp.size(); ++i) {
+    auto& c = cmp[i];
+    const auto rc = std::find_if(st.read_clocks.begin(), st.read_clocks.end(),
+                                 [&](const auto& x) { return x.marker == reads[i].spec.id; });
+    if (rc == st.read_clocks.end()) continue;
+    c.how = rc->how;
+    const auto p = std::find_if(P.reads.begin(), P.reads.end(), [&](const auto& x) { return x.marker == c.marker; });
+    if (c.agreement == sim::Agreement::Unverifiable || !rc->raw || p == P.reads.end()) continue;
+    std::vector<std::string> bad;
+    if (rc->cr != p->rtime_ns) bad.push_back(fmt::format("rtime in: kernel {} kacct {}", rc->cr, p->rtime_ns));
+    if (rc->how == "inferred" && rc->cu != rc->model_utime_in)
+      bad.push_back(fmt::format("utime in: kernel {} probes {}", rc->cu, rc->model_utime_in));
+    if (bad.empty()) continue;
+    c.agreement = sim::Agreement::Off;
+    c.detail += fmt::format("{}{}", c.detail.empty() ? "" : "; ", fmt::join(bad, "; "));
+  }
+  // Probes say the kernel ran gen vtime: another config is compared, flagged, and exits 3.
+  const bool probes_contradict = st.vtime.active && cfg.acct != arch::Accounting::Gen;
+  const std::string contradiction =
+      probes_contradict ? fmt::format(
+                              "the trace has gen vtime probes (cpus {}) but the config {} is {} accounting; "
+                              "give --config VERSION-gen-hzN (meta.json's \"config\")",
+                              fmt::join(st.vtime.cpus, ","), cfg.name(), accounting_name(cfg.acct))
+                        : "";
+  if (probes_contradict) fmt::print(stderr, "kacct: WARNING: {}; comparing anyway, exit 3\n", contradiction);
   std::array<std::uint64_t, 4> count{};
   json j;
   j["pid"] = pid;
@@ -401,6 +429,7 @@ void replay_recorded(const std::string& path, const std::string& recorded_path, 
               {"seq", r.spec.seq},           {"read", r.read},
               {"kind", trace::name(c.kind)}, {"agreement", sim::name(c.agreement)},
               {"detail", c.detail}};
+    if (!c.how.empty()) x["clock"] = c.how;
     for (const auto& p : P.reads)
       if (p.marker == r.spec.id) x["ts_ns"] = p.ts_ns, x["rtime_ns"] = p.rtime_ns;
     j["comparison"].push_back(x);
@@ -431,6 +460,10 @@ void replay_recorded(const std::string& path, const std::string& recorded_path, 
   if (unverifiable > max_unverifiable)
     fmt::print(stderr, "kacct: {} unverifiable reads, more than --max-unverifiable {}\n", unverifiable,
                max_unverifiable);
+  if (probes_contradict) {
+    fmt::print(stderr, "kacct: WARNING: {}\n", contradiction);
+    throw Exit{kExitUsage};
+  }
   if (count[std::size_t(sim::Agreement::Off)] || unverifiable > max_unverifiable) throw Exit{kExitViolation};
   if (unverifiable == cmp.size())  // allowed, but then nothing was checked
     throw Failure(fmt::format("nothing compared: all {} reads are unverifiable", cmp.size()));

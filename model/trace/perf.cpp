@@ -599,6 +599,7 @@ void Converter::place_syscall_read(Stats::SyscallSeen& seen, const Record& r) {
 
 std::vector<const ReadSpec*> Converter::specs(std::uint64_t marker) const {
   std::vector<const ReadSpec*> v;
+  if (auto it = vtime_syscall_reads_.find(marker); it != vtime_syscall_reads_.end()) v.push_back(&it->second.first);
   for (const auto& s : o_.reads)
     if (s.marker == marker) v.push_back(&s);
   return v;
@@ -740,7 +741,10 @@ void Converter::on_sys_enter(const Record& r) {
   if (r.tid == 0 || tr_->current(c).exiting) return;
   in_syscall_.insert(r.tid);
   used(r);
-  if (vcpu(c)) return syscall_marker(r.tid, *v);  // the vtime probes carry the mode changes
+  if (vcpu(c)) {  // the vtime probes carry the mode changes
+    syscall_marker(r.tid, *v);
+    return vtime_syscall_read_enter(r);
+  }
   to_process_context(c, r);
   if (!set_mode(c, Mode::User, r, "return to user inferred (sys_enter in kernel mode)")) return;
   Event e = ev(Kind::SyscallEnter, c);
@@ -758,7 +762,10 @@ void Converter::on_sys_exit(const Record& r) {
   // powerpc traces no sys_enter for a number beyond NR_syscalls (6.1
   // do_syscall_trace_enter()), only its sys_exit: the marker is seen there.
   if (auto v = syscall_nr(r); v && *v >= o_.marker_base && !marker_.count(r.tid)) syscall_marker(r.tid, *v);
-  if (vcpu(c)) return vtime_sys_exit(r);
+  if (vcpu(c)) {
+    vtime_sys_exit(r);
+    return syscall_read_exit(r);  // a recorder-found read not read as a vtime read
+  }
   to_process_context(c, r);
   if (cpu(c).mode != Mode::Kernel) {
     if (auto it = syscall_open_.find(r.tid); it != syscall_open_.end() && it->second.second >= 0)

@@ -104,6 +104,7 @@ class Converter {
   void on_kprobe(const Record&);
   std::uint64_t vtime_switch(const Record&, Event& e);
   bool vtime_hold_runtime(const Event&, const Record&);
+  bool vtime_clock_read(const Event&, const Record&);
   void flush_deferred(std::uint64_t tid, const Record&, std::uint64_t t, std::uint64_t upto = ~std::uint64_t{0});
   void vtime_arrive(std::uint64_t tid, const Record&);
   void checkpoint(const Record&, std::size_t i, std::uint64_t t);
@@ -111,6 +112,8 @@ class Converter {
   void vtime_probe(const Record&, vtime::Probe);
   void read_probe(const Record&, vtime::Probe);
   void vtime_sys_exit(const Record&);
+  void vtime_syscall_read_enter(const Record&);
+  void syscall_read_emitted(std::uint64_t id);
   void vtime_fork_before_switch(const Record& sw, std::uint64_t prev);
   void vtime_restore_before_switch(const Record& sw, std::uint64_t prev);
 
@@ -140,10 +143,12 @@ class Converter {
   // gen vtime probes
   vtime::Annotations ann_;
   bool probes_ = false;
-  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::size_t>>
-      entry_;  // tid -> {clock, probe} of its last user exit
   std::unordered_map<std::uint64_t, std::vector<std::pair<Event, std::uint64_t>>>
       deferred_;  // runtime events held in a read
+  // Recorder-found reads on a probed CPU, read like marked ones (in_read_ holds their id):
+  // id -> the read, and its entry in Stats::cputime_syscalls.
+  std::unordered_map<std::uint64_t, std::pair<ReadSpec, std::size_t>> vtime_syscall_reads_;
+  std::unordered_map<std::uint64_t, std::size_t> foreign_pending_;  // tid -> its read of another process
   std::unordered_map<std::uint64_t, std::pair<const ReadSpec*, std::size_t>>
       upper_;                                                            // tid -> bounds read waiting for its exit
   std::unordered_map<std::uint64_t, std::uint64_t> rt_seen_, rt_since_;  // tid -> probe's rt, runtime events since

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 #include "model/trace/perf_convert.hpp"
@@ -69,6 +70,52 @@ const TaskFields* Annotations::before(std::uint64_t pid, std::size_t i) const {
   return &task.at(*std::prev(j));
 }
 
+namespace {
+// A dead task's final switch: no later probe of it gives its flush clock (c1). The reap does:
+// wait_task_zombie()'s thread_group_cputime_adjusted() fires the cputime_adjust() probe inside
+// the reaper's wait4(), which returns the child's pid, with the child's stime after that flush.
+// For a single-threaded child switched out in state SYS whose flush was accounted (stime grew:
+// vtime_account_system() adds the residue only from TICK_NSEC on), c1 = starttime + the growth.
+void reap_flush_clocks(const std::vector<Record>& recs, Annotations& a,
+                       const std::unordered_map<std::size_t, std::size_t>& switch_of) {
+  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, long long>> next_exit;  // tid -> {nr, ret}
+  std::unordered_map<std::size_t, std::pair<std::uint64_t, long long>> exit_of;      // probe -> its syscall's exit
+  std::set<std::uint64_t> threaded;  // thread groups with a thread other than the leader
+  for (std::size_t i = recs.size(); i-- > 0;) {
+    const auto& r = recs[i];
+    if (r.pid && *r.pid != r.tid && r.tid_known) threaded.insert(*r.pid);
+    if (r.event == "raw_syscalls:sys_exit") {
+      const auto t = std::string_view(r.fields);
+      const auto eq = t.find(" = ");
+      long long ret = -1;
+      std::uint64_t nr = ~std::uint64_t{0};
+      if (eq != std::string_view::npos) {
+        const auto v = detail::trim(t.substr(eq + 3));
+        std::from_chars(v.data(), v.data() + v.size(), ret);
+        if (auto p = t.find("NR "); p != std::string_view::npos) std::from_chars(t.data() + p + 3, t.data() + eq, nr);
+      }
+      next_exit[r.tid] = {nr, ret};
+    } else if (probe_of(r.event) == Probe::CputimeAdjust) {
+      if (auto n = next_exit.find(r.tid); n != next_exit.end()) exit_of[i] = n->second;
+    }
+  }
+  for (const auto& [j, ex] : exit_of) {
+    if (ex.first != kNrWait4 || ex.second <= 0) continue;
+    const auto child = std::uint64_t(ex.second);
+    const auto s = a.seq.find(child);
+    const auto adj = adjust_fields(recs[j].fields);
+    if (s == a.seq.end() || !adj || threaded.count(child)) continue;
+    const std::size_t i = s->second.back();
+    const auto sw = switch_of.find(i);
+    const auto& f = a.task.at(i);
+    if (i > j || sw == switch_of.end() || f.vs != kSys || adj->cu != f.tu || adj->cs <= f.ts + f.vst) continue;
+    auto& x = a.switches.at(sw->second);
+    const std::uint64_t c1 = f.st + (adj->cs - f.ts - f.vst) + a.offset;
+    if (!x.c1 && x.c2.value_or(c1) >= c1) x.c1 = c1;
+  }
+}
+}  // namespace
+
 Annotations annotate(const std::vector<Record>& recs) {
   Annotations a;
   std::set<std::uint32_t> cpus;
@@ -115,6 +162,7 @@ Annotations annotate(const std::vector<Record>& recs) {
     switch_of.emplace(i, si);
   }
 
+  reap_flush_clocks(recs, a, switch_of);
   for (const auto& [pid, idx] : a.seq) {
     for (std::size_t k = 0; k + 1 < idx.size(); ++k) {
       const std::size_t i = idx[k], n = idx[k + 1];
@@ -216,7 +264,40 @@ bool Converter::vtime_hold_runtime(const Event& e, const Record& r) {
   const std::uint64_t pid = e.a;
   if (probes_) rt_since_[pid] += e.b;
   if (!(vcpu(r.cpu) && pid == cpu(r.cpu).current && in_read_.count(pid))) return false;
+  if (vtime_clock_read(e, r)) return true;
   deferred_[pid].push_back({e, r.ts});
+  return true;
+}
+
+// A CPU clock read (clock_gettime() of its own thread or process) returns the reader's runtime
+// right after its own update in task_sched_runtime(), the first one inside the syscall: an
+// interrupt's update after it (seen in QEMU: 6.5 ms) is not in the value. Recorder-found reads
+// only: marked clock reads stay at sys_exit (the same values in every gen fixture, other clocks).
+bool Converter::vtime_clock_read(const Event& e, const Record& r) {
+  const std::uint64_t tid = e.a;
+  const auto m = in_read_.find(tid);
+  if (read_done_.count(tid) || !in_syscall_.count(tid) || !vtime_syscall_reads_.count(m->second)) return false;
+  const auto sp = specs(m->second);
+  const bool clock = !sp.empty() && std::all_of(sp.begin(), sp.end(), [&](const ReadSpec* s) {
+    return s->kind == ReadKind::ProcessCputime ||
+           (s->kind == ReadKind::ThreadCputime && (s->tid == 0 || s->tid == tid));
+  });
+  if (!clock) return false;
+  flush_deferred(tid, r, r.ts);
+  if (!emit(e, r)) return false;
+  for (const ReadSpec* spec : sp) {
+    Stats::ReadClock rc;
+    rc.marker = m->second;
+    rc.tid = tid;
+    rc.kind = spec->kind;
+    rc.how = "runtime_update";
+    rc.lo = rc.hi = r.ts;
+    if (emit_read(*spec, m->second, r, r.ts)) {
+      conv_.stats.read_clocks.push_back(rc);
+      syscall_read_emitted(m->second);
+    }
+  }
+  read_done_.insert(tid);
   return true;
 }
 
@@ -324,7 +405,6 @@ void Converter::vtime_probe(const Record& r, vtime::Probe p) {
         !set_mode(c, Mode::User, r, "return to user inferred (vtime_user_exit in kernel mode)"))
       return;
     if (!emit_at(ev(Kind::ExcEnter, c), r, t)) return;
-    entry_[tid] = {t, i};
     checkpoint(r, i, t);
     return;
   }
@@ -346,6 +426,26 @@ void Converter::vtime_probe(const Record& r, vtime::Probe p) {
 void Converter::read_probe(const Record& r, vtime::Probe p) {
   const std::uint32_t c = r.cpu;
   const std::uint64_t tid = cpu(c).current;
+  // A read of another process's times (/proc/PID/stat): the kernel's cputime_adjust() of that
+  // process is when it read them, before any preemption of the reader inside the syscall.
+  if (auto f = foreign_pending_.find(tid); f != foreign_pending_.end() && p == vtime::Probe::CputimeAdjust) {
+    auto& seen = conv_.stats.cputime_syscalls[f->second];
+    foreign_pending_.erase(f);
+    const auto a = vtime::adjust_fields(r.fields);
+    if (!a) return bad(r, "cs, cu, cr, pu and ps");
+    place_syscall_read(seen, r);
+    if (!seen.id) return;
+    Stats::ReadClock rc;
+    rc.marker = seen.id;
+    rc.tid = tid;
+    rc.kind = ReadKind::ProcStat;
+    rc.how = "probe";
+    rc.lo = rc.hi = r.ts;
+    rc.raw = true;
+    rc.cs = a->cs, rc.cu = a->cu, rc.cr = a->cr, rc.pu = a->pu, rc.ps = a->ps;
+    conv_.stats.read_clocks.push_back(rc);
+    return;
+  }
   auto m = in_read_.find(tid);
   if (m == in_read_.end() || read_done_.count(tid)) return;
   const std::uint64_t marker = m->second;
@@ -364,6 +464,7 @@ void Converter::read_probe(const Record& r, vtime::Probe p) {
       if (emit_read(*spec, marker, r, r.ts)) {
         upper_[tid] = {spec, st.read_clocks.size()};
         st.read_clocks.push_back(rc);
+        syscall_read_emitted(marker);
       }
       read_done_.insert(tid);
       continue;
@@ -373,19 +474,30 @@ void Converter::read_probe(const Record& r, vtime::Probe p) {
     if (!a) return bad(r, "cs, cu, cr, pu and ps");
     rc.raw = true;
     rc.cs = a->cs, rc.cu = a->cu, rc.cr = a->cr, rc.pu = a->pu, rc.ps = a->ps;
-    // task_cputime() of the reader in state SYS: its totals at the syscall's entry plus the
-    // clock's advance since; other threads (not running) add their flushed counters.
+    // task_cputime() of the reader in state SYS: its totals at its last transition (the
+    // syscall's entry, or its switch in after a stop inside the syscall, e.g. a ptrace stop:
+    // its next probe shows them) plus the clock's advance since; other threads (not running)
+    // add their flushed counters.
     std::optional<std::uint64_t> clock;
-    auto e = entry_.find(tid);
-    auto x = e == entry_.end() ? ann_.expect.end() : ann_.expect.find(e->second.second);
-    if (x != ann_.expect.end() && rc.tid == tid) {
+    std::uint64_t rt_all = 0;  // the group's runtime with every update perf saw so far
+    bool rt_known = false;
+    const auto j = ann_.index_after(tid, index(r));
+    const vtime::TaskFields* g = j && recs_[*j].cpu == c ? &ann_.task.at(*j) : nullptr;
+    if (g && g->vs == vtime::kSys && rc.tid == tid) {
       std::uint64_t so = 0, uo = 0;
       bool ok = true;
       if (group_read(spec->kind)) {
         const auto pid = tr_->current(c).pid;
+        rt_known = true;
         for (const auto& [otid, info] : info_) {
           const TaskState* t = tr_->task(otid);
-          if (otid == tid || !t || t->pid != pid) continue;
+          if (!t || t->pid != pid) continue;
+          const auto seen = rt_seen_.find(otid);
+          if (seen == rt_seen_.end() || t->exited)
+            rt_known = false;
+          else
+            rt_all += seen->second + rt_since_[otid];
+          if (otid == tid) continue;
           if (t->exited) ok = false;  // its sums moved to the signal struct: not followed here
           if (const auto* f = ann_.after(otid, index(r))) {
             so += f->ts;
@@ -395,23 +507,34 @@ void Converter::read_probe(const Record& r, vtime::Probe p) {
           }
         }
       }
-      rc.model_utime_in = x->second[0] + uo;
-      const std::uint64_t base = x->second[1] + so;
-      if (ok && a->cs >= base && e->second.first + (a->cs - base) <= r.ts) clock = e->second.first + (a->cs - base);
+      rc.model_utime_in = g->utime_sys() + uo;
+      const std::uint64_t base = g->stime_sys() + so, start = g->st + ann_.offset;
+      if (ok && a->cs >= base && start + (a->cs - base) <= r.ts) clock = start + (a->cs - base);
     }
     // thread_group_cputime() updates current's runtime first, then sums: an update_curr() perf
-    // saw after that clock (an interrupt) is not in the sum. task_cputime_adjusted() reads vtime
-    // first and then task_sched_runtime(): every update up to this probe is in.
-    flush_deferred(tid, r, clock.value_or(r.ts), group_read(spec->kind) ? clock.value_or(r.ts) : r.ts);
+    // saw after that clock (an interrupt) is not in the sum, unless it came between a thread's
+    // task_cputime() and read_sum_exec_runtime(): then the probe's rtime has it (seen under
+    // strace in QEMU: a 6.85 ms update there). task_cputime_adjusted() reads vtime first and
+    // then task_sched_runtime(): every update up to this probe is in.
+    std::uint64_t upto = group_read(spec->kind) ? clock.value_or(r.ts) : r.ts;
+    if (auto h = deferred_.find(tid);
+        clock && rt_known && rt_all == a->cr && h != deferred_.end() &&
+        std::any_of(h->second.begin(), h->second.end(), [&](const auto& x) { return x.second > *clock; }))
+      upto = r.ts;
+    flush_deferred(tid, r, clock.value_or(r.ts), upto);
     rc.how = clock ? "inferred" : "probe";
     rc.lo = rc.hi = clock.value_or(r.ts);
-    if (emit_read(*spec, marker, r, rc.lo)) st.read_clocks.push_back(rc);
+    if (emit_read(*spec, marker, r, rc.lo)) {
+      st.read_clocks.push_back(rc);
+      syscall_read_emitted(marker);
+    }
     read_done_.insert(tid);
   }
 }
 
 void Converter::vtime_sys_exit(const Record& r) {
   const std::uint64_t tid = r.tid;
+  foreign_pending_.erase(tid);  // no probe in it: placed at sys_exit (syscall_read_exit())
   auto m = in_read_.find(tid);
   if (m == in_read_.end() || read_done_.count(tid)) return;
   flush_deferred(tid, r, r.ts);
@@ -422,9 +545,47 @@ void Converter::vtime_sys_exit(const Record& r) {
     rc.kind = spec->kind;
     rc.how = "syscall_exit";
     rc.lo = rc.hi = r.ts;
-    if (emit_read(*spec, m->second, r, r.ts)) conv_.stats.read_clocks.push_back(rc);
+    if (emit_read(*spec, m->second, r, r.ts)) {
+      conv_.stats.read_clocks.push_back(rc);
+      syscall_read_emitted(m->second);
+    }
   }
   read_done_.insert(tid);
+}
+
+// A read the recorder found (Options::syscall_reads) at its sys_enter on a probed CPU: read like
+// a marked read, at the clock its cputime_adjust() probe gives, else at its sys_exit, with the
+// reader's runtime updates inside it held as for a marked read. Reads the kernel computes nothing
+// for, and group reads of another process, stay with the sys_exit path (place_syscall_read()).
+void Converter::vtime_syscall_read_enter(const Record& r) {
+  const auto open = syscall_open_.find(r.tid);
+  if (open == syscall_open_.end() || open->second.second < 0) return;
+  const auto k = std::size_t(open->second.second);
+  const auto& seen = conv_.stats.cputime_syscalls[k];
+  const auto q = syscall_read_index_.find({seen.tid, seen.nr, seen.seq});
+  if (q == syscall_read_index_.end()) return;
+  const auto& want = o_.syscall_reads[q->second];
+  if (!want.place) return;
+  ReadSpec spec{want.kind, want.target, want.id};
+  const bool group = group_read(want.kind) || want.kind == ReadKind::ProcessCputime;
+  if (group && want.target && want.target != seen.tid) {
+    auto a = info_.find(want.target), b = info_.find(seen.tid);
+    if (a == info_.end() || b == info_.end()) return;
+    if (a->second.tgid != b->second.tgid) {  // placed at its cputime_adjust() probe (read_probe())
+      early_read_.erase(r.tid);
+      foreign_pending_[r.tid] = k;
+      return;
+    }
+    spec.tid = 0;  // the trace format's group reads are of the reader's own thread group
+  }
+  early_read_.erase(r.tid);
+  vtime_syscall_reads_[want.id] = {spec, k};
+  in_read_[r.tid] = want.id;
+  read_done_.erase(r.tid);
+}
+void Converter::syscall_read_emitted(std::uint64_t id) {
+  if (auto it = vtime_syscall_reads_.find(id); it != vtime_syscall_reads_.end())
+    conv_.stats.cputime_syscalls[it->second.second].id = id;
 }
 
 // A runtime update perf did not record before prev's switch (e.g. under host preemption of the
@@ -441,7 +602,8 @@ void Converter::vtime_restore_before_switch(const Record& sw, std::uint64_t prev
   Event e = ev(Kind::Runtime, sw.cpu);
   e.a = prev;
   e.b = rt - expect;
-  if (!emit_at(e, sw, last_ts_)) return;
+  // No earlier than the end of the gap of the switch that brought prev in (next's clock read).
+  if (!emit_at(e, sw, std::max(last_ts_, cpu(sw.cpu).gap_end + conv_.stats.base_ns))) return;
   rt_since_[prev] += e.b;
   ++conv_.stats.vtime.runtime_restored;
   conv_.stats.vtime.runtime_restored_ns += e.b;

@@ -6,7 +6,8 @@
 # OUTDIR must not exist or be empty: record.sh never deletes what it did not create, so each run
 # needs its own directory (reduce.py names the fixtures after the run's RUN_ID).
 # Env: WORK (setup.sh's directory, default /tmp/kacct-qemu), SECONDS_PER_RUN (1), READS (12),
-#      KINDS (all six read kinds), ICOUNT (ppc64el: 1 = -icount shift=0,sleep=off, deterministic).
+#      KINDS (all six read kinds), ICOUNT (ppc64el: 1 = -icount shift=0,sleep=off, deterministic),
+#      JOB (the guest job, default guest-job.sh), INITRD (default WORK/ARCH/initrd.cpio.gz).
 # OUTDIR/out/MODE.{perf.data,perf.script.xz,workload.jsonl,proc_stat.*} + guest-info, console,
 # out/identify/ (what `kacct identify --root` reads: the guest's /proc files, the kernel config).
 set -euo pipefail
@@ -20,9 +21,10 @@ if [ -e "$OUT" ] && { [ ! -d "$OUT" ] || [ -n "$(ls -A "$OUT")" ]; }; then
 	echo "record.sh: $OUT exists and is not an empty directory; give a new OUTDIR (nothing was changed)" >&2
 	exit 2
 fi
-[ -f "$K/initrd.cpio.gz" ] || { echo "record.sh: run setup.sh first ($K)" >&2; exit 1; }
+INITRD=${INITRD:-$K/initrd.cpio.gz}
+[ -f "$INITRD" ] || { echo "record.sh: run setup.sh first ($INITRD)" >&2; exit 1; }
 mkdir -p "$OUT"
-cp "$HERE/guest-job.sh" "$OUT/job.sh" && cp "$K/probes.txt" "$K/versions.txt" "$OUT/"
+cp "${JOB:-$HERE/guest-job.sh}" "$OUT/job.sh" && cp "$K/probes.txt" "$K/versions.txt" "$OUT/"
 TIMER=irq_vectors:local_timer_entry
 [ "$A" = ppc64el ] && TIMER="powerpc:timer_interrupt_entry powerpc:timer_interrupt_exit"
 cat > "$OUT/params" <<P
@@ -41,10 +43,10 @@ V="-virtfs local,path=$OUT,mount_tag=share,security_model=none,id=share"
 case $A in
 amd64) # the TSC is declared unstable under TCG without tsc=reliable (then the vDSO falls back to syscalls)
 	Q=(qemu-system-x86_64 -accel tcg -M pc -cpu max -smp 2 -m 1G -nographic -no-reboot -kernel "$K/kernel"
-		-initrd "$K/initrd.cpio.gz" $V -append "console=ttyS0 nohz_full=1 quiet tsc=reliable") ;;
+		-initrd "$INITRD" $V -append "console=ttyS0 nohz_full=1 quiet tsc=reliable") ;;
 ppc64el)
 	Q=(qemu-system-ppc64 -accel tcg -M pseries,x-vof=on -cpu POWER9 -smp 2 -m 1G -nographic -no-reboot
-		-kernel "$K/kernel" -initrd "$K/initrd.cpio.gz" $V -append "console=hvc0 nohz_full=1 quiet")
+		-kernel "$K/kernel" -initrd "$INITRD" $V -append "console=hvc0 nohz_full=1 quiet")
 	[ "${ICOUNT:-1}" = 1 ] && Q+=(-icount shift=0,sleep=off) ;;
 *) echo "record.sh: ARCH is amd64 or ppc64el" >&2; exit 2 ;;
 esac

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Turn a reads-record.sh run into fixtures of unmodified programs under gen vtime: per program,
+FIXTURES_DIR/amd64-PROGRAM/{trace.perf.xz, reads.jsonl, meta.json}.
+  reads-reduce.py RUNDIR FIXTURES_DIR PROGRAM...
+reads.jsonl: tools/record-reads/decode.py on the guest's strace files (what the kernel returned
+at every CPU-time read). trace.perf.xz: the guest's perf script text of the program's CPU, every
+line kept but the timer interrupt and tick_stop lines (a nohz_full CPU does not account ticks)
+and the system calls kacct does not count: of the traced process tree (root and the processes
+it forks), the syscalls it finds reads and reaps in (read, wait4, getrusage, times,
+clock_gettime, waitid) are kept, every other syscall line is dropped, and so are all of strace's
+(its wait4() calls are ptrace stops, not reaps). An existing fixture is never overwritten.
+perf's PERF_RECORD_LOST lines are kept and counted in meta.json."""
+import datetime
+import json
+import lzma
+import os
+import re
+import subprocess
+import sys
+
+if len(sys.argv) < 4:
+    sys.exit(__doc__)
+run, dest, progs = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3:]
+out = os.path.join(run, 'out')
+here = os.path.dirname(os.path.abspath(__file__))
+head = re.compile(r'^\s*.+?\s+(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+[\d.]+:\s+(\S+?):?\s')
+drop = ('irq_vectors:local_timer_entry', 'timer:tick_stop')
+counted = {0, 61, 98, 100, 228, 247}  # x86-64: read, wait4, getrusage, times, clock_gettime, waitid
+lost_line = re.compile(r'PERF_RECORD_LOST(?:_SAMPLES)?\s+lost\s+(\d+)')
+params = dict(re.findall(r'^(\w+)="?([^"\n]*)"?$', open(os.path.join(run, 'params')).read(), re.M))
+versions = dict(l.strip().split('=', 1) for l in open(os.path.join(run, 'versions.txt')) if '=' in l)
+info = open(os.path.join(out, 'guest-info.txt')).read()
+rid = re.fullmatch(r'(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z', params.get('RUN_ID', ''))
+recorded = '{}-{}-{}T{}:{}:{}Z'.format(*rid.groups()) if rid else ''
+todo = []
+for p in progs:
+    d = os.path.join(dest, f'amd64-{p}')
+    if os.path.exists(d):
+        sys.exit(f'reads-reduce.py: {d} exists; nothing written')
+    todo.append((p, d))
+for p, d in todo:
+    script = os.path.join(out, p + '.perf.script.xz')
+    if not os.path.exists(script) or not os.path.exists(os.path.join(out, p + '.root')):
+        print(f'{p}: missing output, skipped', file=sys.stderr)
+        continue
+    root = open(os.path.join(out, p + '.root')).read().strip()
+    sdir = os.path.join(out, p + '.strace')
+    files = [os.path.join(sdir, f) for f in os.listdir(sdir) if f.startswith('st.')]
+    reads = subprocess.run([sys.executable, os.path.join(here, '..', 'record-reads', 'decode.py'), root] + files,
+                           check=True, capture_output=True, text=True).stdout
+    pids = {root}
+    kept, total, lost, lost_records = [], 0, 0, 0
+    for line in lzma.open(script, 'rt'):
+        total += 1
+        lm = lost_line.search(line)
+        if lm:
+            lost += int(lm.group(1))
+            lost_records += 1
+        m = head.match(line)
+        if not m:
+            kept.append(line)
+            continue
+        spid, event = m.group(1), m.group(4)
+        if event in drop:
+            continue
+        if event == 'sched:sched_process_fork' and spid in pids:
+            c = re.search(r'child_pid=(\d+)', line)
+            if c:
+                pids.add(c.group(1))
+        if event.startswith('raw_syscalls:'):
+            nr = re.search(r'NR (\d+)', line)
+            if spid not in pids or not nr or int(nr.group(1)) not in counted:
+                continue
+        kept.append(line)
+    os.makedirs(d)
+    with lzma.open(os.path.join(d, 'trace.perf.xz'), 'wt', preset=9) as f:
+        f.writelines(kept)
+    with open(os.path.join(d, 'reads.jsonl'), 'w') as f:
+        f.write(reads)
+    rc = open(os.path.join(out, p + '.rc')).read().strip()
+    meta = {
+        'root': int(root), 'command': open(os.path.join(out, p + '.cmd')).read().strip(), 'exit': int(rc),
+        'arch': 'amd64', 'cpu': 'x86-64', 'config': '6.1-gen-hz250', 'nohz_full': params.get('CPU', '1'),
+        'kernel': versions.get('kernel', ''), 'qemu': versions.get('qemu', ''), 'run': os.path.basename(run),
+        'clocksource': re.search(r'clocksource=(\S+)', info).group(1),
+        'strace': re.search(r'strace=(.*)', info).group(1),
+        'recorded': recorded,
+        'reduced': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'),
+        'full_lines': total, 'kept_lines': len(kept), 'lost_events': lost, 'lost_records': lost_records,
+        'reads': len(reads.splitlines()) - 1,
+    }
+    with open(os.path.join(d, 'meta.json'), 'w') as f:
+        json.dump(meta, f, indent=1)
+        f.write('\n')
+    print(f'{os.path.basename(d)}: exit {rc}, {meta["reads"]} reads, {len(kept)} of {total} lines kept, '
+          f'{os.path.getsize(os.path.join(d, "trace.perf.xz"))} bytes, {lost} lost events')
