@@ -23,6 +23,14 @@
 #include "model/trace/perf.hpp"
 #include "xz.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
 namespace kacct::cli {
 namespace {
 using json = nlohmann::ordered_json;
@@ -96,9 +104,139 @@ void exit_clock_bounds(std::vector<sim::ReadComparison>& cmp, const std::vector<
   }
 }
 
-perf::Conversion convert_or_exit(const std::string& path, const perf::Options& o) {
-  const std::string text = read_input(path);
-  auto c = perf::convert(text, o);
+// perf script text from a path or "-", read in 1 MB pieces, twice (perf::convert_stream): a
+// file is read again from its start; standard input (or any other pipe) is copied into an
+// unlinked temporary file as the first pass reads it, and the second pass reads that. xz data is
+// decompressed whole first (as InputStream does).
+class PerfInput {
+ public:
+  explicit PerfInput(const std::string& path) : name_(input_name(path)) {
+    fd_ = path == "-" ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw fail("cannot open", errno);
+    struct stat st {};
+    if (::fstat(fd_, &st) == 0 && S_ISDIR(st.st_mode)) {
+      close_fd();
+      throw fail("cannot open", EISDIR);
+    }
+    regular_ = S_ISREG(st.st_mode);
+    if (regular_) size_ = std::size_t(st.st_size);
+    buf_.resize(1 << 20);
+    // The first piece: xz data is decompressed whole.
+    fill();
+    if (is_xz(buf_)) {
+      std::string data = std::move(buf_);
+      for (buf_.resize(1 << 20); fill(), !buf_.empty();) data += buf_;
+      try {
+        whole_ = decompress_xz(data, name_);
+      } catch (const std::runtime_error& e) { throw Failure(e.what()); }
+      xz_ = true;
+      size_ = whole_.size();
+      return;
+    }
+    first_ = true;
+    if (!regular_) {  // a pipe: the first pass copies it into a temporary file
+      const char* dir = std::getenv("TMPDIR");
+      std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/kacct-perf-XXXXXX";
+      spill_ = ::mkstemp(tmpl.data());
+      if (spill_ < 0)
+        throw Failure(fmt::format("{}: cannot create a temporary file in {}: {}", name_,
+                                  tmpl.substr(0, tmpl.rfind('/')), std::strerror(errno)));
+      ::unlink(tmpl.c_str());
+    }
+  }
+  ~PerfInput() {
+    close_fd();
+    if (spill_ >= 0) ::close(spill_);
+  }
+  PerfInput(const PerfInput&) = delete;
+  PerfInput& operator=(const PerfInput&) = delete;
+
+  perf::Source source() {
+    return {[this] { return next(); }, [this] { rewind(); }, size_};
+  }
+
+ private:
+  Failure fail(const char* what, int err) const {
+    return Failure(fmt::format("{}: {}: {}", name_, what, std::strerror(err)));
+  }
+  void close_fd() {
+    if (fd_ > 0) ::close(fd_);
+    fd_ = -1;
+  }
+  // buf_ = the next bytes of fd_ (up to 1 MB; a pipe gives less per read, so fill it up).
+  void fill(int fd = -1) {
+    if (fd < 0) fd = fd_;
+    buf_.resize(1 << 20);
+    std::size_t got = 0;
+    while (got < buf_.size()) {
+      const ssize_t n = ::read(fd, buf_.data() + got, buf_.size() - got);
+      if (n == 0) break;
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw fail("cannot read", errno);
+      }
+      got += std::size_t(n);
+    }
+    buf_.resize(got);
+  }
+  void spill(std::string_view v) {
+    for (std::size_t done = 0; done < v.size();) {
+      const ssize_t n = ::write(spill_, v.data() + done, v.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw Failure(fmt::format("{}: cannot write its temporary copy: {}", name_, std::strerror(errno)));
+      done += std::size_t(n);
+    }
+  }
+  std::string_view next() {
+    if (xz_) {
+      const auto n = std::min<std::size_t>(whole_.size() - pos_, 1 << 20);
+      std::string_view v(whole_.data() + pos_, n);
+      pos_ += n;
+      return v;
+    }
+    if (first_) {
+      first_ = false;
+    } else if (reading_spill_) {
+      fill(spill_);
+    } else {
+      fill();
+    }
+    if (spill_ >= 0 && !reading_spill_) {
+      spill(buf_);
+      if (buf_.empty()) in_done_ = true;
+    }
+    return buf_;
+  }
+  void rewind() {
+    if (xz_) {
+      pos_ = 0;
+      return;
+    }
+    first_ = false;
+    if (spill_ >= 0) {
+      if (!reading_spill_)
+        while (!in_done_) next();  // the rest of the pipe, into the copy
+      reading_spill_ = true;
+      if (::lseek(spill_, 0, SEEK_SET) < 0) throw fail("cannot read its temporary copy", errno);
+      return;
+    }
+    if (::lseek(fd_, 0, SEEK_SET) < 0) throw fail("cannot read", errno);
+  }
+
+  std::string name_;
+  int fd_ = -1, spill_ = -1;
+  bool regular_ = false, first_ = false, xz_ = false, reading_spill_ = false, in_done_ = false;
+  std::size_t size_ = 0, pos_ = 0;
+  std::string buf_, whole_;
+};
+
+// Streams the conversion of `path`: the header and each event go to the callbacks. On an input
+// error (found before either is called) prints it and exits 3.
+perf::Conversion convert_stream_or_exit(const std::string& path, const perf::Options& o,
+                                        const std::function<void(const trace::Header&)>& on_header,
+                                        const std::function<void(const trace::Event&)>& on_event) {
+  PerfInput in(path);
+  auto c = perf::convert_stream(in.source(), o, on_header, on_event);
   if (!c) {
     const auto& e = c.error();
     fmt::print(stderr, "{}:{}:{}: {}\n", path == "-" ? "<stdin>" : path, e.line, e.column, e.message);
@@ -477,15 +615,30 @@ void add_perf(CLI::App& app) {
       o.ncpus = *ncpus;
       Progress progress(*quiet);
       show_ingestion(o, progress);
-      const auto conv = convert_or_exit(*path, o);
+      // The trace is written as it is converted, in 1 MB pieces; the output file is opened only
+      // once the input is known to be good.
+      std::FILE* f = nullptr;
+      std::string buf;
+      auto flush = [&] {
+        if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), f) != buf.size())
+          throw Failure(fmt::format("cannot write '{}'", out->empty() ? "<stdout>" : *out));
+        buf.clear();
+      };
+      const auto conv = convert_stream_or_exit(
+          *path, o,
+          [&](const trace::Header& h) {
+            progress.clear();
+            f = out->empty() ? stdout : std::fopen(out->c_str(), "wb");
+            if (!f) throw Failure(fmt::format("cannot write '{}'", *out));
+            trace::append_header(buf, h);
+          },
+          [&](const trace::Event& e) {
+            trace::append_event(buf, e);
+            if (buf.size() >= (1u << 20)) flush();
+          });
       progress.clear();
-      const std::string text = trace::write(conv.trace);
-      if (out->empty()) {
-        std::fwrite(text.data(), 1, text.size(), stdout);
-      } else {
-        std::ofstream f(*out, std::ios::binary);
-        if (!(f << text)) throw Failure(fmt::format("cannot write '{}'", *out));
-      }
+      flush();
+      if (f && f != stdout && std::fclose(f) != 0) throw Failure(fmt::format("cannot write '{}'", *out));
       if (*stats) fmt::print(stderr, "{}\n", stats_json(conv.stats).dump(2));
     });
   }
