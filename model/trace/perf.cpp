@@ -328,17 +328,20 @@ bool ScriptReader::next(Record& r) {
   return true;
 }
 
-bool Dedup::dup(const Record& r) {
+bool Dedup::dup(const Record& r) const {
+  const auto it = cpus_.find(r.cpu);
+  if (it == cpus_.end() || !it->second.n || it->second.at[0].ts != r.ts) return false;
+  for (std::size_t k = 0; k < it->second.n; ++k) {
+    const Record& q = it->second.at[k];
+    if (q.tid == r.tid && q.event == r.event && q.fields == r.fields && q.chain == r.chain) return true;
+  }
+  return false;
+}
+void Dedup::keep(Record& r) {
   auto& c = cpus_[r.cpu];
   if (c.n && c.at[0].ts != r.ts) c.n = 0;
-  bool d = false;
-  for (std::size_t k = 0; k < c.n && !d; ++k) {
-    const Record& q = c.at[k];
-    d = q.tid == r.tid && q.event == r.event && q.fields == r.fields && q.chain == r.chain;
-  }
   if (c.n == c.at.size()) c.at.emplace_back();
-  c.at[c.n++] = r;
-  return d;
+  std::swap(c.at[c.n++], r);
 }
 
 const Record* Window::at(std::size_t i) {
@@ -356,7 +359,8 @@ const Record* Window::at(std::size_t i) {
     }
     Record& slot = *ring_[(head_ + size_) & (cap_ - 1)];
     bool got = false;
-    while ((got = rd_.next(slot)) && dedup_.dup(slot)) {}
+    while ((got = rd_.next(slot)) && dup_next_ < dups_.size() && dups_[dup_next_] == raw_) ++raw_, ++dup_next_;
+    ++raw_;
     if (!got) {
       end_ = true;
       return nullptr;
@@ -1228,7 +1232,8 @@ Result<Conversion> convert(std::string_view text, const Options& o) {
 Result<Conversion> convert_stream(const Source& src, const Options& o,
                                   const std::function<void(const Header&)>& on_header,
                                   const std::function<void(const Event&)>& on_event) {
-  detail::Window win(src);
+  std::vector<std::uint64_t> dup_at;  // positions of the duplicates among all samples
+  detail::Window win(src, dup_at);
   detail::Converter cv(win, o);
   std::uint64_t all = 0, dups = 0, lines = 0;
   bool probes = false;
@@ -1249,6 +1254,8 @@ Result<Conversion> convert_stream(const Source& src, const Options& o,
         beyond = Error{r.line, r.cpu_col, fmt::format("sample on cpu {}, beyond --ncpus {}", r.cpu, o.ncpus), "perf"};
       if (dedup.dup(r)) {
         ++dups;
+        dup_at.push_back(all - 1);
+        dedup.keep(r);
         continue;
       }
       if (!probes) {
@@ -1258,6 +1265,7 @@ Result<Conversion> convert_stream(const Source& src, const Options& o,
       }
       cv.declare_note(r);
       cv.steal_note(r);
+      dedup.keep(r);
     }
     lines = rd.newlines();
     if (beyond) return *beyond;
@@ -1277,10 +1285,14 @@ Result<Conversion> convert_stream(const Source& src, const Options& o,
     if (cv.steal_wanted()) {  // each CPU's ticks, to pair with their steal
       src.rewind();
       detail::ScriptReader rd(src);
-      detail::Dedup dedup;
-      std::size_t i = 0;
-      for (Record r; rd.next(r);)
-        if (!dedup.dup(r)) cv.steal_tick(r, i++);
+      std::size_t i = 0, raw = 0, d = 0;
+      for (Record r; rd.next(r); ++raw) {
+        if (d < dup_at.size() && dup_at[d] == raw) {
+          ++d;
+          continue;
+        }
+        cv.steal_tick(r, i++);
+      }
     }
     src.rewind();
     Conversion c = cv.run_stream(on_header, on_event);

@@ -51,9 +51,13 @@ class ScriptReader {
 
 // perf script can print a stretch of samples twice: two samples on one CPU with the same
 // timestamp, task, event, fields and chain are one event (the first is kept).
+// The first pass finds them (keeping the samples at each CPU's last timestamp, moved, not
+// copied); the later passes skip the samples it found, by their position.
 class Dedup {
  public:
-  bool dup(const Record& r);  // and remembers r
+  bool dup(const Record& r) const;
+  void keep(Record& r);  // remembers r, taking its storage (r is left with storage to reuse)
+
  private:
   struct Cpu {
     std::vector<Record> at;  // the samples at its last timestamp (storage reused)
@@ -66,14 +70,17 @@ class Dedup {
 // look-ahead reached. Records keep their addresses while they are in the window.
 class Window {
  public:
-  explicit Window(const Source& src) : rd_(src) {}
+  // dups: the positions (among all samples) of the duplicates, in order.
+  Window(const Source& src, const std::vector<std::uint64_t>& dups) : rd_(src), dups_(dups) {}
   const Record* at(std::size_t i);  // record i (after duplicates are dropped); nullptr past the end
   void drop_before(std::size_t i);  // records before i are no longer looked at
   std::size_t held_max() const { return cap_; }
 
  private:
   ScriptReader rd_;
-  Dedup dedup_;
+  const std::vector<std::uint64_t>& dups_;
+  std::size_t dup_next_ = 0;
+  std::uint64_t raw_ = 0;  // samples read
   std::vector<std::unique_ptr<Record>> ring_;
   std::size_t head_ = 0, size_ = 0, cap_ = 0;
   bool end_ = false;

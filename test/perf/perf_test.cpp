@@ -590,6 +590,13 @@ void expect_same_conversion(const std::string& text, const Options& o, const std
 TEST(PerfStream, SameAsWhole) {
   expect_same_conversion(kFields, reads(), "kFields");
   expect_same_conversion(kFields, Options{}, "kFields, no reads");
+  std::string dups = kFields;  // a sample printed twice, and twice more after another one
+  const std::string d1 =
+      "         a.out  500/500  [000] 100.008000200:      sched:sched_stat_runtime: comm=a.out pid=500 runtime=4000000 "
+      "[ns] ffffffff813b972a update_se\n";
+  const std::string d2 = "         a.out  500/500  [000] 100.008000200:   sched:sched_waking: comm=x pid=7 prio=120\n";
+  dups.insert(dups.find(d1) + d1.size(), d1 + d2 + d1 + d2);
+  expect_same_conversion(dups, reads(), "duplicates");
   Options sys;
   sys.read_tids = {500};
   sys.syscall_reads = {{500, kNrGetrusage, 1, ReadKind::RusageSelf, 0, kSyscallReadBase},
