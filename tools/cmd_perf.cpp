@@ -62,10 +62,11 @@ KnownConfig default_config(const std::string& given, const std::string& trace_pa
 // A group read after a thread's exit depends on when __exit_signal() folded the thread in, which
 // no event marks: a read off with the converter's inferred exit clock is within bounds if the
 // kernel's value lies between the predictions with the exit at either end the trace allows.
+// predict_with(options): the prediction from the same input converted with other options.
 void exit_clock_bounds(std::vector<sim::ReadComparison>& cmp, const std::vector<sim::KernelRead>& kernel,
-                       const sim::Prediction& base, const std::string& text, const perf::Options& o,
-                       const arch::CpuFacts& facts, const arch::Config& cfg, std::uint64_t pid,
-                       const std::function<void(sim::ModelCfg&)>& tweak) {
+                       const sim::Prediction& base,
+                       const std::function<trace::Result<sim::Prediction>(const perf::Options&)>& predict_with,
+                       const perf::Options& o) {
   std::vector<sim::Prediction> ends;
   for (auto& c : cmp) {
     if (c.agreement != sim::Agreement::Off) continue;
@@ -73,7 +74,7 @@ void exit_clock_bounds(std::vector<sim::ReadComparison>& cmp, const std::vector<
       for (auto at : {perf::Options::ExitAt::ProcessExit, perf::Options::ExitAt::FinalSwitch}) {
         auto oo = o;
         oo.exit_at = at;
-        auto p = sim::predict(text, oo, facts, cfg, pid, tweak);
+        auto p = predict_with(oo);
         if (!p) return;
         ends.push_back(std::move(p).value());
       }
@@ -232,6 +233,26 @@ class PerfInput {
 
 // Streams the conversion of `path`: the header and each event go to the callbacks. On an input
 // error (found before either is called) prints it and exits 3.
+// The conversion of `in` (rewound first when `again`) with its events: perf-replay runs the
+// model on the whole converted trace, so it holds the events, not the text or the records.
+trace::Result<perf::Conversion> convert_events(PerfInput& in, const perf::Options& o, bool again) {
+  auto src = in.source();
+  if (again) src.rewind();
+  std::vector<trace::Event> events;
+  auto c = perf::convert_stream(
+      src, o, [](const trace::Header&) {}, [&](const trace::Event& e) { events.push_back(e); });
+  if (c) c.value().trace.events = std::move(events);
+  return c;
+}
+// sim::predict() on `in` converted with `o`.
+trace::Result<sim::Prediction> predict_input(PerfInput& in, const perf::Options& o, bool again,
+                                             const arch::CpuFacts& facts, const arch::Config& cfg, std::uint64_t pid,
+                                             const std::function<void(sim::ModelCfg&)>& tweak = {}) {
+  auto c = convert_events(in, o, again);
+  if (!c) return c.error();
+  return sim::predict(std::move(c).value(), o, facts, cfg, pid, tweak);
+}
+
 perf::Conversion convert_stream_or_exit(const std::string& path, const perf::Options& o,
                                         const std::function<void(const trace::Header&)>& on_header,
                                         const std::function<void(const trace::Event&)>& on_event) {
@@ -501,7 +522,8 @@ void replay_recorded(const std::string& path, const std::string& recorded_path, 
   for (const auto& r : rec.reads) o.syscall_reads.push_back(r.spec);
   const std::uint64_t pid = pid_opt ? pid_opt : rec.root;
   const std::string shown = path == "-" ? "<stdin>" : path;
-  auto pr = sim::predict(read_input(path), o, facts, cfg, pid);
+  PerfInput in(path);
+  auto pr = predict_input(in, o, false, facts, cfg, pid);
   if (!pr) {
     const auto& e = pr.error();
     fmt::print(stderr, "{}:{}:{}: {}\n", shown, e.line, e.column, e.message);
@@ -700,7 +722,7 @@ void add_perf(CLI::App& app) {
       }
       Progress progress(*quiet);
       show_ingestion(o, progress);
-      const std::string text = read_input(*path);
+      PerfInput in(*path);
       // --nohz-full wins; the identified set stands in only where no vtime probe fired.
       std::optional<std::uint64_t> nohz;
       if (!nohz_full->empty()) nohz = parse_cpu_mask(*nohz_full, 64, "--nohz-full");
@@ -710,7 +732,7 @@ void add_perf(CLI::App& app) {
         else if (known.nohz_full && m.gen.nohz_full == 0)
           m.gen.nohz_full = *known.nohz_full;
       };
-      auto pr = sim::predict(text, o, facts, cfg, *pid, tweak);
+      auto pr = predict_input(in, o, false, facts, cfg, *pid, tweak);
       progress.clear();
       if (!pr) {
         const auto& e = pr.error();
@@ -785,7 +807,10 @@ void add_perf(CLI::App& app) {
       if (!values->empty()) {
         j["comparison"] = json::array();
         auto comparison = sim::compare(P, kernel);
-        if (conv.stats.vtime.active) exit_clock_bounds(comparison, kernel, P, text, o, facts, cfg, *pid, tweak);
+        if (conv.stats.vtime.active)
+          exit_clock_bounds(
+              comparison, kernel, P,
+              [&](const perf::Options& oo) { return predict_input(in, oo, true, facts, cfg, *pid, tweak); }, o);
         for (const auto& r : comparison) {
           j["comparison"].push_back({{"marker", r.marker},
                                      {"kind", trace::name(r.kind)},
