@@ -602,8 +602,10 @@ void show_ingestion(perf::Options& o, Progress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   o.progress = [&progress, t0](std::size_t done, std::size_t total) {
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    progress.show(fmt::format("perf: {} of {} MB parsed, {:.0f} MB/s", done >> 20, total >> 20,
-                              dt > 0 ? double(done) / dt / 1e6 : 0.0));
+    const double rate = dt > 0 ? double(done) / dt / 1e6 : 0.0;
+    // A pipe's size is not known before its end.
+    progress.show(total ? fmt::format("perf: {} of {} MB parsed, {:.0f} MB/s", done >> 20, total >> 20, rate)
+                        : fmt::format("perf: {} MB parsed, {:.0f} MB/s", done >> 20, rate));
   };
 }
 
