@@ -1,8 +1,8 @@
 // Streaming ingestion: trace text fed in 1 MB pieces through trace::StreamLoader, compiled in
 // chunks (sim::Compiler) and replayed as it comes (RunOptions::refill), the path of `kacct run`
 // and `kacct check`, beside the whole-input path (load, compile, run) they replaced; and
-// `perf script` ingestion (perf::convert, the path of `kacct perf-convert`) on sched_switch
-// samples. bytes_per_second is of input text.
+// `perf script` ingestion on sched_switch samples: whole (perf::convert) and streamed
+// (perf::convert_stream, the path of `kacct perf-convert`). bytes_per_second is of input text.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -131,6 +131,32 @@ void BM_PerfConvert(benchmark::State& state) {
   state.SetItemsProcessed(std::int64_t(state.iterations()) * std::int64_t(events));
 }
 BENCHMARK(BM_PerfConvert)->Unit(benchmark::kMillisecond);
+
+// The same text through perf::convert_stream (the path of `kacct perf-convert` now): read twice
+// in 1 MB pieces, each event given out, none kept.
+void BM_PerfConvertStream(benchmark::State& state) {
+  const auto& text = perf_text();
+  trace::perf::Options o;
+  std::size_t events = 0;
+  for (auto _ : state) {
+    std::size_t pos = 0;
+    trace::perf::Source src{[&]() -> std::string_view {
+                              const auto n = std::min<std::size_t>(1 << 20, text.size() - pos);
+                              const std::string_view v(text.data() + pos, n);
+                              pos += n;
+                              return v;
+                            },
+                            [&] { pos = 0; }, text.size()};
+    events = 0;
+    auto r = trace::perf::convert_stream(
+        src, o, [](const trace::Header&) {}, [&](const trace::Event&) { ++events; });
+    if (!r) state.SkipWithError(r.error().to_string().c_str());
+    benchmark::DoNotOptimize(events);
+  }
+  state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(text.size()));
+  state.SetItemsProcessed(std::int64_t(state.iterations()) * std::int64_t(events));
+}
+BENCHMARK(BM_PerfConvertStream)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

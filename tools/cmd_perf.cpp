@@ -23,6 +23,14 @@
 #include "model/trace/perf.hpp"
 #include "xz.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
 namespace kacct::cli {
 namespace {
 using json = nlohmann::ordered_json;
@@ -54,10 +62,11 @@ KnownConfig default_config(const std::string& given, const std::string& trace_pa
 // A group read after a thread's exit depends on when __exit_signal() folded the thread in, which
 // no event marks: a read off with the converter's inferred exit clock is within bounds if the
 // kernel's value lies between the predictions with the exit at either end the trace allows.
+// predict_with(options): the prediction from the same input converted with other options.
 void exit_clock_bounds(std::vector<sim::ReadComparison>& cmp, const std::vector<sim::KernelRead>& kernel,
-                       const sim::Prediction& base, const std::string& text, const perf::Options& o,
-                       const arch::CpuFacts& facts, const arch::Config& cfg, std::uint64_t pid,
-                       const std::function<void(sim::ModelCfg&)>& tweak) {
+                       const sim::Prediction& base,
+                       const std::function<trace::Result<sim::Prediction>(const perf::Options&)>& predict_with,
+                       const perf::Options& o) {
   std::vector<sim::Prediction> ends;
   for (auto& c : cmp) {
     if (c.agreement != sim::Agreement::Off) continue;
@@ -65,7 +74,7 @@ void exit_clock_bounds(std::vector<sim::ReadComparison>& cmp, const std::vector<
       for (auto at : {perf::Options::ExitAt::ProcessExit, perf::Options::ExitAt::FinalSwitch}) {
         auto oo = o;
         oo.exit_at = at;
-        auto p = sim::predict(text, oo, facts, cfg, pid, tweak);
+        auto p = predict_with(oo);
         if (!p) return;
         ends.push_back(std::move(p).value());
       }
@@ -96,9 +105,159 @@ void exit_clock_bounds(std::vector<sim::ReadComparison>& cmp, const std::vector<
   }
 }
 
-perf::Conversion convert_or_exit(const std::string& path, const perf::Options& o) {
-  const std::string text = read_input(path);
-  auto c = perf::convert(text, o);
+// perf script text from a path or "-", read in 1 MB pieces, twice (perf::convert_stream): a
+// file is read again from its start; standard input (or any other pipe) is copied into an
+// unlinked temporary file as the first pass reads it, and the second pass reads that. xz data is
+// decompressed whole first (as InputStream does).
+class PerfInput {
+ public:
+  explicit PerfInput(const std::string& path) : name_(input_name(path)) {
+    fd_ = path == "-" ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw fail("cannot open", errno);
+    struct stat st {};
+    if (::fstat(fd_, &st) == 0 && S_ISDIR(st.st_mode)) {
+      close_fd();
+      throw fail("cannot open", EISDIR);
+    }
+    regular_ = S_ISREG(st.st_mode);
+    if (regular_) size_ = std::size_t(st.st_size);
+    buf_.resize(1 << 20);
+    // The first piece: xz data is decompressed whole.
+    fill();
+    if (is_xz(buf_)) {
+      std::string data = std::move(buf_);
+      for (buf_.resize(1 << 20); fill(), !buf_.empty();) data += buf_;
+      try {
+        whole_ = decompress_xz(data, name_);
+      } catch (const std::runtime_error& e) { throw Failure(e.what()); }
+      xz_ = true;
+      size_ = whole_.size();
+      return;
+    }
+    first_ = true;
+    if (!regular_) {  // a pipe: the first pass copies it into a temporary file
+      const char* dir = std::getenv("TMPDIR");
+      std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/kacct-perf-XXXXXX";
+      spill_ = ::mkstemp(tmpl.data());
+      if (spill_ < 0)
+        throw Failure(fmt::format("{}: cannot create a temporary file in {}: {}", name_,
+                                  tmpl.substr(0, tmpl.rfind('/')), std::strerror(errno)));
+      ::unlink(tmpl.c_str());
+    }
+  }
+  ~PerfInput() {
+    close_fd();
+    if (spill_ >= 0) ::close(spill_);
+  }
+  PerfInput(const PerfInput&) = delete;
+  PerfInput& operator=(const PerfInput&) = delete;
+
+  perf::Source source() {
+    return {[this] { return next(); }, [this] { rewind(); }, size_};
+  }
+
+ private:
+  Failure fail(const char* what, int err) const {
+    return Failure(fmt::format("{}: {}: {}", name_, what, std::strerror(err)));
+  }
+  void close_fd() {
+    if (fd_ > 0) ::close(fd_);
+    fd_ = -1;
+  }
+  // buf_ = the next bytes of fd_ (up to 1 MB; a pipe gives less per read, so fill it up).
+  void fill(int fd = -1) {
+    if (fd < 0) fd = fd_;
+    buf_.resize(1 << 20);
+    std::size_t got = 0;
+    while (got < buf_.size()) {
+      const ssize_t n = ::read(fd, buf_.data() + got, buf_.size() - got);
+      if (n == 0) break;
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw fail("cannot read", errno);
+      }
+      got += std::size_t(n);
+    }
+    buf_.resize(got);
+  }
+  void spill(std::string_view v) {
+    for (std::size_t done = 0; done < v.size();) {
+      const ssize_t n = ::write(spill_, v.data() + done, v.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw Failure(fmt::format("{}: cannot write its temporary copy: {}", name_, std::strerror(errno)));
+      done += std::size_t(n);
+    }
+  }
+  std::string_view next() {
+    if (xz_) {
+      const auto n = std::min<std::size_t>(whole_.size() - pos_, 1 << 20);
+      std::string_view v(whole_.data() + pos_, n);
+      pos_ += n;
+      return v;
+    }
+    if (first_) {
+      first_ = false;
+    } else if (reading_spill_) {
+      fill(spill_);
+    } else {
+      fill();
+    }
+    if (spill_ >= 0 && !reading_spill_) {
+      spill(buf_);
+      if (buf_.empty()) in_done_ = true;
+    }
+    return buf_;
+  }
+  void rewind() {
+    if (xz_) {
+      pos_ = 0;
+      return;
+    }
+    first_ = false;
+    if (spill_ >= 0) {
+      if (!reading_spill_)
+        while (!in_done_) next();  // the rest of the pipe, into the copy
+      reading_spill_ = true;
+      if (::lseek(spill_, 0, SEEK_SET) < 0) throw fail("cannot read its temporary copy", errno);
+      return;
+    }
+    if (::lseek(fd_, 0, SEEK_SET) < 0) throw fail("cannot read", errno);
+  }
+
+  std::string name_;
+  int fd_ = -1, spill_ = -1;
+  bool regular_ = false, first_ = false, xz_ = false, reading_spill_ = false, in_done_ = false;
+  std::size_t size_ = 0, pos_ = 0;
+  std::string buf_, whole_;
+};
+
+// Streams the conversion of `path`: the header and each event go to the callbacks. On an input
+// error (found before either is called) prints it and exits 3.
+// The conversion of `in` (rewound first when `again`) with its events: perf-replay runs the
+// model on the whole converted trace, so it holds the events, not the text or the records.
+trace::Result<perf::Conversion> convert_events(PerfInput& in, const perf::Options& o, bool again) {
+  auto src = in.source();
+  if (again) src.rewind();
+  std::vector<trace::Event> events;
+  auto c = perf::convert_stream(
+      src, o, [](const trace::Header&) {}, [&](const trace::Event& e) { events.push_back(e); });
+  if (c) c.value().trace.events = std::move(events);
+  return c;
+}
+// sim::predict() on `in` converted with `o`.
+trace::Result<sim::Prediction> predict_input(PerfInput& in, const perf::Options& o, bool again,
+                                             const arch::CpuFacts& facts, const arch::Config& cfg, std::uint64_t pid,
+                                             const std::function<void(sim::ModelCfg&)>& tweak = {}) {
+  auto c = convert_events(in, o, again);
+  if (!c) return c.error();
+  return sim::predict(std::move(c).value(), o, facts, cfg, pid, tweak);
+}
+
+perf::Conversion convert_stream_or_exit(const std::string& path, const perf::Options& o,
+                                        const std::function<void(const trace::Header&)>& on_header,
+                                        const std::function<void(const trace::Event&)>& on_event) {
+  PerfInput in(path);
+  auto c = perf::convert_stream(in.source(), o, on_header, on_event);
   if (!c) {
     const auto& e = c.error();
     fmt::print(stderr, "{}:{}:{}: {}\n", path == "-" ? "<stdin>" : path, e.line, e.column, e.message);
@@ -363,7 +522,8 @@ void replay_recorded(const std::string& path, const std::string& recorded_path, 
   for (const auto& r : rec.reads) o.syscall_reads.push_back(r.spec);
   const std::uint64_t pid = pid_opt ? pid_opt : rec.root;
   const std::string shown = path == "-" ? "<stdin>" : path;
-  auto pr = sim::predict(read_input(path), o, facts, cfg, pid);
+  PerfInput in(path);
+  auto pr = predict_input(in, o, false, facts, cfg, pid);
   if (!pr) {
     const auto& e = pr.error();
     fmt::print(stderr, "{}:{}:{}: {}\n", shown, e.line, e.column, e.message);
@@ -475,8 +635,10 @@ void show_ingestion(perf::Options& o, Progress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   o.progress = [&progress, t0](std::size_t done, std::size_t total) {
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    progress.show(fmt::format("perf: {} of {} MB parsed, {:.0f} MB/s", done >> 20, total >> 20,
-                              dt > 0 ? double(done) / dt / 1e6 : 0.0));
+    const double rate = dt > 0 ? double(done) / dt / 1e6 : 0.0;
+    // A pipe's size is not known before its end.
+    progress.show(total ? fmt::format("perf: {} of {} MB parsed, {:.0f} MB/s", done >> 20, total >> 20, rate)
+                        : fmt::format("perf: {} MB parsed, {:.0f} MB/s", done >> 20, rate));
   };
 }
 
@@ -510,15 +672,30 @@ void add_perf(CLI::App& app) {
       o.ncpus = *ncpus;
       Progress progress(*quiet);
       show_ingestion(o, progress);
-      const auto conv = convert_or_exit(*path, o);
+      // The trace is written as it is converted, in 1 MB pieces; the output file is opened only
+      // once the input is known to be good.
+      std::FILE* f = nullptr;
+      std::string buf;
+      auto flush = [&] {
+        if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), f) != buf.size())
+          throw Failure(fmt::format("cannot write '{}'", out->empty() ? "<stdout>" : *out));
+        buf.clear();
+      };
+      const auto conv = convert_stream_or_exit(
+          *path, o,
+          [&](const trace::Header& h) {
+            progress.clear();
+            f = out->empty() ? stdout : std::fopen(out->c_str(), "wb");
+            if (!f) throw Failure(fmt::format("cannot write '{}'", *out));
+            trace::append_header(buf, h);
+          },
+          [&](const trace::Event& e) {
+            trace::append_event(buf, e);
+            if (buf.size() >= (1u << 20)) flush();
+          });
       progress.clear();
-      const std::string text = trace::write(conv.trace);
-      if (out->empty()) {
-        std::fwrite(text.data(), 1, text.size(), stdout);
-      } else {
-        std::ofstream f(*out, std::ios::binary);
-        if (!(f << text)) throw Failure(fmt::format("cannot write '{}'", *out));
-      }
+      flush();
+      if (f && f != stdout && std::fclose(f) != 0) throw Failure(fmt::format("cannot write '{}'", *out));
       if (*stats) fmt::print(stderr, "{}\n", stats_json(conv.stats).dump(2));
     });
   }
@@ -580,7 +757,7 @@ void add_perf(CLI::App& app) {
       }
       Progress progress(*quiet);
       show_ingestion(o, progress);
-      const std::string text = read_input(*path);
+      PerfInput in(*path);
       // --nohz-full wins; the identified set stands in only where no vtime probe fired.
       std::optional<std::uint64_t> nohz;
       if (!nohz_full->empty()) nohz = parse_cpu_mask(*nohz_full, 64, "--nohz-full");
@@ -590,7 +767,7 @@ void add_perf(CLI::App& app) {
         else if (known.nohz_full && m.gen.nohz_full == 0)
           m.gen.nohz_full = *known.nohz_full;
       };
-      auto pr = sim::predict(text, o, facts, cfg, *pid, tweak);
+      auto pr = predict_input(in, o, false, facts, cfg, *pid, tweak);
       progress.clear();
       if (!pr) {
         const auto& e = pr.error();
@@ -665,7 +842,10 @@ void add_perf(CLI::App& app) {
       if (!values->empty()) {
         j["comparison"] = json::array();
         auto comparison = sim::compare(P, kernel);
-        if (conv.stats.vtime.active) exit_clock_bounds(comparison, kernel, P, text, o, facts, cfg, *pid, tweak);
+        if (conv.stats.vtime.active)
+          exit_clock_bounds(
+              comparison, kernel, P,
+              [&](const perf::Options& oo) { return predict_input(in, oo, true, facts, cfg, *pid, tweak); }, o);
         for (const auto& r : comparison) {
           j["comparison"].push_back({{"marker", r.marker},
                                      {"kind", trace::name(r.kind)},

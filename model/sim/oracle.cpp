@@ -92,8 +92,14 @@ trace::Result<Prediction> predict(std::string_view text, const trace::perf::Opti
                                   const std::function<void(ModelCfg&)>& tweak) {
   auto conv = trace::perf::convert(text, o);
   if (!conv) return conv.error();
+  return predict(std::move(conv).value(), o, cpu, cfg, pid, tweak);
+}
+
+trace::Result<Prediction> predict(trace::perf::Conversion conv, const trace::perf::Options& o,
+                                  const arch::CpuFacts& cpu, const arch::Config& cfg, std::uint64_t pid,
+                                  const std::function<void(ModelCfg&)>& tweak) {
   Prediction out;
-  out.conversion = std::move(conv).value();
+  out.conversion = std::move(conv);
   const auto& c = out.conversion;
   auto prog = compile(c.trace);
   if (!prog)

@@ -60,6 +60,11 @@ struct Prediction {
 trace::Result<Prediction> predict(std::string_view perf_text, const trace::perf::Options&, const arch::CpuFacts&,
                                   const arch::Config&, std::uint64_t pid,
                                   const std::function<void(ModelCfg&)>& tweak = {});
+// The same from a conversion already made with those options (trace::perf::convert_stream's,
+// its events collected), so that the perf text need not be held.
+trace::Result<Prediction> predict(trace::perf::Conversion, const trace::perf::Options&, const arch::CpuFacts&,
+                                  const arch::Config&, std::uint64_t pid,
+                                  const std::function<void(ModelCfg&)>& tweak = {});
 
 // What the kernel returned at one marked read (a line of kacct-workload's output).
 struct KernelRead {

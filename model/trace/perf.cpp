@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -13,30 +14,36 @@
 #include "model/trace/perf_fields.hpp"
 
 namespace kacct::trace::perf {
+namespace detail {
+[[noreturn]] void fail(std::uint32_t line, std::size_t col, std::string msg) {
+  throw Fail{Error{line, std::uint32_t(col), text::cut(std::move(msg), 400), "perf"}};
+}
+}  // namespace detail
+
 namespace {
 
 using detail::all_hex;
+using detail::fail;
+using detail::Fail;
 using detail::field;
 using detail::is_space;
 using detail::num_field;
 using detail::to_u64;
 using detail::trim;
 
-struct Fail {
-  Error e;
-};
-[[noreturn]] void fail(std::uint32_t line, std::size_t col, std::string msg) {
-  throw Fail{Error{line, std::uint32_t(col), text::cut(std::move(msg), 400), "perf"}};
-}
-
-// "  comm 123/456 [001] 12059.417560968: sched:sched_switch: fields..."
-Record parse_header(std::string_view s, std::uint32_t line) {
-  Record r;
+// "  comm 123/456 [001] 12059.417560968: sched:sched_switch: fields..." into r (every member
+// set; its strings' storage reused).
+void parse_header(std::string_view s, std::uint32_t line, Record& r) {
   r.line = line;
+  r.chain.clear();
+  r.fields_col = 0;
   // The CPU field: the first " [digits]" (comm itself may contain spaces and brackets, but not
   // followed by its pid and a CPU number).
+  // (Searched by its '[': comm is right-aligned in blanks, so a search for the blank is slow.)
   std::size_t lb = std::string_view::npos;
-  for (std::size_t i = s.find(" ["); i != std::string_view::npos; i = s.find(" [", i + 1)) {
+  for (std::size_t b = s.find('['); b != std::string_view::npos; b = s.find('[', b + 1)) {
+    if (b == 0 || s[b - 1] != ' ') continue;
+    const std::size_t i = b - 1;
     std::size_t j = i + 2;
     while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
     if (j > i + 2 && j < s.size() && s[j] == ']') {
@@ -49,7 +56,7 @@ Record parse_header(std::string_view s, std::uint32_t line) {
   const std::string_view left = trim(s.substr(0, lb));
   const std::size_t sp = left.find_last_of(" \t");
   if (sp == std::string_view::npos) fail(line, 1, "expected 'comm tid' or 'comm pid/tid' before the [cpu] field");
-  r.comm = std::string(trim(left.substr(0, sp)));
+  r.comm.assign(trim(left.substr(0, sp)));
   const std::string_view ids = left.substr(sp + 1);
   const std::size_t ids_col = std::size_t(ids.data() - s.data()) + 1;
   // perf prints -1 for a thread it no longer knows (e.g. the final switch of an exited thread).
@@ -95,9 +102,12 @@ Record parse_header(std::string_view s, std::uint32_t line) {
   while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);
   if (rest.rfind("PERF_RECORD_", 0) == 0) {  // --show-lost-events: "PERF_RECORD_LOST lost 6481"
     const std::size_t sp = rest.find_first_of(" \t");
-    r.event = std::string(rest.substr(0, sp));
-    r.fields = sp == std::string_view::npos ? std::string() : std::string(trim(rest.substr(sp)));
-    return r;
+    r.event.assign(rest.substr(0, sp));
+    if (sp == std::string_view::npos)
+      r.fields.clear();
+    else
+      r.fields.assign(trim(rest.substr(sp)));
+    return;
   }
   // The event name ends at the first ':' followed by a blank or the end of the line.
   std::size_t e = 0;
@@ -107,11 +117,10 @@ Record parse_header(std::string_view s, std::uint32_t line) {
   }
   if (e == 0 || e >= rest.size() || rest[e] != ':')
     fail(line, std::size_t(rest.data() - s.data()) + 1, "expected an event name 'system:event:'");
-  r.event = std::string(rest.substr(0, e));
+  r.event.assign(rest.substr(0, e));
   const std::string_view fields = trim(rest.substr(e + 1));
-  r.fields = std::string(fields);
+  r.fields.assign(fields);
   r.fields_col = std::uint32_t(fields.data() - s.data()) + 1;
-  return r;
 }
 
 // A decimal number below 2^63: the kernel prints these fields from s64/long values.
@@ -210,45 +219,162 @@ std::optional<ReadSpec> parse_read_spec(std::string_view s, std::string* error) 
 Result<std::vector<Record>> parse_script(std::string_view text,
                                          const std::function<void(std::size_t, std::size_t)>& progress) {
   std::vector<Record> out;
-  std::unordered_map<std::uint32_t, std::uint64_t> last_ts;  // cpu -> its last sample's time
+  bool given = false;
+  Source src{[&]() -> std::string_view {
+               if (given) return {};
+               given = true;
+               return text;
+             },
+             [&] { given = false; }, text.size()};
   try {
-    std::uint32_t line = 0;
-    std::size_t pos = 0;
+    detail::ScriptReader rd(src);
     std::size_t next_report = std::size_t{8} << 20;
-    while (pos < text.size()) {
-      if (progress && pos >= next_report) {
-        progress(pos, text.size());
-        next_report = pos + (std::size_t{8} << 20);
+    for (Record r; rd.next(r);) {
+      if (progress && rd.bytes() >= next_report) {
+        progress(rd.bytes(), text.size());
+        next_report = rd.bytes() + (std::size_t{8} << 20);
       }
-      std::size_t nl = text.find('\n', pos);
-      if (nl == std::string_view::npos) nl = text.size();
-      std::string_view s = text.substr(pos, nl - pos);
-      pos = nl + 1;
-      ++line;
-      for (std::size_t k = 0; k < s.size(); ++k) {
-        const unsigned char ch = static_cast<unsigned char>(s[k]);
-        if (ch == 0 || (ch < 0x20 && ch != '\t' && !(ch == '\r' && k + 1 == s.size())))
-          fail(line, k + 1, fmt::format("unexpected control byte 0x{:02x}", ch));
-      }
-      const std::string_view t = trim(s);
-      if (t.empty()) continue;
-      if (is_space(s.front()) && all_hex(t.substr(0, t.find_first_of(" \t")))) {
-        // A callchain frame "  ffffffff813300d2 __sysvec_apic_timer_interrupt+0x52 ([kernel.kallsyms])"
-        // belongs to the previous sample; a frame line with no sample before it is an error.
-        if (out.empty()) fail(line, 1, "callchain frame before any sample");
-        const std::size_t sp = t.find_first_of(" \t");
-        std::string_view sym = sp == std::string_view::npos ? std::string_view{} : trim(t.substr(sp));
-        if (auto paren = sym.find(" ("); paren != std::string_view::npos) sym = sym.substr(0, paren);
-        if (auto plus = sym.find("+0x"); plus != std::string_view::npos) sym = sym.substr(0, plus);
-        out.back().chain.emplace_back(sym);
-        continue;
-      }
-      out.push_back(parse_header(s, line));
-      check_values(out.back(), last_ts);
+      out.push_back(std::move(r));
+      r = Record{};
     }
   } catch (const Fail& f) { return f.e; }
   return out;
 }
+
+namespace detail {
+
+bool ScriptReader::line(std::string_view& s) {
+  if (carry_used_) {
+    carry_.clear();
+    carry_used_ = false;
+  }
+  for (;;) {
+    if (const std::size_t nl = piece_.find('\n'); nl != std::string_view::npos) {
+      if (carry_.empty()) {
+        s = piece_.substr(0, nl);
+      } else {
+        carry_.append(piece_.substr(0, nl));
+        s = carry_;
+        carry_used_ = true;
+      }
+      piece_.remove_prefix(nl + 1);
+      ++newlines_;
+      ++line_;
+      return true;
+    }
+    carry_.append(piece_);
+    piece_ = {};
+    if (!end_) {
+      piece_ = src_.next();
+      bytes_ += piece_.size();
+      end_ = piece_.empty();
+    }
+    if (end_) {
+      if (carry_.empty()) return false;
+      s = carry_;  // the last line, with no '\n'
+      carry_used_ = true;
+      ++line_;
+      return true;
+    }
+  }
+}
+
+// True if some byte of s is below 0x20 or 0x7f..: only then is each byte looked at.
+bool maybe_control(std::string_view s) {
+  constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  std::size_t k = 0;
+  for (; k + 8 <= s.size(); k += 8) {
+    std::uint64_t x;
+    std::memcpy(&x, s.data() + k, 8);
+    if (((x - 0x20 * ones) | x) & highs) return true;  // a byte < 0x20 or >= 0x80
+  }
+  for (; k < s.size(); ++k)
+    if (static_cast<unsigned char>(s[k]) < 0x20) return true;
+  return false;
+}
+
+bool ScriptReader::next(Record& r) {
+  std::string_view s;
+  while (line(s)) {
+    if (maybe_control(s))
+      for (std::size_t k = 0; k < s.size(); ++k) {
+        const unsigned char ch = static_cast<unsigned char>(s[k]);
+        if (ch == 0 || (ch < 0x20 && ch != '\t' && !(ch == '\r' && k + 1 == s.size())))
+          fail(line_, k + 1, fmt::format("unexpected control byte 0x{:02x}", ch));
+      }
+    const std::string_view t = trim(s);
+    if (t.empty()) continue;
+    if (is_space(s.front()) && all_hex(t.substr(0, t.find_first_of(" \t")))) {
+      // A callchain frame "  ffffffff813300d2 __sysvec_apic_timer_interrupt+0x52 ([kernel.kallsyms])"
+      // belongs to the previous sample; a frame line with no sample before it is an error.
+      if (!pending_) fail(line_, 1, "callchain frame before any sample");
+      const std::size_t sp = t.find_first_of(" \t");
+      std::string_view sym = sp == std::string_view::npos ? std::string_view{} : trim(t.substr(sp));
+      if (auto paren = sym.find(" ("); paren != std::string_view::npos) sym = sym.substr(0, paren);
+      if (auto plus = sym.find("+0x"); plus != std::string_view::npos) sym = sym.substr(0, plus);
+      rec_.chain.emplace_back(sym);
+      continue;
+    }
+    const bool give = pending_;
+    if (give) std::swap(r, rec_);
+    parse_header(s, line_, rec_);
+    check_values(rec_, last_ts_);
+    pending_ = true;
+    if (give) return true;
+  }
+  if (!pending_) return false;
+  std::swap(r, rec_);
+  pending_ = false;
+  return true;
+}
+
+bool Dedup::dup(const Record& r) const {
+  const auto it = cpus_.find(r.cpu);
+  if (it == cpus_.end() || !it->second.n || it->second.at[0].ts != r.ts) return false;
+  for (std::size_t k = 0; k < it->second.n; ++k) {
+    const Record& q = it->second.at[k];
+    if (q.tid == r.tid && q.event == r.event && q.fields == r.fields && q.chain == r.chain) return true;
+  }
+  return false;
+}
+void Dedup::keep(Record& r) {
+  auto& c = cpus_[r.cpu];
+  if (c.n && c.at[0].ts != r.ts) c.n = 0;
+  if (c.n == c.at.size()) c.at.emplace_back();
+  std::swap(c.at[c.n++], r);
+}
+
+const Record* Window::at(std::size_t i) {
+  while (i >= head_ + size_) {
+    if (end_) return nullptr;
+    if (size_ == cap_) {  // grow: records stay where they are, only the ring of pointers moves
+      const std::size_t cap = cap_ ? cap_ * 2 : 64;
+      std::vector<std::unique_ptr<Record>> ring(cap);
+      for (std::size_t k = 0; k < size_; ++k)
+        ring[(head_ + k) & (cap - 1)] = std::move(ring_[(head_ + k) & (cap_ - 1)]);
+      for (auto& p : ring)
+        if (!p) p = std::make_unique<Record>();
+      ring_ = std::move(ring);
+      cap_ = cap;
+    }
+    Record& slot = *ring_[(head_ + size_) & (cap_ - 1)];
+    bool got = false;
+    while ((got = rd_.next(slot)) && dup_next_ < dups_.size() && dups_[dup_next_] == raw_) ++raw_, ++dup_next_;
+    ++raw_;
+    if (!got) {
+      end_ = true;
+      return nullptr;
+    }
+    ++size_;
+  }
+  return i < head_ ? nullptr : ring_[i & (cap_ - 1)].get();
+}
+
+void Window::drop_before(std::size_t i) {
+  while (size_ && head_ < i) ++head_, --size_;
+}
+
+}  // namespace detail
 
 namespace detail {
 
@@ -263,6 +389,7 @@ Conversion Converter::run() {
   Tracker tr(conv_.trace.header);
   tr_ = &tr;
   for (const auto& r : recs_) {
+    cur_ = std::size_t(&r - recs_.data());
     feed_steal(r);
     record(r);
   }
@@ -270,13 +397,42 @@ Conversion Converter::run() {
   return std::move(conv_);
 }
 
+Conversion Converter::run_stream(const std::function<void(const Header&)>& on_header,
+                                 const std::function<void(const Event&)>& on_event) {
+  for (std::size_t i = 0; i < o_.syscall_reads.size(); ++i) {
+    const auto& q = o_.syscall_reads[i];
+    syscall_read_index_[{q.tid, q.nr, q.seq}] = i;
+  }
+  vtime_setup();  // no probes here (such traces are converted whole): sets the empty stats
+  declare_finish();
+  on_header(conv_.trace.header);
+  Tracker tr(conv_.trace.header);
+  tr_ = &tr;
+  sink_ = &on_event;
+  for (std::size_t i = 0;; ++i) {
+    const Record* r = win_->at(i);
+    if (!r) break;
+    cur_ = i;
+    feed_steal(*r);
+    record(*r);
+    win_->drop_before(i + 1);
+  }
+  tr_ = nullptr;
+  sink_ = nullptr;
+  return std::move(conv_);
+}
+
 // Pass 1: every task that appears, its thread group, whether it ever ran in user mode.
 void Converter::declare() {
-  auto& st = conv_.stats;
-  std::uint32_t maxcpu = 0;
-  st.base_ns = recs_.empty() ? 0 : recs_.front().ts;
-  last_ts_ = st.base_ns;
-  std::set<std::uint64_t> user_groups;
+  for (const auto& r : recs_) declare_note(r);
+  declare_finish();
+}
+
+void Converter::declare_note(const Record& r) {
+  if (first_) {
+    first_ = false;
+    conv_.stats.base_ns = last_ts_ = r.ts;
+  }
   auto note = [&](std::uint64_t tid, const std::string& comm, std::optional<std::uint64_t> pid) {
     if (tid == 0) return;
     auto& i = info_[tid];
@@ -284,7 +440,8 @@ void Converter::declare() {
     if (pid) i.tgid = *pid;
     if (i.tgid == 0) i.tgid = tid;
   };
-  for (const auto& r : recs_) {
+  {
+    std::uint32_t& maxcpu = maxcpu_;
     maxcpu = std::max(maxcpu, r.cpu);
     if (r.tid_known) note(r.tid, r.comm, r.pid);
     if (r.event == "sched:sched_process_fork") {
@@ -310,6 +467,11 @@ void Converter::declare() {
     if (r.event == "irq_vectors:local_timer_entry" && r.tid && chain_says_user(r) == 1)
       info_[r.tid].user_evidence = true;
   }
+}
+
+void Converter::declare_finish() {
+  const std::uint32_t maxcpu = maxcpu_;
+  std::set<std::uint64_t> user_groups;
   for (auto& [tid, i] : info_)
     if (i.user_evidence) user_groups.insert(i.tgid);
   for (auto& [tid, i] : info_) i.user_evidence = i.user_evidence || user_groups.count(i.tgid);
@@ -367,7 +529,12 @@ bool Converter::emit_at(Event e, const Record& r, std::uint64_t t) {
     return false;
   }
   last_ts_ = t;
-  conv_.trace.events.push_back(std::move(e));
+  if (sink_) {
+    (*sink_)(e);
+    ++emitted_;
+  } else {
+    conv_.trace.events.push_back(std::move(e));
+  }
   return true;
 }
 
@@ -434,8 +601,10 @@ void Converter::final_exit(std::uint32_t c, const Record& r) {
 // Is the next sample on r's CPU the current task's switch out as dead (X or Z)?
 bool Converter::final_switch_follows(const Record& r) const {
   const std::size_t i = index(r);
-  for (std::size_t j = i + 1; j < recs_.size() && j < i + 64; ++j) {
-    const Record& q = recs_[j];
+  for (std::size_t j = i + 1; j < i + 64; ++j) {
+    const Record* qp = rec(j);
+    if (!qp) break;
+    const Record& q = *qp;
     if (q.cpu != r.cpu) continue;
     if (q.event != "sched:sched_switch") return false;
     auto ps = field(q.fields, "prev_state");
@@ -501,7 +670,7 @@ void Converter::syscall_read_enter(const Record& r, std::uint64_t nr) {
 void Converter::children_at_sys_exit(const Record& r) {
   const auto nr = syscall_nr(r);
   if (!nr) return;
-  const auto at = conv_.trace.events.size();
+  const auto at = nevents();
   if (*nr == kNrWait4 || *nr == kNrWaitid) {
     const auto t = std::string_view(r.fields);
     const auto eq = t.find(" = ");
@@ -552,8 +721,10 @@ void Converter::syscall_read_runtime(const Record& r, std::uint64_t pid) {
 // The next tick interrupt on r's CPU, before r's task leaves its syscall or the CPU, interrupted
 // task_sched_runtime() (at its rq unlock, where interrupts come back on).
 bool Converter::tick_in_runtime_update_follows(const Record& r) const {
-  for (std::size_t i = index(r) + 1; i < recs_.size(); ++i) {
-    const auto& n = recs_[i];
+  for (std::size_t i = index(r) + 1;; ++i) {
+    const Record* np = rec(i);
+    if (!np) break;
+    const auto& n = *np;
     if (n.cpu != r.cpu) continue;
     if (n.event == "irq_vectors:local_timer_entry")
       return std::any_of(n.chain.begin(), n.chain.end(), [](const std::string& f) {
@@ -584,7 +755,7 @@ void Converter::place_syscall_read(Stats::SyscallSeen& seen, const Record& r) {
       return;
     }
     if (a->second.tgid != b->second.tgid) {
-      conv_.stats.foreign_reads.push_back({conv_.trace.events.size(), seen.tid, a->second.tgid, want.id});
+      conv_.stats.foreign_reads.push_back({nevents(), seen.tid, a->second.tgid, want.id});
       seen.id = want.id;
       return;
     }
@@ -820,24 +991,25 @@ bool Converter::is_tick(const Record& r) const {
 // Pairs each kacct:tick_steal record with its tick: the hrtimer expiry on the same CPU with the
 // same now= (both tracepoints print the expiry's `now`).
 void Converter::steal_setup() {
-  std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> by_now;  // {cpu, now} -> ns
-  for (const auto& r : recs_)
-    if (r.event == "kacct:tick_steal") {
-      const auto now = num_field(r.fields, "now"), ns = num_field(r.fields, "steal");
-      if (now && ns) by_now[{r.cpu, *now}] = *ns;
-    }
-  if (by_now.empty()) return;
-  for (std::size_t i = 0; i < recs_.size(); ++i) {
-    const Record& r = recs_[i];
-    if (!is_tick(r)) continue;
-    const auto now = num_field(r.fields, "now");
-    const auto it = now ? by_now.find({r.cpu, *now}) : by_now.end();
-    TickStealIn t;
-    t.tick = i;
-    t.known = it != by_now.end();
-    t.ns = t.left = t.known ? it->second : 0;
-    steal_q_[r.cpu].push_back(t);
+  for (const auto& r : recs_) steal_note(r);
+  if (!steal_wanted()) return;
+  for (std::size_t i = 0; i < recs_.size(); ++i) steal_tick(recs_[i], i);
+}
+void Converter::steal_note(const Record& r) {
+  if (r.event == "kacct:tick_steal") {
+    const auto now = num_field(r.fields, "now"), ns = num_field(r.fields, "steal");
+    if (now && ns) steal_by_now_[{r.cpu, *now}] = *ns;
   }
+}
+void Converter::steal_tick(const Record& r, std::size_t i) {
+  if (!is_tick(r)) return;
+  const auto now = num_field(r.fields, "now");
+  const auto it = now ? steal_by_now_.find({r.cpu, *now}) : steal_by_now_.end();
+  TickStealIn t;
+  t.tick = i;
+  t.known = it != steal_by_now_.end();
+  t.ns = t.left = t.known ? it->second : 0;
+  steal_q_[r.cpu].push_back(t);
 }
 
 // Before each record on a CPU: as much of its next tick's steal as fits in the time since its
@@ -1062,6 +1234,80 @@ Result<Conversion> convert(std::string_view text, const Options& o) {
   auto c = convert(recs.value(), o);
   c.stats.lines = std::uint64_t(std::count(text.begin(), text.end(), '\n'));
   return c;
+}
+
+Result<Conversion> convert_stream(const Source& src, const Options& o,
+                                  const std::function<void(const Header&)>& on_header,
+                                  const std::function<void(const Event&)>& on_event) {
+  std::vector<std::uint64_t> dup_at;  // positions of the duplicates among all samples
+  detail::Window win(src, dup_at);
+  detail::Converter cv(win, o);
+  std::uint64_t all = 0, dups = 0, lines = 0;
+  bool probes = false;
+  // Pass 1: every sample parsed and checked (so that an error is found before any output), the
+  // tasks and CPUs for the header, and the tick steal records.
+  try {
+    std::optional<Error> beyond;  // the first sample beyond --ncpus: after any syntax error
+    detail::ScriptReader rd(src);
+    detail::Dedup dedup;
+    std::size_t next_report = std::size_t{8} << 20;
+    for (Record r; rd.next(r);) {
+      if (o.progress && rd.bytes() >= next_report) {
+        o.progress(rd.bytes(), src.size);
+        next_report = rd.bytes() + (std::size_t{8} << 20);
+      }
+      ++all;
+      if (o.ncpus && r.cpu >= o.ncpus && !beyond)
+        beyond = Error{r.line, r.cpu_col, fmt::format("sample on cpu {}, beyond --ncpus {}", r.cpu, o.ncpus), "perf"};
+      if (dedup.dup(r)) {
+        ++dups;
+        dup_at.push_back(all - 1);
+        dedup.keep(r);
+        continue;
+      }
+      if (!probes) {
+        const auto p = vtime::probe_of(r.event);
+        probes = (p == vtime::Probe::UserExit || p == vtime::Probe::UserEnter || p == vtime::Probe::Switch) &&
+                 vtime::task_fields(r.fields);
+      }
+      cv.declare_note(r);
+      cv.steal_note(r);
+      dedup.keep(r);
+    }
+    lines = rd.newlines();
+    if (beyond) return *beyond;
+  } catch (const detail::Fail& f) { return f.e; }
+  if (probes) {  // the probes' annotations pair records across the whole trace
+    src.rewind();
+    std::string text;
+    for (auto p = src.next(); !p.empty(); p = src.next()) text += p;
+    auto c = convert(text, o);
+    if (!c) return c.error();
+    on_header(c.value().trace.header);
+    for (const auto& e : c.value().trace.events) on_event(e);
+    c.value().trace.events.clear();
+    return c;
+  }
+  try {
+    if (cv.steal_wanted()) {  // each CPU's ticks, to pair with their steal
+      src.rewind();
+      detail::ScriptReader rd(src);
+      std::size_t i = 0, raw = 0, d = 0;
+      for (Record r; rd.next(r); ++raw) {
+        if (d < dup_at.size() && dup_at[d] == raw) {
+          ++d;
+          continue;
+        }
+        cv.steal_tick(r, i++);
+      }
+    }
+    src.rewind();
+    Conversion c = cv.run_stream(on_header, on_event);
+    c.stats.records = all;
+    c.stats.duplicates = dups;
+    c.stats.lines = lines;
+    return c;
+  } catch (const detail::Fail& f) { return f.e; }  // the input changed between the passes
 }
 
 }  // namespace kacct::trace::perf

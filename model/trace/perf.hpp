@@ -198,4 +198,20 @@ struct Conversion {
 Result<Conversion> convert(std::string_view text, const Options&);
 Conversion convert(const std::vector<Record>&, const Options&);
 
+// `perf script` text read in pieces, twice: convert_stream() reads it through to validate it and
+// collect what the header needs, then rewinds and converts.
+struct Source {
+  std::function<std::string_view()> next;  // the next piece; empty at the end
+  std::function<void()> rewind;            // back to the first piece
+  std::size_t size = 0;                    // bytes in all, when known (progress)
+};
+// convert() in bounded memory: the same trace and statistics, given as the header (once, before
+// any event) and each event in order; Conversion::trace comes back without events. Errors are
+// convert()'s, found in the first pass, before anything is given. Holds the tasks, the records
+// its look-ahead reaches (a few on each CPU), per tick when the trace has kacct:tick_steal
+// records, and per read; a trace with gen vtime probes (a few MB from a guest: the probes'
+// annotations pair records across the whole trace) is converted whole.
+Result<Conversion> convert_stream(const Source&, const Options&, const std::function<void(const Header&)>& on_header,
+                                  const std::function<void(const Event&)>& on_event);
+
 }  // namespace kacct::trace::perf

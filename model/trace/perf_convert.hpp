@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -18,12 +20,88 @@
 
 namespace kacct::trace::perf::detail {
 
+struct Fail {
+  Error e;
+};
+[[noreturn]] void fail(std::uint32_t line, std::size_t col, std::string msg);
+
+// The sample parser over text given in pieces: lines split across pieces are joined, and a
+// sample's callchain frames (the lines after it) are gathered before it is given out.
+class ScriptReader {
+ public:
+  explicit ScriptReader(const Source& src) : src_(src) {}
+  // The next sample into r (its strings' storage is reused); false at the end. Throws Fail.
+  bool next(Record& r);
+  std::uint64_t newlines() const { return newlines_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  bool line(std::string_view& s);  // the next line without its '\n'; false at the end
+  void take(std::string_view s);   // one line: a sample header or a frame of the pending one
+  const Source& src_;
+  std::string_view piece_;
+  std::string carry_;  // a line's start from an earlier piece
+  bool end_ = false, pending_ = false, carry_used_ = false;
+  Record rec_;  // the sample whose frames are being read
+  std::uint32_t line_ = 0;
+  std::uint64_t newlines_ = 0;
+  std::size_t bytes_ = 0;
+  std::unordered_map<std::uint32_t, std::uint64_t> last_ts_;  // cpu -> its last sample's time
+};
+
+// perf script can print a stretch of samples twice: two samples on one CPU with the same
+// timestamp, task, event, fields and chain are one event (the first is kept).
+// The first pass finds them (keeping the samples at each CPU's last timestamp, moved, not
+// copied); the later passes skip the samples it found, by their position.
+class Dedup {
+ public:
+  bool dup(const Record& r) const;
+  void keep(Record& r);  // remembers r, taking its storage (r is left with storage to reuse)
+
+ private:
+  struct Cpu {
+    std::vector<Record> at;  // the samples at its last timestamp (storage reused)
+    std::size_t n = 0;
+  };
+  std::unordered_map<std::uint32_t, Cpu> cpus_;
+};
+
+// The records a streamed conversion can still look at: from the current one to as far as its
+// look-ahead reached. Records keep their addresses while they are in the window.
+class Window {
+ public:
+  // dups: the positions (among all samples) of the duplicates, in order.
+  Window(const Source& src, const std::vector<std::uint64_t>& dups) : rd_(src), dups_(dups) {}
+  const Record* at(std::size_t i);  // record i (after duplicates are dropped); nullptr past the end
+  void drop_before(std::size_t i);  // records before i are no longer looked at
+  std::size_t held_max() const { return cap_; }
+
+ private:
+  ScriptReader rd_;
+  const std::vector<std::uint64_t>& dups_;
+  std::size_t dup_next_ = 0;
+  std::uint64_t raw_ = 0;  // samples read
+  std::vector<std::unique_ptr<Record>> ring_;
+  std::size_t head_ = 0, size_ = 0, cap_ = 0;
+  bool end_ = false;
+};
+
 // The conversion state: a Tracker that every emitted event must satisfy, and the repairs that
 // keep the trace consistent with what perf recorded when perf lost or did not record events.
 class Converter {
  public:
   Converter(const std::vector<Record>& recs, const Options& o) : recs_(recs), o_(o) {}
+  // A streamed conversion: the first pass gave every record to declare_note() and steal_note().
+  Converter(Window& w, const Options& o) : recs_(none_), win_(&w), o_(o) {}
   Conversion run();
+  // Pass 1 of a streamed conversion, record by record (run() makes it over the whole vector).
+  void declare_note(const Record&);
+  void steal_note(const Record&);
+  bool steal_wanted() const { return !steal_by_now_.empty(); }
+  void steal_tick(const Record&, std::size_t i);  // with steal_wanted(): every tick, in order
+  // Pass 2: the header, then each event as it is emitted (not kept in the Conversion).
+  Conversion run_stream(const std::function<void(const Header&)>& on_header,
+                        const std::function<void(const Event&)>& on_event);
 
   using Handler = void (Converter::*)(const Record&);
 
@@ -38,6 +116,7 @@ class Converter {
 
   // ---- perf.cpp: the plain perf-script path ----
   void declare();
+  void declare_finish();
   static int chain_says_user(const Record&);
   void repair(const char* what, const Record&);
   void bad(const Record&, const char* expected);
@@ -50,7 +129,13 @@ class Converter {
     return e;
   }
   const CpuContext& cpu(std::uint32_t c) const { return tr_->cpu(c); }
-  std::size_t index(const Record& r) const { return std::size_t(&r - recs_.data()); }
+  // The index of the record being converted: every caller passes that one.
+  std::size_t index(const Record&) const { return cur_; }
+  const Record* rec(std::size_t i) const {
+    if (win_) return win_->at(i);
+    return i < recs_.size() ? &recs_[i] : nullptr;
+  }
+  std::size_t nevents() const { return sink_ ? emitted_ : conv_.trace.events.size(); }
   void to_process_context(std::uint32_t c, const Record&);
   bool set_mode(std::uint32_t c, Mode, const Record&, const char* why);
   void switch_out(std::uint32_t c, std::uint64_t next, const Record&);
@@ -117,8 +202,16 @@ class Converter {
   void vtime_fork_before_switch(const Record& sw, std::uint64_t prev);
   void vtime_restore_before_switch(const Record& sw, std::uint64_t prev);
 
-  const std::vector<Record>& recs_;
+  static inline const std::vector<Record> none_{};
+  const std::vector<Record>& recs_;  // whole mode; empty when streamed
+  Window* win_ = nullptr;            // streamed mode
   const Options& o_;
+  std::size_t cur_ = 0;
+  const std::function<void(const Event&)>* sink_ = nullptr;  // streamed: where events go
+  std::size_t emitted_ = 0;
+  std::uint32_t maxcpu_ = 0;
+  bool first_ = true;
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> steal_by_now_;  // {cpu, now} -> ns
   Conversion conv_;
   Tracker* tr_ = nullptr;
   std::map<std::uint64_t, Info> info_;

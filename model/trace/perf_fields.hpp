@@ -28,14 +28,21 @@ inline bool all_hex(std::string_view s) {
          std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
 // key=value fields of a tracepoint's text ("prev_comm=a b" keeps only "a"; we need numbers).
+// (Word by word: a search for the key itself stops at every letter it starts with.)
 inline std::optional<std::string_view> field(std::string_view text, std::string_view key) {
-  for (std::size_t i = text.find(key); i != std::string_view::npos; i = text.find(key, i + 1)) {
-    if ((i == 0 || is_space(text[i - 1])) && i + key.size() < text.size() && text[i + key.size()] == '=') {
-      std::string_view v = text.substr(i + key.size() + 1);
-      std::size_t end = 0;
-      while (end < v.size() && !is_space(v[end])) ++end;
-      return v.substr(0, end);
+  const std::size_t n = text.size(), k = key.size();
+  for (std::size_t i = 0; i < n;) {
+    if (is_space(text[i])) {
+      ++i;
+      continue;
     }
+    // i starts a word: the start of the text or after a blank
+    if (i + k < n && text[i + k] == '=' && text.compare(i, k, key) == 0) {
+      std::size_t end = i + k + 1;
+      while (end < n && !is_space(text[end])) ++end;
+      return text.substr(i + k + 1, end - (i + k + 1));
+    }
+    while (i < n && !is_space(text[i])) ++i;
   }
   return std::nullopt;
 }

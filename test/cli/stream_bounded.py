@@ -2,7 +2,8 @@
 """Streams a generated input far larger than a memory limit through a kacct command and fails
 unless the command's peak RSS stays below the limit and its output looks complete.
 
-usage: stream_bounded.py KACCT LIMIT_MB MIN_INPUT_MB MATCH GENERATOR... -- COMMAND...
+usage: stream_bounded.py LIMIT_MB MIN_INPUT_MB MATCH GENERATOR... -- COMMAND...
+MATCH is a regular expression searched in the command's stdout and stderr together.
 The generator's stdout goes, through this script (which counts the bytes), to the command's
 stdin; the command's peak RSS is its own (os.wait4), not the generator's.
 """
@@ -50,7 +51,7 @@ def main():
     if peak_mb >= limit_mb:
         print(f"FAIL: peak RSS {peak_mb:.1f} MB >= {limit_mb} MB")
         ok = False
-    if not re.search(match, out):
+    if not re.search(match, out + err):  # a report on stdout, or statistics on stderr
         print(f"FAIL: output does not match {match!r}:\n{out[:2000]}\n{err[:2000]}")
         ok = False
     return 0 if ok else 1

@@ -506,5 +506,123 @@ TEST(PerfConvert, TruncatedAndGarbledInputNeverCrashes) {
   }
 }
 
+// convert_stream() reads the text in pieces, twice, and gives the same trace, statistics and
+// errors as convert() on the whole text: lines and callchains split across pieces, duplicates,
+// lost events, recorder-found reads (their look-ahead), tick steal, errors, and a gen vtime
+// trace (converted whole).
+struct Streamed {
+  Result<Conversion> c;
+  Trace trace;
+  int headers = 0;
+};
+Streamed streamed(const std::string& text, const Options& o, std::size_t piece) {
+  std::size_t pos = 0;
+  Source src{[&]() -> std::string_view {
+               const auto n = std::min(piece, text.size() - pos);
+               const std::string_view v(text.data() + pos, n);
+               pos += n;
+               return v;
+             },
+             [&] { pos = 0; }, text.size()};
+  Streamed s{Error{}, {}, 0};
+  s.c = convert_stream(
+      src, o,
+      [&](const Header& h) {
+        s.trace.header = h;
+        ++s.headers;
+      },
+      [&](const Event& e) {
+        EXPECT_EQ(s.headers, 1);
+        s.trace.events.push_back(e);
+      });
+  return s;
+}
+void expect_same_conversion(const std::string& text, const Options& o, const std::string& what) {
+  const auto whole = convert(text, o);
+  // Small pieces on small texts only (a fixture in 7-byte pieces takes seconds).
+  for (std::size_t piece : {text.size() < 100'000 ? std::size_t{7} : std::size_t{1009}, std::size_t{65536}}) {
+    SCOPED_TRACE(what + ", pieces of " + std::to_string(piece));
+    const auto s = streamed(text, o, piece);
+    ASSERT_EQ(bool(whole), bool(s.c));
+    if (!whole) {
+      EXPECT_EQ(whole.error(), s.c.error());
+      EXPECT_EQ(s.headers, 0);
+      continue;
+    }
+    const auto& a = whole.value();
+    const auto& b = s.c.value();
+    EXPECT_EQ(s.headers, 1);
+    EXPECT_TRUE(b.trace.events.empty());
+    EXPECT_EQ(a.trace.header, s.trace.header);
+    ASSERT_EQ(a.trace.events.size(), s.trace.events.size());
+    EXPECT_TRUE(a.trace.events == s.trace.events);
+    const auto &x = a.stats, &y = b.stats;
+    EXPECT_EQ(x.lines, y.lines);
+    EXPECT_EQ(x.records, y.records);
+    EXPECT_EQ(x.duplicates, y.duplicates);
+    EXPECT_EQ(x.used, y.used);
+    EXPECT_EQ(x.ignored, y.ignored);
+    EXPECT_EQ(x.unknown, y.unknown);
+    EXPECT_EQ(x.repairs, y.repairs);
+    EXPECT_EQ(x.notes, y.notes);
+    EXPECT_EQ(x.reads, y.reads);
+    EXPECT_EQ(x.markers, y.markers);
+    EXPECT_EQ(x.base_ns, y.base_ns);
+    EXPECT_EQ(x.lost_before_read, y.lost_before_read);
+    EXPECT_EQ(x.steal_unknown_before_read, y.steal_unknown_before_read);
+    EXPECT_EQ(x.task_ticks, y.task_ticks);
+    EXPECT_EQ(x.tick_steal.ticks, y.tick_steal.ticks);
+    EXPECT_EQ(x.tick_steal.ns, y.tick_steal.ns);
+    EXPECT_EQ(x.tick_steal.ticks_without, y.tick_steal.ticks_without);
+    EXPECT_EQ(x.vtime.active, y.vtime.active);
+    EXPECT_EQ(x.checkpoints.size(), y.checkpoints.size());
+    ASSERT_EQ(x.cputime_syscalls.size(), y.cputime_syscalls.size());
+    for (std::size_t i = 0; i < x.cputime_syscalls.size(); ++i) {
+      EXPECT_EQ(x.cputime_syscalls[i].id, y.cputime_syscalls[i].id);
+      EXPECT_EQ(x.cputime_syscalls[i].exit_at, y.cputime_syscalls[i].exit_at);
+      EXPECT_EQ(x.cputime_syscalls[i].why, y.cputime_syscalls[i].why);
+    }
+    ASSERT_EQ(x.reaps.size(), y.reaps.size());
+    for (std::size_t i = 0; i < x.reaps.size(); ++i) EXPECT_EQ(x.reaps[i].at, y.reaps[i].at);
+  }
+}
+
+TEST(PerfStream, SameAsWhole) {
+  expect_same_conversion(kFields, reads(), "kFields");
+  expect_same_conversion(kFields, Options{}, "kFields, no reads");
+  std::string dups = kFields;  // a sample printed twice, and twice more after another one
+  const std::string d1 =
+      "         a.out  500/500  [000] 100.008000200:      sched:sched_stat_runtime: comm=a.out pid=500 runtime=4000000 "
+      "[ns] ffffffff813b972a update_se\n";
+  const std::string d2 = "         a.out  500/500  [000] 100.008000200:   sched:sched_waking: comm=x pid=7 prio=120\n";
+  dups.insert(dups.find(d1) + d1.size(), d1 + d2 + d1 + d2);
+  expect_same_conversion(dups, reads(), "duplicates");
+  Options sys;
+  sys.read_tids = {500};
+  sys.syscall_reads = {{500, kNrGetrusage, 1, ReadKind::RusageSelf, 0, kSyscallReadBase},
+                       {500, kNrPread64, 1, ReadKind::ProcStat, 0, kSyscallReadBase + 1}};
+  expect_same_conversion(kFields, sys, "kFields, recorder reads");
+  Options narrow = reads();
+  narrow.ncpus = 1;
+  expect_same_conversion(std::string(kFields) + "a.out 500/500 [001] 101.0: sched:sched_waking: pid=7\n", narrow,
+                         "beyond --ncpus");
+  expect_same_conversion(std::string(kFields) + "\tffffffff81000e06 no_newline_at_the_end", reads(), "last frame");
+  expect_same_conversion("\tffffffff81000e06 frame_first\n", reads(), "frame first");
+  expect_same_conversion("", reads(), "empty");
+  for (const char* fx : {"sleep", "readloop-steal", "mixed", "pagefault", "yield"}) {
+    const auto text = cli::read_input_maybe_xz(std::string(KACCT_FIXTURES) + "/" + fx + "/trace.perf.xz");
+    expect_same_conversion(text, reads(), fx);
+    std::mt19937_64 rng(11);
+    for (int i = 0; i < 6; ++i) {  // cut and garbled: the same errors, or the same conversion
+      std::string t = text.substr(0, rng() % text.size());
+      for (int k = 0; k < 3; ++k) t[rng() % t.size()] = char(rng() % 96 + 32);
+      expect_same_conversion(t, reads(), std::string(fx) + " garbled " + std::to_string(i));
+    }
+  }
+  const auto vt = cli::read_input_maybe_xz(std::string(KACCT_FIXTURES) +
+                                           "/../../conformance_gen/fixtures/amd64-sleep/trace.perf.xz");
+  expect_same_conversion(vt, reads(), "gen vtime probes");
+}
+
 }  // namespace
 }  // namespace kacct::trace::perf
