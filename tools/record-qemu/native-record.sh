@@ -12,8 +12,8 @@
 # and on vtime_flush: at entry the paca's cpu_accounting_data (through r13), this CPU's
 # kernel_cpustat (through paca->data_offset), the preempt count and the task's pid and times
 # (its argument, r3 at entry); at return the accounting data again, whose starttime/startspurr are the
-# TB and SPURR values the hook read. release_task (entry): where an exiting thread's times
-# join its group's.
+# TB and SPURR values the hook read. release_task (entry and return): around
+# __exit_signal() (inlined), where an exiting thread's times join its group's.
 set -euo pipefail
 K=$(readlink -f "$1") OUT=$(readlink -f "$2"); shift 2
 HERE=$(dirname "$(readlink -f "$0")")
@@ -57,6 +57,7 @@ task() {
 	done
 	# __exit_signal() (a thread's times join its group's) is inside release_task()
 	echo "p:kacct/rt_in release_task$(task)$(acct)"
+	echo "r:kacct/rt_out release_task"
 	[ -z "${NATIVE_EXTRA_PROBE:-}" ] || echo "$NATIVE_EXTRA_PROBE"
 } > "$OUT/probes.txt"
 cp "$K/meta" "$OUT/meta"

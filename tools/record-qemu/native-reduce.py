@@ -92,6 +92,8 @@ class Cpu:
         self.last_hook = None  # (tb, sp) of the last hook: a tick's flush reads no clock
         self.exiting = None  # the task whose sched_process_exit came, exit not yet written
         self.exited_at = None
+        self.last_idx = None  # index in out of this CPU's last event
+        self.rt_open = None  # (out index, tid) at a deferred thread's release_task() entry
 
 
 def main(defer=frozenset()):
@@ -135,6 +137,7 @@ def main(defer=frozenset()):
             raise Fail(f'cpu {c}: counter back at {kind}: tb {tb} < {cp.last_tb} or spurr {sp} < {cp.last_sp}')
         cp.last_tb, cp.last_sp = tb, sp
         out.append((tb, seq, c, kind, args, tb - cp.tb0, sp - cp.sp0))
+        cp.last_idx = len(out) - 1
         seq += 1
         return len(out) - 1
 
@@ -226,12 +229,18 @@ def main(defer=frozenset()):
         hook, side = ev.rstrip('0123456789').rsplit('_', 1)  # one probe per CPU: kk_in0, kk_in1
 
         if hook == 'rt':
-            # release_task(): __exit_signal() of the current thread (self-reaping); a leader
-            # reaped by its parent gets its exit before its final switch
+            # release_task(): __exit_signal() (inlined) of the current thread (self-reaping) lies
+            # between its entry and return; a leader reaped by its parent gets its exit before
+            # its final switch
+            if side == 'out':
+                if cp.rt_open is not None:
+                    drops.append((cp.rt_open[0], cp.last_idx, cp.rt_open[1]))
+                    cp.rt_open = None
+                continue
             if cp.started and int(kv['tpid']) == cp.cur and cp.exiting == cp.cur and cp.cur in defer:
                 sync(c, acct(kv))
                 cp.after = acct(kv)
-                drops.append((len(out), cp.cur))  # before the next event written: D lines
+                cp.rt_open = (cp.last_idx, cp.cur)  # D lines: right after this CPU's last event
             if cp.started and int(kv['tpid']) == cp.cur and cp.exiting == cp.cur and cp.cur not in defer:
                 sync(c, acct(kv))
                 cp.after = acct(kv)  # the transitions up to here are in
@@ -383,10 +392,17 @@ def main(defer=frozenset()):
 
     hdr = ['kacct-trace 1', 'cpu POWER9', f'ncpus {ncpus}', 'clock ns']
     decl = sorted(seen - created - {0})
+    # a declared task's times at the start: those before its first flush in the trace (nothing
+    # was added to them in between); its scaled times are not known (the format has no field)
+    first_t = {}
+    for l in tcps:
+        w = l.split()
+        first_t.setdefault(int(w[2]), (w[3], w[4]))
     for pid in decl:
         kt, tgid, comm = tasks.get(pid, [False, pid, 'task'])
-        hdr.append(f'task {pid} pid={tgid} kthread comm={sane_comm(comm)}' if kt else
-                   f'task {pid} pid={tgid} comm={sane_comm(comm)} mm={tgid}')
+        init = f' utime={first_t[pid][0]} stime={first_t[pid][1]}' if pid in first_t else ''
+        hdr.append(f'task {pid} pid={tgid} kthread comm={sane_comm(comm)}{init}' if kt else
+                   f'task {pid} pid={tgid} comm={sane_comm(comm)} mm={tgid}{init}')
     hdr.append('events')
     origin = min(o[0] for o in out)
     order = sorted(range(len(out)), key=lambda i: (out[i][0], out[i][1]))
@@ -414,8 +430,9 @@ def main(defer=frozenset()):
     xz('checkpoints', '# C event cpu user nice system softirq irq idle iowait steal (kernel_cpustat ns before the event)\n'
        '# T event tid utime stime utimescaled stimescaled (task ns before the flush in that event)\n'
        '# R id kind tid values (stat: clock ticks; rusage, taskstats: us)\n'
-       '# D event tid: release_task() of a thread written as exiting at its final switch (it ran again)\n'
-       + '\n'.join(reindex(cps) + reindex(tcps) + [f'D {pos[i]} {t}' for i, t in drops if i in pos]
+       '# D event event tid: entry and return of release_task() (__exit_signal() in between) of a thread\n'
+       '#   written as exiting at its final switch (it ran again)\n'
+       + '\n'.join(reindex(cps) + reindex(tcps) + [f'D {pos[i] + 1} {pos[j] + 1} {t}' for i, j, t in drops if i in pos and j in pos]
                    + ['R' + v[1:] for v in vals]) + '\n')
     meta = open(rec + '/meta').read() if os.path.exists(rec + '/meta') else ''
     with open(fix + '/meta', 'w') as f:
