@@ -19,8 +19,9 @@ buckets zero there); TB and SPURR are rebased per CPU to that flush's starttime/
 model's boot values, 0). ts is the TB in ns (512 MHz). Forks and the workload's reads (its
 trace_marker lines) touch no accounting data: they are put at the clock of the CPU's last hook, before any rebuilt transition (the model is in kernel mode there, as the kernel is at
 them); a sleeping task's wakeup right before its switch-in, a thread's exit
-(__exit_signal(), which adds its times to its group's) at its release_task() probe after the
-user time before it (a leader reaped by its parent: right before its final switch). Writes FIXTUREDIR/trace.xz, checkpoints.xz and meta:
+(__exit_signal(), inlined into release_task(), which adds its times to its group's) at its
+release_task() entry probe after the user time before it (a leader reaped by its parent:
+right before its final switch; a thread that runs again after it: the same, with D lines). Writes FIXTUREDIR/trace.xz, checkpoints.xz and meta:
   C EVENT CPU user nice system softirq irq idle iowait steal   kernel_cpustat (ns) before the event
   T EVENT TID utime stime utimescaled stimescaled               the task's times (ns) before the flush
   R ID KIND TID A B [C D]                                       the workload's read values
