@@ -10,10 +10,12 @@
 # hit counts, the ftrace text), console.log, meta, probes.txt, offsets.
 # Probes, on every hook that reads the timebase (vtime_account_{kernel,idle,hardirq,softirq})
 # and on vtime_flush: at entry the paca's cpu_accounting_data (through r13), this CPU's
-# kernel_cpustat (through paca->data_offset), the preempt count and the task's pid and times
-# (its argument, r3 at entry); at return the accounting data again, whose starttime/startspurr are the
-# TB and SPURR values the hook read. release_task (entry and return): around
-# __exit_signal() (inlined), where an exiting thread's times join its group's.
+# kernel_cpustat (relative to r13, see native-init.sh), the preempt count and the task's pid and
+# times (its argument, r3 at entry); at return the accounting data again, whose
+# starttime/startspurr are the TB and SPURR values the hook read. release_task (entry and
+# return): around __exit_signal() (inlined), where an exiting thread's times join its group's.
+# Env NATIVE_TIMEOUT (s, default 600); NATIVE_EXTRA_PROBE: one more kprobe_events line (debugging).
+# Kernel argument native_phase_ms=N: the workload's phase length (default 40).
 set -euo pipefail
 K=$(readlink -f "$1") OUT=$(readlink -f "$2"); shift 2
 HERE=$(dirname "$(readlink -f "$0")")
