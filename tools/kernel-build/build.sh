@@ -1,6 +1,6 @@
 #!/bin/bash
 # Builds a kernel for the real-kernel recorders from Debian's linux-source packages (not run by CI).
-#   build.sh TARGET SERIES            e.g. build.sh amd64-irqtime-tick 6.1
+#   build.sh TARGET SERIES            e.g. build.sh amd64-irqtime-tick 6.1, build.sh ppc64le-native 6.1
 # TARGET names configs/TARGET.config (merged after configs/ARCH-base.config onto allnoconfig);
 # SERIES picks /usr/src/linux-source-SERIES.tar.xz. Output in $KACCT_KERNELS (default
 # ~/.cache/kacct-kernels)/TARGET-VERSION/: bzImage, System.map, config, meta. meta records the

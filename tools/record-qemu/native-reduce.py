@@ -1,0 +1,464 @@
+#!/usr/bin/env python3
+"""Turn a native-record.sh recording into a kacct trace plus the kernel's checkpoints.
+
+  native-reduce.py RECDIR FIXTUREDIR [--config NAME]   (default: KERNEL_VERSION-native-steal-hz250)
+
+Every accounting hook the kernel ran (vtime_account_{kernel,idle,hardirq,softirq}) becomes a
+trace event at the timebase and SPURR values it read: the hook's return probe shows them as
+the paca's starttime and startspurr. Which event a hook is follows from the hook and the
+preempt count at its entry (HARDIRQ count one above the tracked depth: an irq entry; equal: its
+exit; softirq entry and exit likewise; kernel/idle with no irq count after a sched_switch: the
+switch). vtime_flush inside an irq is a tick (at the TB of that irq's entry hook: the flush
+reads no clock); the switch's flush is part of `switch`. The user/kernel transitions between
+two hooks (account_cpu_user_entry/exit are inline, no probe) are rebuilt from the pending
+utime/stime and starttime/starttime_user at the next hook's entry: the last exit and entry at
+their exact TBs, all earlier ones folded into one exit/entry pair of the same user and system
+total (the native accounting only adds intervals, so the pending values and every clock a
+later hook reads are the kernel's). Each CPU starts at its first context-switch flush (all
+buckets zero there); TB and SPURR are rebased per CPU to that flush's starttime/startspurr (the
+model's boot values, 0). ts is the TB in ns (512 MHz). Forks and the workload's reads (its
+trace_marker lines) touch no accounting data: they are put at the clock of the CPU's last hook, before any rebuilt transition (the model is in kernel mode there, as the kernel is at
+them); a sleeping task's wakeup right before its switch-in, a thread's exit
+(__exit_signal(), inlined into release_task(), which adds its times to its group's) at its
+release_task() entry probe after the user time before it (a leader reaped by its parent:
+right before its final switch; a thread that runs again after it: the same, with D lines). Writes FIXTUREDIR/trace.xz, checkpoints.xz and meta:
+  C EVENT CPU user nice system softirq irq idle iowait steal   kernel_cpustat (ns) before the event
+  T EVENT TID utime stime utimescaled stimescaled               the task's times (ns) before the flush
+  R ID KIND TID A B [C D]                                       the workload's read values
+"""
+import base64
+import gzip
+import io
+import lzma
+import os
+import re
+import sys
+
+TB_HZ = 512_000_000
+PF_KTHREAD = 0x00200000
+HARDIRQ_SHIFT, SOFTIRQ_OFFSET = 16, 0x100
+LINE = re.compile(r'^\s*(.*?)-(\d+)\s+(?:\(\s*([-\d]+)\)\s+)?\[(\d+)\]\s+(\S+)\s+(\d+)(?:\.(\d+))?:\s+([\w.]+):\s*(.*)$')
+KV = re.compile(r'(\w+)=(\S+)')
+KINDS = {'task_stat': 'proc_stat', 'thread_stat': 'task_stat', 'rusage_self': 'rusage_self',
+         'rusage_thread': 'rusage_thread', 'taskstats': 'taskstats'}
+KCS = ('us', 'ni', 'sy', 'si', 'hi', 'id', 'io', 'st')
+
+
+def sections(path):
+    out, name = {}, None
+    with open(path, 'rb') as f:
+        for raw in f:
+            line = raw.decode('latin-1').rstrip('\r\n')
+            if line.startswith('==== '):
+                name = line[5:].strip()
+                out[name] = []
+            elif name is not None:
+                out[name].append(line)
+    return out
+
+
+def decode_trace(lines):
+    body = [l for l in lines if l and not l.startswith('begin-base64') and l != '====']
+    data = base64.b64decode(''.join(body))
+    return gzip.GzipFile(fileobj=io.BytesIO(data)).read().decode('latin-1').splitlines()
+
+
+def sane_comm(c):
+    c = ''.join(ch if '!' <= ch <= '~' and ch != '#' else '_' for ch in c)
+    return (c or '_')[:15]
+
+
+class Fail(Exception):
+    pass
+
+
+class RunsAgain(Fail):
+    def __init__(self, tid):
+        super().__init__(f'task {tid} runs again after its release_task()')
+        self.tid = tid
+
+
+class Cpu:
+    def __init__(self, n):
+        self.n = n
+        self.started = False
+        self.cur = 0
+        self.depth = 0
+        self.soft = False
+        self.tb0 = self.sp0 = 0
+        self.after = None  # the accounting data after the last hook (or rebuilt transition)
+        self.entry = None  # (hook, entry probe fields, what the hook is)
+        self.switch = None  # pending sched_switch (prev, next, state)
+        self.last_tb = self.last_sp = 0
+        self.last_hook = None  # (tb, sp) of the last hook: a tick's flush reads no clock
+        self.exiting = None  # the task whose sched_process_exit came, exit not yet written
+        self.exited_at = None
+        self.last_idx = None  # index in out of this CPU's last event
+        self.rt_open = None  # (out index, tid) at a deferred thread's release_task() entry
+
+
+def main(defer=frozenset()):
+    rec, fix = sys.argv[1], sys.argv[2]
+    kmeta = dict(l.split(' ', 1) for l in open(rec + '/meta').read().splitlines() if ' ' in l)
+    kver = kmeta.get('kernel_version', '6.1.192').strip()
+    config = sys.argv[sys.argv.index('--config') + 1] if '--config' in sys.argv else f'{kver}-native-steal-hz250'
+    sec = sections(rec + '/trace.txt')
+    tasks = {}  # pid -> [kthread, tgid, comm]
+    for l in sec.get('tasks', []):
+        p = l.split(' ', 3)
+        if len(p) == 4 and p[0].isdigit():
+            tasks[int(p[0])] = [int(p[1]) & PF_KTHREAD != 0, int(p[2] or p[0]), p[3]]
+    lines = decode_trace(sec['trace'])
+    parsed = []
+    for raw in lines:
+        m = LINE.match(raw)
+        if m:
+            parsed.append(m)
+    # thread groups of tasks created during the trace (record-tgid column)
+    tgid_of = {}
+    for m in parsed:
+        if m.group(3) and m.group(3).lstrip('-').isdigit():
+            tgid_of[int(m.group(2))] = int(m.group(3))
+    ncpus = 2
+    cpus = [Cpu(c) for c in range(ncpus)]
+    out = []  # (tb_raw, seq, cpu, kind, args, tb_rebased, sp_rebased)
+    cps, tcps, drops = [], [], []  # ('C', out index, cpu, vals) / ('T', out index, tid, vals)
+    sleeping, exited, created, seen, dead = set(), set(), set(), set(), set()
+    counts = {k: 0 for k in ('irq', 'softirq', 'tick', 'switch', 'fork', 'exit', 'read', 'rebuilt_pairs',
+                             'folded_pairs', 'hooks', 'wakeup')}
+    seq = 0
+
+    def kthread(pid):
+        return tasks.get(pid, [False])[0]
+
+    def emit(c, tb, sp, kind, args=''):
+        nonlocal seq
+        cp = cpus[c]
+        if tb < cp.last_tb or sp < cp.last_sp:
+            raise Fail(f'cpu {c}: counter back at {kind}: tb {tb} < {cp.last_tb} or spurr {sp} < {cp.last_sp}')
+        cp.last_tb, cp.last_sp = tb, sp
+        out.append((tb, seq, c, kind, args, tb - cp.tb0, sp - cp.sp0))
+        cp.last_idx = len(out) - 1
+        seq += 1
+        return len(out) - 1
+
+    def acct(kv):
+        return {k[2:]: int(v) for k, v in kv.items() if k.startswith('a_')}
+
+    def sync(c, kin):
+        """Rebuild the user/kernel transitions since the last hook from the kernel's accounting
+        data at this hook's entry; the model is in kernel mode at every hook."""
+        cp = cpus[c]
+        a, b = cp.after, kin
+        du, ds = b['utime'] - a['utime'], b['stime'] - a['stime']
+        t0, e, s = a['starttime'], b['starttime_user'], b['starttime']
+        if s == t0 and e == a['starttime_user']:
+            if du or ds:
+                raise Fail(f'cpu {c}: utime/stime moved by {du}/{ds} without a transition')
+            return
+        if e == a['starttime_user'] or not (t0 <= e <= s):
+            raise Fail(f'cpu {c}: transitions without a user exit: starttime {t0}->{s}, starttime_user '
+                       f'{a["starttime_user"]}->{e}')
+        if du + ds != s - t0:
+            raise Fail(f'cpu {c}: utime+stime moved by {du}+{ds}, TB by {s - t0}')
+        if cp.cur == 0 or kthread(cp.cur) or cp.depth or cp.soft:
+            raise Fail(f'cpu {c}: user transitions of task {cp.cur} (depth {cp.depth}, soft {cp.soft})')
+        u1 = du - (s - e)  # user time of the earlier round trips, folded into one pair
+        if u1 < 0:
+            raise Fail(f'cpu {c}: last user interval {s - e} > utime moved {du}')
+        sp = cp.last_sp  # the user transitions read no SPURR: the last value holds
+        if u1:
+            emit(c, t0, sp, 'syscall_exit')
+            emit(c, t0 + u1, sp, 'syscall_enter', 'nr=0')
+            counts['folded_pairs'] += 1
+        emit(c, e, sp, 'syscall_exit')
+        emit(c, s, sp, 'syscall_enter', 'nr=0')
+        counts['rebuilt_pairs'] += 1
+
+    def checkpoint(idx, c, kv):
+        cps.append(f'C {idx} {c} ' + ' '.join(kv['k_' + k] for k in KCS))
+
+    for m in parsed:
+        comm, pid, c, ts, ev, rest = (m.group(1).strip(), int(m.group(2)), int(m.group(4)), int(m.group(6)),
+                                      m.group(8), m.group(9))
+        cp = cpus[c]
+        kv = dict(KV.findall(rest))
+        if ev == 'sched_process_fork':
+            parent, child = int(kv['pid']), int(kv['child_pid'])
+            kt = kthread(parent) or parent == 2
+            tasks[child] = [kt, tgid_of.get(child, child), kv.get('child_comm', comm)]
+            if not cp.started:
+                continue
+            created.add(child)
+            counts['fork'] += 1
+            if kt:
+                extra = ' kthread'
+            elif tasks[child][1] != child:
+                extra = f' pid={tasks[child][1]} mm={tasks[child][1]}'
+            else:
+                extra = f' mm={child}'
+            emit(c, cp.last_tb, cp.last_sp, 'fork',
+                 f'parent={parent} child={child}{extra} comm={sane_comm(tasks[child][2])}')
+            continue
+        if ev == 'sched_switch':
+            prev, nxt = int(kv['prev_pid']), int(kv['next_pid'])
+            st = kv['prev_state'].rstrip('+')
+            state = {'R': 'R', 'S': 'S', 'D': 'D', 'X': 'X', 'Z': 'X', 'I': 'D'}.get(st[:1], 'S')
+            if prev == 0:
+                state = 'R'
+            cp.switch = (prev, nxt, state)
+            continue
+        if ev == 'sched_process_exit':
+            exited.add(pid)
+            if cp.started and pid == cp.cur:
+                cp.exiting = pid  # `exit` at the next hook, after the user time before it
+            continue
+        if ev == 'tracing_mark_write':
+            w = rest.split()
+            if len(w) >= 5 and w[0] == 'kacct' and w[1] in ('read', 'done') and cp.started:
+                if pid != cp.cur:
+                    raise Fail(f'cpu {c}: read by {pid}, tracked {cp.cur}')
+                # the read happened between the two markers: one read event at each (a flush in
+                # between leaves the kernel's value at one of them); the second has id + 100000
+                counts['read'] += w[1] == 'read'
+                tid = '' if KINDS[w[3]] == 'proc_stat' else f' tid={w[4]}'  # proc_stat: the reader's process
+                rid = int(w[2]) + (100000 if w[1] == 'done' else 0)
+                emit(c, cp.last_tb, cp.last_sp, 'read', f'kind={KINDS[w[3]]}{tid} id={rid}')
+            continue
+        if not ev.rstrip('0123456789').endswith(('_in', '_out')):
+            continue
+        hook, side = ev.rstrip('0123456789').rsplit('_', 1)  # one probe per CPU: kk_in0, kk_in1
+
+        if hook == 'rt':
+            # release_task(): __exit_signal() (inlined) of the current thread (self-reaping) lies
+            # between its entry and return; a leader reaped by its parent gets its exit before
+            # its final switch
+            if side == 'out':
+                if cp.rt_open is not None:
+                    drops.append((cp.rt_open[0], cp.last_idx, cp.rt_open[1]))
+                    cp.rt_open = None
+                continue
+            if cp.started and int(kv['tpid']) == cp.cur and cp.exiting == cp.cur and cp.cur in defer:
+                sync(c, acct(kv))
+                cp.after = acct(kv)
+                cp.rt_open = (cp.last_idx, cp.cur)  # D lines: right after this CPU's last event
+            if cp.started and int(kv['tpid']) == cp.cur and cp.exiting == cp.cur and cp.cur not in defer:
+                sync(c, acct(kv))
+                cp.after = acct(kv)  # the transitions up to here are in
+                counts['exit'] += 1
+                emit(c, cp.last_tb, cp.last_sp, 'exit')
+                cp.exited_at = cp.exiting
+                cp.exiting = None
+            continue
+        if side == 'in':
+            pc = int(kv['pc'])
+            hc = (pc >> HARDIRQ_SHIFT) & 0xF
+            sc = bool(pc & SOFTIRQ_OFFSET)
+            what = None
+            if hook == 'fl':
+                what = 'tick' if hc else 'switch_flush'
+            elif hook in ('kk', 'ki'):
+                if hc == cp.depth + 1 and cp.depth == 0 and not cp.soft:
+                    what = 'irq_enter'
+                elif hc == 0 and sc and not cp.soft and cp.depth == 0:
+                    what = 'softirq_enter'
+                elif hc == 0 and cp.switch is not None:
+                    what = 'switch'
+            elif hook == 'kh':
+                if hc == cp.depth + 1 and cp.depth > 0:
+                    what = 'irq_enter'
+                elif hc == cp.depth and cp.depth > 0:
+                    what = 'irq_exit'
+            elif hook == 'ks':
+                if hc == cp.depth + 1 and cp.soft and cp.depth == 0:
+                    what = 'irq_enter'
+                elif hc == 0 and cp.soft:
+                    what = 'softirq_exit'
+            if what is None and cp.started:
+                raise Fail(f'cpu {c}: cannot place {hook} with preempt count {pc:#x} (depth {cp.depth}, soft '
+                           f'{cp.soft}, switch {cp.switch}): {m.group(0)}')
+            cp.entry = (hook, kv, what)
+            if not cp.started:
+                # track the context before the start too, so that the start is in process context
+                if what == 'irq_enter':
+                    cp.depth += 1
+                elif what == 'irq_exit':
+                    cp.depth -= 1
+                elif what == 'softirq_enter':
+                    cp.soft = True
+                elif what == 'softirq_exit':
+                    cp.soft = False
+                elif what is None and hook == 'kh':
+                    cp.depth = max(cp.depth - 1, 0)
+                elif what is None and hook == 'ks':
+                    cp.soft = False
+                continue
+            counts['hooks'] += 1
+            kin = acct(kv)
+            if what == 'tick':
+                if kin['starttime'] != cp.after['starttime']:
+                    raise Fail(f'cpu {c}: clock moved between the irq entry and its flush')
+                tb, sp = cp.last_hook
+                idx = emit(c, tb, sp, 'tick')
+                counts['tick'] += 1
+                checkpoint(idx, c, kv)
+                tcps.append(f'T {idx} {int(kv["tpid"])} {kv["t_ut"]} {kv["t_st"]} {kv["t_us"]} {kv["t_ss"]}')
+            elif what == 'switch_flush':
+                tcps.append(f'T {cp.switch_idx} {int(kv["tpid"])} {kv["t_ut"]} {kv["t_st"]} {kv["t_us"]} '
+                            f'{kv["t_ss"]}')
+            else:
+                sync(c, kin)
+            continue
+        # return probe: the TB and SPURR the hook read
+        if cp.entry is None or cp.entry[0] != hook:
+            if cp.started:
+                raise Fail(f'cpu {c}: return of {hook} without its entry: {m.group(0)}')
+            continue
+        _, kin, what = cp.entry
+        cp.entry = None
+        aout = acct(kv)
+        if not cp.started:
+            if hook == 'fl' and what == 'switch_flush' and cp.depth == 0 and not cp.soft:
+                # first flush at a switch: every bucket is zero; the CPU starts here
+                cp.started = True
+                cp.depth, cp.soft = 0, False
+                cp.tb0, cp.sp0 = aout['starttime'], aout['startspurr']
+                cp.last_tb, cp.last_sp = cp.tb0, cp.sp0
+                cp.after = aout
+                cp.last_hook = (cp.tb0, cp.sp0)
+                prev, nxt, _ = cp.switch
+                cp.cur = nxt
+                cp.switch = None
+                seen.add(nxt)
+                if nxt:
+                    emit(c, cp.tb0, cp.sp0, 'switch', f'prev=0 next={nxt} prev_state=R')
+            elif hook in ('kk', 'ki') and what == 'switch':
+                pass
+            continue
+        if hook == 'fl':
+            cp.after = aout
+            continue
+        tb, sp = aout['starttime'], aout['startspurr']
+        cp.last_hook = (tb, sp)
+        if what == 'switch':
+            prev, nxt, state = cp.switch
+            cp.switch = None
+            if prev != cp.cur or cp.depth or cp.soft:
+                raise Fail(f'cpu {c}: switch from {prev}, tracked {cp.cur} depth {cp.depth} soft {cp.soft}')
+            if state == 'R' and getattr(cp, 'exited_at', None) == prev:
+                # preempted after its release_task(): written as its final switch (the trace
+                # allows only X after exit); it must not run again in the trace
+                state = 'X'
+            if state == 'X' and getattr(cp, 'exited_at', None) == prev:
+                cp.exiting = None  # its exit is in already
+            elif state == 'X' and cp.exiting != prev:
+                cp.exiting = prev  # exit tracepoint before the CPU started
+            if state == 'X' and prev not in exited:
+                state = 'S'
+            if nxt in exited and nxt in dead:
+                raise RunsAgain(nxt)
+            if nxt in sleeping:  # woken before: the wakeup itself does not touch the accounting
+                emit(c, tb, sp, 'wakeup', f'tid={nxt}')
+                counts['wakeup'] += 1
+                sleeping.discard(nxt)
+            if state in ('S', 'D'):
+                sleeping.add(prev)
+            if state == 'X' and cp.exiting == prev:
+                counts['exit'] += 1
+                emit(c, tb, sp, 'exit')
+            if state != 'R':
+                cp.exiting = None
+            seen.update((prev, nxt))
+            if state == 'X':
+                dead.add(prev)
+            idx = emit(c, tb, sp, 'switch', f'prev={prev} next={nxt} prev_state={state}')
+            cp.switch_idx = idx
+            checkpoint(idx, c, kin)
+            counts['switch'] += 1
+            cp.cur = nxt
+        else:
+            idx = emit(c, tb, sp, what, 'vec=0' if what == 'softirq_enter' else '')
+            checkpoint(idx, c, kin)
+            if what == 'irq_enter':
+                cp.depth += 1
+                counts['irq'] += 1
+            elif what == 'irq_exit':
+                cp.depth -= 1
+            elif what == 'softirq_enter':
+                cp.soft = True
+                counts['softirq'] += 1
+            elif what == 'softirq_exit':
+                cp.soft = False
+        cp.after = aout
+
+    hdr = ['kacct-trace 1', 'cpu POWER9', f'ncpus {ncpus}', 'clock ns']
+    decl = sorted(seen - created - {0})
+    # a declared task's times at the start: those before its first flush in the trace (nothing
+    # was added to them in between); its scaled times are not known (the format has no field)
+    first_t = {}
+    for l in tcps:
+        w = l.split()
+        first_t.setdefault(int(w[2]), (w[3], w[4]))
+    for pid in decl:
+        kt, tgid, comm = tasks.get(pid, [False, pid, 'task'])
+        init = f' utime={first_t[pid][0]} stime={first_t[pid][1]}' if pid in first_t else ''
+        hdr.append(f'task {pid} pid={tgid} kthread comm={sane_comm(comm)}{init}' if kt else
+                   f'task {pid} pid={tgid} comm={sane_comm(comm)} mm={tgid}{init}')
+    hdr.append('events')
+    origin = min(o[0] for o in out)
+    order = sorted(range(len(out)), key=lambda i: (out[i][0], out[i][1]))
+    pos = {i: n for n, i in enumerate(order)}
+    body = []
+    for i in order:
+        tb, _, c, kind, args, rtb, rsp = out[i]
+        ts = (tb - origin) * 1_000_000_000 // TB_HZ
+        body.append(f'{ts} {c} {kind}' + (f' {args}' if args else '') + f' tb={rtb} spurr={rsp}')
+    # checkpoint event indices in the sorted order
+    def reindex(lines):
+        res = []
+        for l in lines:
+            w = l.split()
+            w[1] = str(pos[int(w[1])])
+            res.append(' '.join(w))
+        return res
+    vals = [l for l in sec.get('values', []) if l.startswith('V ')]
+    os.makedirs(fix, exist_ok=True)
+
+    def xz(name, text):
+        with open(f'{fix}/{name}.xz', 'wb') as f:
+            f.write(lzma.compress(text.encode(), preset=9))
+    xz('trace', '\n'.join(hdr + body) + '\n')
+    xz('checkpoints', '# C event cpu user nice system softirq irq idle iowait steal (kernel_cpustat ns before the event)\n'
+       '# T event tid utime stime utimescaled stimescaled (task ns before the flush in that event)\n'
+       '# R id kind tid values (stat: clock ticks; rusage, taskstats: us)\n'
+       '# D event event tid: entry and return of release_task() (__exit_signal() in between) of a thread\n'
+       '#   written as exiting at its final switch (it ran again)\n'
+       + '\n'.join(reindex(cps) + reindex(tcps) + [f'D {pos[i] + 1} {pos[j] + 1} {t}' for i, j, t in drops if i in pos and j in pos]
+                   + ['R' + v[1:] for v in vals]) + '\n')
+    meta = open(rec + '/meta').read() if os.path.exists(rec + '/meta') else ''
+    with open(fix + '/meta', 'w') as f:
+        f.write(meta)
+        f.write(f'config {config}\ntb_origin {origin}\n')
+        f.write('tb_base ' + ' '.join(f'{cp.tb0}' for cp in cpus) + '\nspurr_base ' +
+                ' '.join(f'{cp.sp0}' for cp in cpus) + '\n')
+        f.write('counts ' + ' '.join(f'{k}={v}' for k, v in counts.items()) + '\n')
+        f.write(f'events {len(body)} checkpoints {len(cps)} task_checkpoints {len(tcps)} reads {len(vals)}\n')
+    print(f'{fix}: {len(body)} events, {len(cps)} checkpoints, {len(tcps)} task checkpoints, {len(vals)} reads, '
+          f'{counts}')
+
+
+if __name__ == '__main__':
+    # A thread preempted after its release_task() that runs again: its exit goes right before its
+    # final switch instead (the trace allows only X after exit); a read of its group in between
+    # would then see the times its later flushes add, which the kernel's group sums miss.
+    deferred = set()
+    try:
+        while True:
+            try:
+                main(frozenset(deferred))
+                break
+            except RunsAgain as e:
+                deferred.add(e.tid)
+                print(f'native-reduce.py: {e}: its exit deferred to its final switch')
+    except Fail as e:
+        raise SystemExit(f'native-reduce.py: {e}')
