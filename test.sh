@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite, each test run once, where it is worth most: the default build (g++ -O2)
+# The whole test suite, each test run once, where it is worth most: the default build (g++ -O2; its test programs -O1 without debug info)
 # runs proof, conformance, kernel-diff and cli tests, the format check and the unit programs
 # that need the prover; the sanitizer build (clang ASan+UBSan, with the libFuzzer targets; no
 # prover or CLI: KACCT_PROVER=OFF) runs the other unit programs and the prop, differential and
