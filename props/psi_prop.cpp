@@ -217,6 +217,31 @@ TEST(PsiProp, MutantsAreCaughtOnGeneratedScripts) {
   }
 }
 
+// psi_irq.group_ledger before 6.10, by hand: task 1 (group 1) runs on cpu 0; a 1000 ns hardirq
+// from 100; inside it (at 600) a wakeup from cpu 1 updates rq 0's clock, when the irq is not yet
+// in irq_time_read(); at 1100 the irq ends; __schedule at 1200 (to task 2, group 2) updates the
+// clock by 600 ns, so of the 1000 ns accrued it takes 600 (clamped) for task 1's group and
+// carries 400, which the tick at 2200, with task 2 current, takes for group 2 (a tick 100 ns
+// after the switch would take only 100 of it). The ledger from
+// the update points and the ground-truth irq time says the same, and it runs on 6.1-6.9 too.
+TEST(PsiProp, GroupLedgerBefore610FollowsTheRqClockClamp) {
+  const auto s = parse_script(
+                     "psi v1\ncpus 2\ngroup 1 parent 0\ngroup 2 parent 0\ntask 1 group 1\ntask 2 group 2\n"
+                     "schedule 0 1\nwait 100\nirq_enter 0\nwait 500\nwakeup 0 by 1\nwait 500\nirq_exit 0\n"
+                     "wait 100\nschedule 0 2\nwait 1000\ntick 0\n")
+                     .value();
+  for (auto v : {arch::v(6, 1), arch::v(6, 6)}) {
+    PsiCfg c;
+    c.ver = v;
+    const auto r = run_script(s, c);
+    ASSERT_FALSE(r.error);
+    ASSERT_FALSE(r.violation) << v.str() << " " << r.violation->invariant << ": " << r.violation->message;
+    EXPECT_EQ(r.world.v.gc[1][0].irq_full, 600u) << v.str();
+    EXPECT_EQ(r.world.v.gc[2][0].irq_full, 400u) << v.str();
+    EXPECT_EQ(r.world.v.gc[0][0].irq_full, 1000u) << v.str();
+  }
+}
+
 // NoNegGuard drops the (s64)delta < 0 test, which no concrete run takes: irq_time_read() never
 // goes back and rq->psi_irq_time is only set from it. On every generated script it is the
 // faithful model, result for result; the Z3 job psi_irq.neg_guard (test/psi/psi_proof_test.cpp,

@@ -82,6 +82,10 @@ class Checker {
     int prev = 0, next = 0;         // Switch
     std::vector<int> group_before;  // group of each task before the event (truth)
     std::vector<int> curr_before;   // rq->curr per CPU before the event
+    // The rqs whose clock the event brings up to date (update_rq_clock), in order, each while
+    // rq->curr and the groups are still as before the event (the script runner's statement of
+    // where the kernel calls it: sched_tick, __schedule, task_sched_runtime, ttwu's enqueue).
+    std::vector<int> rq_clock;
   };
 
   Checker(const model::psi::PsiCfg& cfg, const model::psi::World<Concrete>& w0) : cfg_(cfg) {
@@ -91,6 +95,7 @@ class Checker {
     charged_.assign(w0.v.cpu.size(), 0);
     ledger_ = expected_;
     ledger_base_.assign(w0.v.cpu.size(), 0);
+    for (const auto& c : w0.v.cpu) ledger_clock_.push_back(c.acct.rq.clock);
     total0_.clear();
     for (const auto& c : w0.v.cpu) total0_.push_back(c.acct.irqtime.total);
   }
@@ -188,7 +193,7 @@ class Checker {
         found.push_back(
             {"psi_irq.bounded_lag", fmt::format("cpu {}: {} ns still pending after a charge point", c, pending)});
     }
-    // psi_irq.group_ledger (6.10+): per cgroup and CPU, times[IRQ_FULL] against a ledger kept
+    // psi_irq.group_ledger (every version): per cgroup and CPU, times[IRQ_FULL] against a ledger kept
     // from the ground truth alone (the irq time that ran, the tasks' groups, the charge points of
     // the version's rule), not from the model's charge log: at a charge point the irq time
     // accrued on the CPU since its last one goes to the charged task's group and each enabled
@@ -206,9 +211,22 @@ class Checker {
         ledger_base_[c] = accrued_[c];
       }
     }
-    if (cfg_.charge_at_tick())
-      if (auto v = per_group(w, "psi_irq.group_ledger", "the ground truth gives its subtree", ledger_))
-        found.push_back(*v);
+    // 6.1-6.9: at each update_rq_clock(rq c) the irq time accrued on c since the last one,
+    // clamped to the rq clock's advance (the rest carried), goes to rq->curr's group and each
+    // enabled ancestor; with the idle task current it is consumed uncharged.
+    if (cfg_.has_psi_irq() && cfg_.charge_in_clock())
+      for (int c : e.rq_clock) {
+        const std::uint64_t now = w.v.now, last = ledger_clock_[std::size_t(c)];
+        const std::uint64_t took =
+            std::min(accrued_[std::size_t(c)] - ledger_base_[std::size_t(c)], now > last ? now - last : 0);
+        ledger_clock_[std::size_t(c)] = std::max(now, last);
+        ledger_base_[std::size_t(c)] += took;
+        if (const int task = e.curr_before[std::size_t(c)]; task > 0)
+          for (int g : w.c.chain(e.group_before[std::size_t(task)]))
+            if (before.c.enabled[g]) ledger_[g][std::size_t(c)] += took;
+      }
+    if (auto v = per_group(w, "psi_irq.group_ledger", "the ground truth gives its subtree", ledger_))
+      found.push_back(*v);
     // psi_irq.state_clock: a psi_group_cpu whose state changed in the event (times[IRQ_FULL] or
     // its sequence count moved) had its running state interval closed by record_times() at the
     // event's clock; no state clock is ahead of the clock.
@@ -295,9 +313,10 @@ class Checker {
 
   model::psi::PsiCfg cfg_;
   std::vector<std::vector<std::uint64_t>> expected_;  // u64 sum of charges per [group][cpu]
-  std::vector<std::vector<std::uint64_t>> ledger_;    // the same from the ground truth (6.10+)
+  std::vector<std::vector<std::uint64_t>> ledger_;    // the same from the ground truth
   std::vector<std::uint64_t> accrued_, total0_, charged_, idle_pending_;
-  std::vector<std::uint64_t> ledger_base_;  // per CPU: accrued at its last charge point
+  std::vector<std::uint64_t> ledger_base_;   // per CPU: accrued at its last charge point (6.1-6.9: taken so far)
+  std::vector<std::uint64_t> ledger_clock_;  // per CPU: the clock at its last update_rq_clock (6.1-6.9)
   std::uint64_t idle_charged_ = 0;
   std::string idle_finding_;
   std::size_t n_faults_ = 0, n_charges_ = 0;

@@ -29,9 +29,9 @@ class GenBackend {
     for (std::size_t j = 0; j < k_.p.header.tasks.size(); ++j) {  // residues a declared task starts with
       const auto& decl = k_.p.header.tasks[j];
       auto& v = out_.vtime[n + j];
-      v.utime = decl.vtime_utime.value_or(0);
+      v.utime = decl.vtime_utime.value_or(0) + KACCT_MUTANT(445, 0, decl.vtime_gtime.value_or(0));
       v.stime = decl.vtime_stime.value_or(0);
-      v.gtime = decl.vtime_gtime.value_or(0);
+      v.gtime = KACCT_MUTANT(445, decl.vtime_gtime.value_or(0), 0);
       v.consumed = v.utime + v.stime + v.gtime;  // ghost: taken before the trace
     }
     last_view_.assign(k_.p.tasks.size(), {0, 0});
@@ -208,8 +208,8 @@ class GenBackend {
     if (!g_.fork_copies_residues) return;
     auto& c = out_.vtime[child];
     const auto& p = out_.vtime[parent];
-    c.utime = p.utime;
-    c.stime = p.stime;
+    c.utime = KACCT_MUTANT(444, p.utime, p.stime);
+    c.stime = KACCT_MUTANT(444, p.stime, p.utime);
     c.gtime = p.gtime;
     c.consumed = c.utime + c.stime + c.gtime;
     out_.inherited[child] = c.consumed;

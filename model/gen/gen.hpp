@@ -146,7 +146,7 @@ struct GenStep {
   u64<D> get_delta(VtimeTask<D>& v, VtimeCtl& s, const GenNow<D>& n) {
     auto delta = vtime_delta(v, n);
     auto other = d.template lit<64>(0);
-    if (g.other_time) {
+    if (g.other_time && KACCT_MUTANT(442, true, s.state != VT_USER)) {
       ++cost.other_time_calls;
       other = account_other_time(d, tc, c, KACCT_MUTANT(404, delta, d.template lit<64>(~std::uint64_t{0})));
     }
@@ -206,7 +206,10 @@ struct GenStep {
   // vtime_account_user (<= 4.12) / the user part of vtime_user_exit (4.13+).
   void flush_user(VtimeTask<D>& v, TaskAcct<D>& t, VtimeCtl& s, const GenCtx& x, const GenNow<D>& n) {
     auto delta = get_delta(v, s, n);
-    if (g.variant != GenVariant::Accum) return sink_user(v, t, s, x, delta);
+    if (g.variant != GenVariant::Accum)
+      return KACCT_MUTANT(
+          443, sink_user(v, t, s, x, delta),
+          g.variant == GenVariant::Jiffy ? sink_system(v, t, s, x, delta, false) : sink_user(v, t, s, x, delta));
     accumulate(v, KACCT_MUTANT(410, &VtimeTask<D>::utime, &VtimeTask<D>::stime), t, delta,
                [&](VtimeTask<D>& sv, CpuAcct<D>& sc, TaskAcct<D>& st, u64<D> a) {
                  GenStep<D> inner{d, tc, g, sc, vc, cost};

@@ -238,6 +238,7 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
         break;
       case Ev::Tick:
         info.kind = spec::psi::Checker::EventInfo::Tick;
+        info.rq_clock = {cpu};
         sched_tick(d, cfg, w, cpu);
         break;
       case Ev::Schedule: {
@@ -247,14 +248,19 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
         info.kind = spec::psi::Checker::EventInfo::Switch;
         info.prev = w.c.curr[cpu];
         info.next = next;
+        info.rq_clock = {cpu};
         schedule(d, cfg, w, cpu, next);
         break;
       }
       case Ev::ClockGettime:
         if (w.c.curr[cpu] == 0) return fmt::format("cpu {} runs the idle task", cpu);
+        info.rq_clock = {cpu};
         clock_gettime_thread(d, cfg, w, cpu);
         break;
-      case Ev::Wakeup: wakeup(d, cfg, w, cpu, int(e.by)); break;
+      case Ev::Wakeup:
+        info.rq_clock = {cpu};
+        wakeup(d, cfg, w, cpu, int(e.by));
+        break;
       case Ev::Move: cgroup_move(d, w, int(e.a), int(e.b), int(e.by)); break;
       case Ev::Pressure: set_pressure(d, w, int(e.a), e.b != 0, int(e.by)); break;
       case Ev::RaceTickMove:
@@ -262,6 +268,7 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
           return fmt::format("task {} last ran on cpu {}, not {}", e.b, w.c.tasks[e.b].cpu, cpu);
         if (int(e.by) == cpu) return "the move must come from another cpu";
         info.kind = spec::psi::Checker::EventInfo::Tick;
+        info.rq_clock = {cpu};  // the tick's (the NoLock overlap's second one is 6.10+ only)
         race_tick_move(d, cfg, w, cpu, int(e.b), int(e.c), int(e.by));
         break;
     }

@@ -207,8 +207,12 @@ void update_rq_clock(D& d, const TickCfg& cfg, CpuAcct<D>& c, u64<D> now) {
         s.rq.clock = d.add(s.rq.clock, delta);
         auto left = delta;
         if (cfg.irq_time) {
-          auto irq = KACCT_MUTANT(133, d.min(d.sub(s.irqtime.total, s.rq.prev_irq_time), left),
-                                  d.sub(s.irqtime.total, s.rq.prev_irq_time));
+          // 140: the clamp bound only with steal accounting (the clamp inside the steal block)
+          auto irq = KACCT_MUTANT(
+              133,
+              d.min(d.sub(s.irqtime.total, s.rq.prev_irq_time),
+                    KACCT_MUTANT(140, left, cfg.steal ? left : d.sub(s.irqtime.total, s.rq.prev_irq_time))),
+              d.sub(s.irqtime.total, s.rq.prev_irq_time));
           s.rq.prev_irq_time = d.add(s.rq.prev_irq_time, irq);
           left = KACCT_MUTANT(137, d.sub(left, irq), left);
         }

@@ -87,17 +87,19 @@ def catalogue():
             continue
         i, mech, desc = line.split("\t")
         rows[int(i)] = {"id": int(i), "mechanism": mech, "description": desc, "where": []}
-    pat = re.compile(r"KACCT_MUTANT(?:_DROP)?\((\d+),")
+    # (clang-format may break the line right after the parenthesis: the id's line counts)
+    pat = re.compile(r"KACCT_MUTANT(?:_DROP)?\(\s*(\d+),")
     for base in ("model", "arch"):
         for p in sorted((ROOT / base).rglob("*")):
             if p.suffix not in (".hpp", ".cpp") or p.name == "mutation.hpp":
                 continue
-            for n, text in enumerate(p.read_text().splitlines(), 1):
-                for m in pat.finditer(text):
-                    i = int(m.group(1))
-                    if i not in rows:
-                        sys.exit(f"{p.relative_to(ROOT)}:{n}: mutant {i} is not in {CATALOGUE.name}")
-                    rows[i]["where"].append(f"{p.relative_to(ROOT)}:{n}")
+            text = p.read_text()
+            for m in pat.finditer(text):
+                n = text.count("\n", 0, m.start(1)) + 1
+                i = int(m.group(1))
+                if i not in rows:
+                    sys.exit(f"{p.relative_to(ROOT)}:{n}: mutant {i} is not in {CATALOGUE.name}")
+                rows[i]["where"].append(f"{p.relative_to(ROOT)}:{n}")
     missing = [i for i, r in rows.items() if not r["where"]]
     if missing:
         sys.exit(f"catalogue ids not in the source: {missing}")
