@@ -321,18 +321,45 @@ constexpr std::optional<Patch> find_patch(std::string_view id) {
     if (p.id.substr(0, id.size()) == id && id.size() >= 7) return p;
   return std::nullopt;
 }
+namespace detail {
+// An id's first 8 bytes as one integer (zero-padded): model steps ask applied() per event, and a
+// scan of these finds the entry without comparing strings (ids that match share the prefix).
+constexpr std::uint64_t id_prefix(std::string_view s) {
+  std::uint64_t k = 0;
+  for (std::size_t i = 0; i < 8; ++i) k = (k << 8) | (i < s.size() ? std::uint8_t(s[i]) : 0u);
+  return k;
+}
+inline constexpr auto patch_prefixes = [] {
+  std::array<std::uint64_t, patches.size()> a{};
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = id_prefix(patches[i].id);
+  return a;
+}();
+inline constexpr auto backport_prefixes = [] {
+  std::array<std::uint64_t, backports.size()> a{};
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = id_prefix(backports[i].id);
+  return a;
+}();
+}  // namespace detail
 // Is the patch in this release? In every point release of its mainline release's series and
 // later ones, and in a stable series that got it from the backported point release on. A distro
 // build answers as its base point release. (An unknown id is a programming error: it throws.)
 constexpr bool applied(std::string_view id, KVersion ver) {
-  for (const auto& p : patches)
+  const std::uint64_t key = detail::id_prefix(id);
+  for (std::size_t i = 0; i < patches.size(); ++i) {
+    if (detail::patch_prefixes[i] != key) continue;
+    const auto& p = patches[i];
     if (p.id == id) {
       if (p.local) return false;  // a kacct-local fix is in no release
       if (ver.series() >= p.after) return true;
-      for (const auto& b : backports)
-        if (b.id == id && b.first.series() == ver.series() && ver.upstream() >= b.first) return true;
+      for (std::size_t j = 0; j < backports.size(); ++j) {
+        const auto& b = backports[j];
+        if (detail::backport_prefixes[j] == key && b.id == id && b.first.series() == ver.series() &&
+            ver.upstream() >= b.first)
+          return true;
+      }
       return false;
     }
+  }
   throw std::logic_error("arch::applied: unknown patch id " + std::string(id));
 }
 // The stable series (other than the patch's own mainline release) that carry a patch, oldest first.

@@ -66,12 +66,16 @@ struct TaskCputime {  // the (utime, stime, sum_exec_runtime) read of a task or 
 
 // floor(log2(x)) as the kernel's ilog2() on a non-constant: fls64(x) - 1, so -1 for 0.
 // Written as a balanced search over the domain so that it has no loop.
+// A domain with a native ilog2 (the concrete one: bsr) runs that instead.
 template <class D>
 u64<D> ilog2_u64(D& d, u64<D> x) {
+  const bool strict = KACCT_MUTANT(726, false, true);  // the mutant's "<" acts in every domain
+  if constexpr (requires { D::ilog2_u64(x); })
+    if (!strict) return D::ilog2_u64(x);
   u64<D> r = d.template lit<64>(0);
   for (unsigned s : {32u, 16u, 8u, 4u, 2u, 1u}) {
-    auto big = KACCT_MUTANT(726, d.ule(d.template lit<64>(std::uint64_t{1} << s), x),
-                            d.ult(d.template lit<64>(std::uint64_t{1} << s), x));
+    auto big = strict ? d.ult(d.template lit<64>(std::uint64_t{1} << s), x)
+                      : d.ule(d.template lit<64>(std::uint64_t{1} << s), x);
     x = d.select(big, d.lshr(x, d.template lit<64>(s), "ilog2.shift"), x);
     r = d.select(big, d.add(r, d.template lit<64>(s)), r);
   }
@@ -162,7 +166,8 @@ u64<D> mul_hi_u64(D& d, u64<D> a, u64<D> b) {
 // stime * rtime / total by the era's routine. ScaleDiv::Abstract is the proofs' abstraction,
 // implemented by the symbolic domain (`Symbolic::abstract_mul_div`); concretely it is exact.
 template <class D>
-u64<D> scale(D& d, ScaleDiv how, u64<D> stime, u64<D> rtime, u64<D> total, bool overflow_max = false) {
+inline KACCT_INLINE u64<D> scale(D& d, ScaleDiv how, u64<D> stime, u64<D> rtime, u64<D> total,
+                                 bool overflow_max = false) {
   switch (how) {
     case ScaleDiv::Loop32: return scale_stime_loop32(d, stime, rtime, total);
     case ScaleDiv::Generic2020: return mul_u64_u64_div_u64_generic(d, stime, rtime, total);
@@ -192,7 +197,7 @@ PrevCputime<D> cputime_adjust(D& d, const AdjustCfg& cfg, const TaskCputime<D>& 
   // "if (prev->stime + prev->utime >= rtime) goto out": nothing new to hand out.
   auto stale =
       KACCT_MUTANT(701, d.ule(rtime, d.add(prev.stime, prev.utime)), d.ult(rtime, d.add(prev.stime, prev.utime)));
-  when(d, d.bnot(stale), s, [&](S& st) {
+  when(d, d.bnot(stale), s, [&](S& st) KACCT_INLINE {
     if (cfg.era == AdjustEra::PerFieldMax) {
       // <= 4.2: utime == 0 -> all stime; stime == 0 -> all utime; else scale; then each prev
       // field advances to max(prev, new) on its own.
@@ -210,14 +215,14 @@ PrevCputime<D> cputime_adjust(D& d, const AdjustCfg& cfg, const TaskCputime<D>& 
       st.prev.utime = d.max(st.prev.utime, st.utime);
       return;
     }
-    auto clamp = [&](S& t) {  // "make sure stime doesn't go backwards; stime + utime == rtime"
+    auto clamp = [&](S& t) KACCT_INLINE {  // "make sure stime doesn't go backwards; stime + utime == rtime"
       t.stime = KACCT_MUTANT(703, d.max(t.stime, t.prev.stime), t.stime);
       t.utime = d.sub(rtime, t.stime);
       auto back = KACCT_MUTANT(704, d.ult(t.utime, t.prev.utime), d.ult(t.prev.utime, t.utime));
       t.utime = d.select(back, t.prev.utime, t.utime);
       t.stime = KACCT_MUTANT(705, d.select(back, d.sub(rtime, t.prev.utime), t.stime), t.stime);
     };
-    auto scaled = [&](S& t) {
+    auto scaled = [&](S& t) KACCT_INLINE {
       t.stime = KACCT_MUTANT(707, scale(d, cfg.div, t.stime, rtime, d.add(t.stime, t.utime), cfg.overflow_max),
                              scale(d, cfg.div, t.utime, rtime, d.add(t.stime, t.utime), cfg.overflow_max));
       if (KACCT_MUTANT(706, cfg.era == AdjustEra::ClampToRtime, false)) t.stime = d.min(t.stime, rtime);

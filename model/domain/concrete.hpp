@@ -184,11 +184,31 @@ struct Concrete {
   // Exact a*b/c with a 128-bit intermediate (x86-64 mulq/divq; the generic C code since the
   // 2025 rewrite). Obligations: c != 0 and the quotient fits in 64 bits (else #DE on x86-64).
   std::uint64_t mul_u64_u64_div_u64(std::uint64_t a, std::uint64_t b, std::uint64_t c, std::string_view site) {
+    const unsigned __int128 n = (unsigned __int128)a * b;
+    if (std::uint64_t(n >> 64) < c) [[likely]]  // c != 0 and the quotient fits: both obligations hold
+      return udiv_128_64(n, c);
     require(c != 0, site);
     if (c == 0) return ~std::uint64_t(0);
-    unsigned __int128 q = (unsigned __int128)a * b / c;
+    unsigned __int128 q = n / c;
     require((q >> 64) == 0, "mul_u64_u64_div_u64.quotient_fits");
     return static_cast<std::uint64_t>(q);
+  }
+  // n / c for a quotient known to fit in 64 bits (n >> 64 < c): one divq on x86-64, where the
+  // plain 128-bit division is a libgcc __udivti3 call.
+  static std::uint64_t udiv_128_64(unsigned __int128 n, std::uint64_t c) {
+#if defined(__x86_64__)
+    std::uint64_t q, r;
+    asm("divq %4" : "=a"(q), "=d"(r) : "a"(std::uint64_t(n)), "d"(std::uint64_t(n >> 64)), "rm"(c) : "cc");
+    return q;
+#else
+    return std::uint64_t(n / c);
+#endif
+  }
+  // floor(log2(x)) of a u64 as the kernel's ilog2() of a non-constant (fls64(x) - 1, so all
+  // ones for 0): model::ilog2_u64() uses it where the domain has it (the symbolic domain builds
+  // the same function from selects).
+  static constexpr std::uint64_t ilog2_u64(std::uint64_t x) {
+    return x == 0 ? ~std::uint64_t{0} : std::uint64_t(63 - __builtin_clzll(x));
   }
 };
 

@@ -21,7 +21,7 @@ concept Reflected = hana::Struct<S>::value;
 // ---- branch: concretely one side runs; symbolically both run and the states are merged (the
 // Symbolic overloads of branch and when_each are in symbolic.hpp; ADL finds them).
 template <class State, class Then, class Else>
-void branch(Concrete&, bool c, State& s, Then&& then_fn, Else&& else_fn) {
+KACCT_INLINE inline void branch(Concrete&, bool c, State& s, Then&& then_fn, Else&& else_fn) {
   if (c)
     then_fn(s);
   else
@@ -30,6 +30,10 @@ void branch(Concrete&, bool c, State& s, Then&& then_fn, Else&& else_fn) {
 template <class D, class State, class Then>
 void when(D& d, const boolean<D>& c, State& s, Then&& then_fn) {
   branch(d, c, s, std::forward<Then>(then_fn), [](State&) {});
+}
+template <class State, class Then>
+KACCT_INLINE inline void when(Concrete&, bool c, State& s, Then&& then_fn) {
+  if (c) then_fn(s);
 }
 
 // when over several states at once: concretely the body runs in place on the states (no

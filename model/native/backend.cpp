@@ -270,8 +270,14 @@ class NativeBackend {
   // mftb(): the trace's tb= if given, else the TB derived from ts at the CPU's frequency (from
   // the last given value on this CPU, so that mixing given and derived values stays monotone);
   // PPC32 reads TBL only (the low W bits). Same for SPURR/PURR, at spurr_num/spurr_den of the rate.
-  static std::uint64_t derive(std::uint64_t ts, std::uint64_t hz) {
-    return std::uint64_t((unsigned __int128)ts * hz / 1'000'000'000u);
+  static std::uint64_t derive(std::uint64_t ts, std::uint64_t hz) { return muldiv_trunc(ts, hz, 1'000'000'000u); }
+  // a * b / c truncated to 64 bits, as the plain 128-bit expression; one divq when the quotient
+  // fits (every event derives its TB and SPURR: the libgcc call was a hot spot)
+  static std::uint64_t muldiv_trunc(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+    const unsigned __int128 n = (unsigned __int128)a * b;
+    if (std::uint64_t(n >> 64) < c) [[likely]]
+      return C::udiv_128_64(n, c);
+    return std::uint64_t(n / c);
   }
   std::uint64_t tb64_at(std::size_t i, const CEvent& e) {
     auto& h = hw_[e.cpu];
@@ -295,9 +301,7 @@ class NativeBackend {
       h.sp_ts = e.ts;
       h.sp_set = true;
     }
-    auto rate = [&](std::uint64_t ts) {
-      return std::uint64_t((unsigned __int128)derive(ts, cfg_.tb_hz) * cfg_.spurr_num / cfg_.spurr_den);
-    };
+    auto rate = [&](std::uint64_t ts) { return muldiv_trunc(derive(ts, cfg_.tb_hz), cfg_.spurr_num, cfg_.spurr_den); };
     if (h.sp_set) return UL(h.sp + rate(e.ts) - rate(h.sp_ts));
     return UL(rate(e.ts));
   }

@@ -274,13 +274,19 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
     }
     return "";
   };
+  // Per-event scratch kept across events (assignments reuse their capacity: no allocation per
+  // event), and each kind's cost entry found once.
+  spec::psi::Checker::EventInfo info;
+  World<Concrete> before;  // the values and the lock/pressure state (not the growing logs)
+  std::vector<KindCosts*> kind_costs;
   static_cast<script::RunStatus&>(r) = grammar().run(s, [&](std::size_t, const Event& e) {
-    spec::psi::Checker::EventInfo info;
+    info.kind = spec::psi::Checker::EventInfo::Other;
     info.cpu = int(e.a);
+    info.prev = info.next = 0;
+    info.group_before.clear();
     for (const auto& t : w.c.tasks) info.group_before.push_back(t.group);
     info.group_before[0] = 0;
     info.curr_before = w.c.curr;
-    World<Concrete> before;  // the values and the lock/pressure state (not the growing logs)
     if (check) {
       before.v = w.v;
       before.c.enabled = w.c.enabled;
@@ -288,7 +294,10 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
     }
     const Costs c0 = w.c.costs;
     if (auto why = step(e, info); !why.empty()) return script::impossible(std::move(why));
-    auto& k = r.per_kind[std::string(event_name(e.kind))];
+    const auto ki = std::size_t(e.kind);
+    if (ki >= kind_costs.size()) kind_costs.resize(ki + 1, nullptr);
+    if (!kind_costs[ki]) kind_costs[ki] = &r.per_kind[std::string(event_name(e.kind))];
+    auto& k = *kind_costs[ki];
     k.calls++;
     Costs dc;
     dc.clock_reads = w.c.costs.clock_reads - c0.clock_reads;

@@ -82,6 +82,9 @@ struct kd_api {
   int (*task_cputime)(const struct kd_task* p, const struct kd_vtime* v, uint64_t now, uint64_t* utime,
                       uint64_t* stime);
   const char* version; /* the tree's VERSION.PATCHLEVEL.SUBLEVEL */
+  /* cputime_adjust() called directly, without the trap guard (bench/bench_adjust.cpp): only for
+   * inputs that cannot trap */
+  void (*cputime_adjust_bare)(const uint64_t curr[3], uint64_t prev[2], uint64_t out[2]);
 };
 
 extern const struct kd_api k61x86_api, k61gen_api, k612x86_api, k612gen_api;

@@ -68,6 +68,19 @@ static void kd_adjust(const uint64_t curr[3], uint64_t prev[2], uint64_t out[2],
   out[1] = st;
 }
 
+static void kd_adjust_bare(const uint64_t curr[3], uint64_t prev[2], uint64_t out[2]) {
+  struct task_cputime tc = {.utime = curr[0], .stime = curr[1], .sum_exec_runtime = curr[2]};
+  static struct prev_cputime pc;
+  u64 ut = 0, st = 0;
+  pc.utime = prev[0];
+  pc.stime = prev[1];
+  cputime_adjust(&tc, &pc, &ut, &st);
+  prev[0] = pc.utime;
+  prev[1] = pc.stime;
+  out[0] = ut;
+  out[1] = st;
+}
+
 static void load(const struct kd_cpu* c, const struct kd_task* p, const struct kd_ctx* x) {
   memcpy(kd_kcpustat.cpustat, c->cpustat, sizeof c->cpustat);
   kd_rq.prev_steal_time = c->prev_steal_time;
@@ -243,6 +256,6 @@ static uint64_t kd_tick_fn(enum kd_tick_fn f, struct kd_cpu* c, struct kd_task* 
   return r;
 }
 
-const struct kd_api KD_SYM(api) = {KD_NAME,       kd_mul,     kd_adjust,       kd_tick,
-                                   kd_idle_ticks, kd_irq,     kd_vtime_op,     kd_vtime_switch,
-                                   kd_psi,        kd_tick_fn, kd_task_cputime, KD_TREE_VERSION};
+const struct kd_api KD_SYM(api) = {KD_NAME,         kd_mul,          kd_adjust,       kd_tick, kd_idle_ticks,
+                                   kd_irq,          kd_vtime_op,     kd_vtime_switch, kd_psi,  kd_tick_fn,
+                                   kd_task_cputime, KD_TREE_VERSION, kd_adjust_bare};
