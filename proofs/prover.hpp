@@ -14,11 +14,15 @@ namespace kacct::proofs {
 
 // Budgets are deterministic: a budget of N ms is N * kRlimitPerMs Z3 resource units (rlimit,
 // counted in solver steps: the same on every machine with the same Z3, so a verdict does not
-// depend on the machine's load; ~1100-3700 units are one ms of CPU here). The wall clock stops a
-// try only at kWallBackstop times its budget, and never before kWallFloorMs (at a load average
-// of 16 on 2 cores a 3 s budget took 25 s of wall time): a last-resort guard against a solver
-// that hangs (unknown), not a budget.
-inline constexpr unsigned kRlimitPerMs = 1500;
+// depend on the machine's load). 1100-3700 units are one ms of CPU here: at 4000 a try gets at
+// least the units it could spend in its budget as wall time before, so no query that a
+// wall-clock budget decided goes undecided (at 1500, gen_vtime.task_switch.monotonic of
+// 6.1-accum+irqtime+steal did: its plain bit-blasting try needs more than 54M units). The tick
+// jobs keep their measured 1500 (SolveHint::rlimit_per_ms). The wall clock stops a try only at
+// kWallBackstop times its budget, and never before kWallFloorMs (at a load average of 16 on 2
+// cores a 3 s budget took 25 s of wall time): a last-resort guard against a solver that hangs
+// (unknown), not a budget.
+inline constexpr unsigned kRlimitPerMs = 4000;
 inline constexpr unsigned kWallBackstop = 8;
 inline constexpr unsigned kWallFloorMs = 600'000;
 // Sets `p` to a budget of `budget_ms` (rlimit, and the wall-clock backstop).
