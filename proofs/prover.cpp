@@ -145,18 +145,19 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
     if (!lemmas && hint && hint->last == 3) order = {{0, 3000}, {1, 3000}, {2, 0}, {1, 0}};
     z3::check_result r = z3::unknown;
     unsigned tried = 0;
-    unsigned given_ms = 0;
+    // Budget used by earlier tries: the tick jobs (their own measured rate) count what was given,
+    // the others what was spent (as the wall clock did), so that a later try gets no less.
+    unsigned used_ms = 0;
+    const unsigned rate = hint && hint->rlimit_per_ms ? hint->rlimit_per_ms : kRlimitPerMs;
     const bool report = std::getenv("KACCT_PROOF_RLIMIT");
     std::string why;
     for (std::size_t i = 0; i < order.size() && r == z3::unknown; ++i) {
-      // The budget already given to earlier tries counts, not the wall clock.
-      const unsigned used = given_ms;
+      const unsigned used = used_ms;
       if (i > 0 && used + 100 >= timeout_ms) break;
       unsigned budget = timeout_ms > used ? timeout_ms - used : 1;
       if (order[i].second) budget = std::min(budget, order[i].second);
       // an uncapped try that is not the last one leaves a third for the others
       if (!order[i].second && i + 1 < order.size() && budget > 3000) budget = budget * 2 / 3;
-      given_ms += budget;
       z3::params pi(ctx);
       set_budget(pi, budget, hint ? hint->rlimit_per_ms : 0);
       pi.set("random_seed", 0u);
@@ -179,10 +180,10 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
       r = t.check();
       const std::uint64_t spent = rlimit_count(t) - before;
       out.rlimit += spent;
+      used_ms += hint && hint->rlimit_per_ms ? budget : unsigned((spent + rate - 1) / rate);
       if (report)
         fmt::print(stderr, "rlimit: strategy {} budget {} ms ({} units): {} units, {} ms, {}\n", st, budget,
-                   std::uint64_t(budget) * (hint && hint->rlimit_per_ms ? hint->rlimit_per_ms : kRlimitPerMs), spent,
-                   elapsed_ms() - ts,
+                   std::uint64_t(budget) * rate, spent, elapsed_ms() - ts,
                    r == z3::sat     ? "sat"
                    : r == z3::unsat ? "unsat"
                                     : "unknown");
