@@ -344,7 +344,7 @@ Result exact_facts_64(unsigned timeout_ms, const DivFactsFn& facts_of) {
     // non-incremental nonlinear tactic does not finish and Z3 4.8.12 hangs in its timer.
     z3::solver s(ctx);
     z3::params p(ctx);
-    p.set("timeout", timeout_ms);
+    set_budget(p, timeout_ms);
     p.set("random_seed", 0u);
     s.set(p);
     for (const auto& x : as) s.add(x);

@@ -210,7 +210,7 @@ Result udiv_product_lemma(unsigned timeout_ms) {
   try {
     z3::context c;
     z3::params p(c);
-    p.set("timeout", timeout_ms);
+    set_budget(p, timeout_ms);
     auto a = c.real_const("a"), b = c.real_const("b"), cc = c.real_const("c"), q = c.real_const("q");
     z3::solver s = z3::tactic(c, "qfnra-nlsat").mk_solver();
     s.set(p);
@@ -508,7 +508,7 @@ Result tb_to_ns_job(std::uint64_t tb_hz, unsigned timeout_ms, std::uint64_t slac
       return done();
     }
     z3::params p(c);
-    p.set("timeout", timeout_ms);
+    set_budget(p, timeout_ms);
     p.set("random_seed", 0u);
     z3::solver s(c, "QF_LIA");
     s.set(p);

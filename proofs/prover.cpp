@@ -53,8 +53,19 @@ void lemma_instances(const z3::expr& e, std::set<unsigned>& seen, std::vector<z3
 }
 }  // namespace
 
-// With a CPU budget (rlimit), the wall clock only stops a try that runs this many times over.
-constexpr unsigned kWallBackstop = 8;
+void set_budget(z3::params& p, unsigned budget_ms, unsigned rlimit_per_ms) {
+  const std::uint64_t units = std::uint64_t(budget_ms) * (rlimit_per_ms ? rlimit_per_ms : kRlimitPerMs);
+  p.set("rlimit", unsigned(std::min<std::uint64_t>(units, UINT32_MAX)));
+  const std::uint64_t wall = std::max<std::uint64_t>(std::uint64_t(budget_ms) * kWallBackstop, kWallFloorMs);
+  p.set("timeout", unsigned(std::min<std::uint64_t>(wall, UINT32_MAX)));
+}
+
+std::uint64_t rlimit_count(const z3::solver& s) {
+  const z3::stats st = s.statistics();
+  for (unsigned i = 0; i < st.size(); ++i)
+    if (st.key(i) == "rlimit count") return st.is_uint(i) ? st.uint_value(i) : std::uint64_t(st.double_value(i));
+  return 0;
+}
 
 const LemmaProof& bv_lemmas() {
   static const LemmaProof proof = [] {
@@ -87,7 +98,7 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
   std::string dumped;
   try {
     z3::params p(ctx);
-    p.set("timeout", timeout_ms);
+    set_budget(p, timeout_ms, hint ? hint->rlimit_per_ms : 0);
     p.set("random_seed", 0u);  // determinism
     // Vacuity: the assumptions alone must be satisfiable. A separate solver keeps the main
     // query non-incremental, so that Z3's QF_BV tactic (bit-blast + SAT) handles it.
@@ -134,25 +145,21 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
     if (!lemmas && hint && hint->last == 3) order = {{0, 3000}, {1, 3000}, {2, 0}, {1, 0}};
     z3::check_result r = z3::unknown;
     unsigned tried = 0;
-    const bool cpu_budget = hint && hint->rlimit_per_ms;
-    unsigned given_ms = 0;
+    // Budget used by earlier tries: the tick jobs (their own measured rate) count what was given,
+    // the others what was spent (as the wall clock did), so that a later try gets no less.
+    unsigned used_ms = 0;
+    const unsigned rate = hint && hint->rlimit_per_ms ? hint->rlimit_per_ms : kRlimitPerMs;
+    const bool report = std::getenv("KACCT_PROOF_RLIMIT");
     std::string why;
     for (std::size_t i = 0; i < order.size() && r == z3::unknown; ++i) {
-      // With a CPU budget the time already given to earlier tries counts, not the wall clock.
-      const unsigned used = cpu_budget ? given_ms : elapsed_ms();
+      const unsigned used = used_ms;
       if (i > 0 && used + 100 >= timeout_ms) break;
       unsigned budget = timeout_ms > used ? timeout_ms - used : 1;
       if (order[i].second) budget = std::min(budget, order[i].second);
       // an uncapped try that is not the last one leaves a third for the others
       if (!order[i].second && i + 1 < order.size() && budget > 3000) budget = budget * 2 / 3;
-      given_ms += budget;
       z3::params pi(ctx);
-      if (cpu_budget) {
-        pi.set("rlimit", budget * hint->rlimit_per_ms);
-        pi.set("timeout", budget * kWallBackstop);
-      } else {
-        pi.set("timeout", budget);
-      }
+      set_budget(pi, budget, hint ? hint->rlimit_per_ms : 0);
       pi.set("random_seed", 0u);
       const int st = order[i].first;
       z3::solver t = st == 0 || st == 3 ? z3::solver(ctx) : (st == 1 ? cofactor : plain).mk_solver();
@@ -168,7 +175,18 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
         hint->lemma_instances += unsigned(inst.size());
       }
       if (i == 0 && std::getenv("KACCT_DUMP_SMT")) dumped = t.to_smt2();
+      const std::uint64_t before = rlimit_count(t);
+      const auto ts = elapsed_ms();
       r = t.check();
+      const std::uint64_t spent = rlimit_count(t) - before;
+      out.rlimit += spent;
+      used_ms += hint && hint->rlimit_per_ms ? budget : unsigned((spent + rate - 1) / rate);
+      if (report)
+        fmt::print(stderr, "rlimit: strategy {} budget {} ms ({} units): {} units, {} ms, {}\n", st, budget,
+                   std::uint64_t(budget) * rate, spent, elapsed_ms() - ts,
+                   r == z3::sat     ? "sat"
+                   : r == z3::unsat ? "unsat"
+                                    : "unknown");
       ++tried;
       if (r == z3::sat) out.model = t.get_model();
       if (r != z3::unknown) out.strategy = st;

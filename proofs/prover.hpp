@@ -3,6 +3,7 @@
 #include <z3++.h>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,14 +12,34 @@
 
 namespace kacct::proofs {
 
+// Budgets are deterministic: a budget of N ms is N * kRlimitPerMs Z3 resource units (rlimit,
+// counted in solver steps: the same on every machine with the same Z3, so a verdict does not
+// depend on the machine's load). 1100-3700 units are one ms of CPU here: at 4000 a try gets at
+// least the units it could spend in its budget as wall time before, so no query that a
+// wall-clock budget decided goes undecided (at 1500, gen_vtime.task_switch.monotonic of
+// 6.1-accum+irqtime+steal did: its plain bit-blasting try needs more than 54M units). The tick
+// jobs keep their measured 1500 (SolveHint::rlimit_per_ms). The wall clock stops a try only at
+// kWallBackstop times its budget, and never before kWallFloorMs (at a load average of 16 on 2
+// cores a 3 s budget took 25 s of wall time): a last-resort guard against a solver that hangs
+// (unknown), not a budget.
+inline constexpr unsigned kRlimitPerMs = 4000;
+inline constexpr unsigned kWallBackstop = 8;
+inline constexpr unsigned kWallFloorMs = 600'000;
+// Sets `p` to a budget of `budget_ms` (rlimit, and the wall-clock backstop).
+void set_budget(z3::params& p, unsigned budget_ms, unsigned rlimit_per_ms = kRlimitPerMs);
+// The resource units a solver's context has counted so far (the difference across a check() is
+// what it spent): KACCT_PROOF_RLIMIT=1 prints each try's, to measure what a job needs.
+std::uint64_t rlimit_count(const z3::solver& s);
+
 struct Solved {
   Verdict verdict = Verdict::Error;  // Holds: unsat; Violated: sat (model set); Unknown: timeout
   std::optional<z3::model> model;
   std::string reason;
   bool vacuous = false;  // Error because the assumptions alone are unsatisfiable
   double seconds = 0;
-  int strategy = -1;    // the strategy that decided (0 default, 1 cofactor, 2 plain, 3 lemmas), -1 none
-  bool lemmas = false;  // decided with instances of bv_lemmas() (strategy 3)
+  int strategy = -1;         // the strategy that decided (0 default, 1 cofactor, 2 plain, 3 lemmas), -1 none
+  bool lemmas = false;       // decided with instances of bv_lemmas() (strategy 3)
+  std::uint64_t rlimit = 0;  // resource units spent by every try
 };
 
 // Is `violated` satisfiable together with `assumptions`? The assumptions themselves are checked
@@ -32,9 +53,7 @@ struct Solved {
 // over the query's own differences and sums); `lemma_instances` counts the ones it added.
 // `split_first`: check_step goes straight to the conjuncts (where the whole goal was measured
 // to time out and its parts not).
-// `rlimit_per_ms`: budgets are Z3 resource units, this many per ms of budget (deterministic, so a
-// verdict does not depend on the machine's load; ~1100-3700 units are one ms of CPU here), with
-// the wall clock only a backstop; 0: wall-clock timeouts.
+// `rlimit_per_ms`: Z3 resource units per ms of budget (0: kRlimitPerMs, as without a hint).
 struct SolveHint {
   int last = 0;
   bool split = false;

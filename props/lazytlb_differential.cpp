@@ -11,6 +11,7 @@
 // on the bound values; the structure, the cost counters and the step log (mask clears, WARNs)
 // must then end equal, and the counters field by field.
 #include <algorithm>
+#include <list>
 #include <map>
 #include <set>
 #include <sstream>
@@ -133,28 +134,44 @@ std::vector<Mode> modes() {
   return out;
 }
 
+// The states an exploration keeps, one per distinct structural shape (the first), once per
+// configuration: the mutant modes start where the real code of their release does.
+const std::vector<World<Concrete>>& shapes_reached(const ExploreOptions& o) {
+  static std::list<std::pair<std::pair<Cfg, Sizes>, std::vector<World<Concrete>>>> cache;  // stable references
+  const std::pair key{o.header.cfg(), o.header.sizes};
+  for (const auto& [k, v] : cache)
+    if (k == key) return v;
+  std::vector<World<Concrete>> out;
+  std::set<std::string> shapes;
+  for (auto& w : explore(o, true).sample)
+    if (shapes.insert(structure_text(Structure{w.cpus, w.tasks, w.mms, w.ntasks, {}, {}})).second)
+      out.push_back(std::move(w));
+  cache.emplace_back(key, std::move(out));
+  return cache.back().second;
+}
+
 // Per mode and event kind: (world, event) instances, one per distinct structural shape, from
 // the reachable states of the real code (a mutant changes the step, not where it starts).
-using Instances = std::map<int, std::vector<std::pair<World<Concrete>, Event>>>;
-const Instances& instances(const Mode& m) {
-  static std::map<std::string, Instances> cache;
-  auto it = cache.find(m.name);
+using Instances = std::vector<std::pair<World<Concrete>, Event>>;
+const Instances& instances(const Mode& m, Op op) {
+  static std::map<std::pair<std::string, int>, Instances> cache;
+  const std::pair key{m.name, int(op)};
+  auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  Instances& out = cache[m.name];
-  std::set<std::string> shapes;
+  Instances& out = cache[key];
   for (Sizes sz : {Sizes{2, 3, 2}, Sizes{3, 3, 2}}) {
     ExploreOptions o;
     o.header = m.header;
     o.header.mutants.clear();
     o.header.sizes = sz;
     o.max_states = 1'500;
-    for (const auto& w : explore(o, true).sample) {
-      Structure s{w.cpus, w.tasks, w.mms, w.ntasks, {}, {}};
-      if (!shapes.insert(structure_text(s)).second) continue;
-      std::set<int> kinds;
+    o.stop_when_full = true;  // the same first 1,500 states, without expanding them all
+    for (const auto& w : shapes_reached(o))
       for (const auto& e : candidate_events(w, m.cfg))
-        if (not_enabled(w, m.cfg, e).empty() && kinds.insert(int(e.op)).second) out[int(e.op)].push_back({w, e});
-    }
+        if (e.op == op && why_not_enabled(w, m.cfg, e).empty()) {
+          out.push_back({w, e});
+          break;
+        }
   }
   return out;
 }
@@ -165,11 +182,10 @@ void event_in_every_mode(Op op) {
   const bool arbitrary_counters = *rc::gen::arbitrary<bool>();
   bool any = false;
   for (const auto& m : modes()) {
-    const auto& all = instances(m);
-    auto it = all.find(int(op));
-    if (it == all.end()) continue;
+    const auto& all = instances(m, op);
+    if (all.empty()) continue;
     any = true;
-    const auto& inst = it->second[*rc::gen::inRange<std::size_t>(0, it->second.size())];
+    const auto& inst = all[*rc::gen::inRange<std::size_t>(0, all.size())];
     const World<Concrete>& w = inst.first;
     const Event e = inst.second;
     auto cnt = w.cnt;

@@ -2,6 +2,7 @@
 #include "model/lazytlb/explore.hpp"
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <unordered_map>
 
@@ -111,65 +112,76 @@ std::string state_key(const World<Concrete>& w) {
 
 bool cpus_symmetric(const Cfg& cfg) { return !cfg.mut_shoot_skip_cpu; }  // "the highest CPU"
 
+namespace {
+using Sig = std::vector<std::int64_t>;
+// canonical_key's buffers, reused across the calls of one exploration (a key per transition).
+struct KeyScratch {
+  std::vector<Sig> msig, tsig, csig;
+  Sig t1, t2;
+  Renaming r;
+  std::string k;
+};
+
 // Signatures use no object numbers, only what a renaming keeps (kinds, counts, the signatures
 // of what an object points to), so renamed states sort alike; the least key is then taken
 // over the renamings inside each run of equal signatures (free slots excluded: nothing points
 // to them, any order of them gives the same key).
-std::string canonical_key(const World<Concrete>& w, bool rename_cpus) {
-  using Sig = std::vector<std::int64_t>;
+void canonical_key_into(std::string& best, const World<Concrete>& w, bool rename_cpus, KeyScratch& z) {
   const int nc = int(w.cpus.size()), nt = w.ntasks, nm = int(w.mms.size());
   auto kind = [](Ref x) -> std::int64_t { return x == kNull ? 0 : x == kInitMm ? 1 : 2; };
-  std::vector<Sig> msig(nm), tsig(nt), csig(nc);
+  auto& msig = z.msig;
+  auto& tsig = z.tsig;
+  auto& csig = z.csig;
+  msig.resize(nm), tsig.resize(nt), csig.resize(nc);
   for (int m = 0; m < nm; ++m) {
     const Mm& mm = w.mms[m];
     std::int64_t users = 0, actives = 0, prevs = 0;
     for (const Task& t : w.tasks) users += t.mm == m, actives += t.active_mm == m;
     for (const Cpu& c : w.cpus) prevs += c.prev_mm == m;
-    msig[m] = {std::int64_t(mm.st),
-               mm.ext_users,
-               mm.ext_grabs,
-               std::int64_t(w.cnt[m].mm_users),
-               std::int64_t(w.cnt[m].mm_count),
-               mm.mask.count(),
-               users,
-               actives,
-               prevs};
+    msig[m].assign({std::int64_t(mm.st), mm.ext_users, mm.ext_grabs, std::int64_t(w.cnt[m].mm_users),
+                    std::int64_t(w.cnt[m].mm_count), mm.mask.count(), users, actives, prevs});
   }
   auto mm_sig = [&](Sig& s, Ref m) {
     s.push_back(kind(m));
     if (m >= 0) s.insert(s.end(), msig[m].begin(), msig[m].end());
   };
-  auto task_sig = [&](const Task& t) {
-    Sig s{std::int64_t(t.st), t.kthread, t.idle, t.exiting, t.mm == t.active_mm};
+  auto task_sig = [&](Sig& s, const Task& t) {
+    s.assign({std::int64_t(t.st), t.kthread, t.idle, t.exiting, t.mm == t.active_mm});
     mm_sig(s, t.mm);
     mm_sig(s, t.active_mm);
-    return s;
   };
-  for (int t = 0; t < nt; ++t) tsig[t] = task_sig(w.tasks[t]);
+  for (int t = 0; t < nt; ++t) task_sig(tsig[t], w.tasks[t]);
   for (int c = 0; c < nc; ++c) {
     const Cpu& cpu = w.cpus[c];
-    Sig s{c == 0, std::int64_t(cpu.hp), cpu.irqs_off, cpu.curr >= nt};
-    const Sig cur = cpu.curr < nt ? tsig[cpu.curr] : task_sig(w.tasks[cpu.curr]);
-    s.insert(s.end(), cur.begin(), cur.end());
-    const Sig idle = task_sig(w.tasks[w.idle_of(c)]);
-    s.insert(s.end(), idle.begin(), idle.end());
+    Sig& s = csig[c];
+    s.clear();
+    if (!rename_cpus)  // every CPU its own class
+      s.push_back(c);
+    else if (c == 0)  // CPU 0 (never offline) keeps its number
+      s.push_back(-1);
+    s.insert(s.end(), {c == 0, std::int64_t(cpu.hp), cpu.irqs_off, cpu.curr >= nt});
+    if (cpu.curr < nt) {
+      s.insert(s.end(), tsig[cpu.curr].begin(), tsig[cpu.curr].end());
+    } else {
+      task_sig(z.t1, w.tasks[cpu.curr]);
+      s.insert(s.end(), z.t1.begin(), z.t1.end());
+    }
+    task_sig(z.t2, w.tasks[w.idle_of(c)]);
+    s.insert(s.end(), z.t2.begin(), z.t2.end());
     mm_sig(s, cpu.prev_mm);
     for (int m = 0; m < nm; ++m)
       if (w.mms[m].mask.test(c)) s.insert(s.end(), msig[m].begin(), msig[m].end());
-    csig[c] = std::move(s);
   }
-  if (!rename_cpus)  // every CPU its own class
-    for (int c = 0; c < nc; ++c) csig[c].insert(csig[c].begin(), c);
-  else
-    csig[0].insert(csig[0].begin(), -1);  // CPU 0 (never offline) keeps its number
 
-  // Sort each kind by signature; runs of equal signatures are permuted below.
+  // Sort each kind by signature; runs of equal signatures are permuted below (at most one run
+  // per object: a fixed array, no allocation).
   struct Run {
     std::vector<int>* order;
     int begin, end;
   };
-  Renaming r;
-  std::vector<Run> runs;
+  Renaming& r = z.r;
+  std::array<Run, 3 * 64> runs;
+  std::size_t nruns = 0;
   auto arrange = [&](std::vector<int>& order, const std::vector<Sig>& sig, auto free_slot) {
     order.resize(sig.size());
     for (int i = 0; i < int(sig.size()); ++i) order[i] = i;
@@ -177,7 +189,7 @@ std::string canonical_key(const World<Concrete>& w, bool rename_cpus) {
     for (int i = 0; i < int(order.size());) {
       int j = i + 1;
       while (j < int(order.size()) && sig[order[j]] == sig[order[i]]) ++j;
-      if (j - i > 1 && !free_slot(order[i])) runs.push_back({&order, i, j});
+      if (j - i > 1 && !free_slot(order[i])) runs.at(nruns++) = {&order, i, j};
       i = j;
     }
   };
@@ -186,7 +198,8 @@ std::string canonical_key(const World<Concrete>& w, bool rename_cpus) {
   arrange(r.om, msig, [&](int m) { return w.mms[m].st == MmState::Unborn; });
   r.invc.resize(nc), r.invt.resize(nt), r.invm.resize(nm);
 
-  std::string best, k;
+  best.clear();
+  std::string& k = z.k;
   for (;;) {
     for (int i = 0; i < nc; ++i) r.invc[r.oc[i]] = i;
     for (int i = 0; i < nt; ++i) r.invt[r.ot[i]] = i;
@@ -194,15 +207,23 @@ std::string canonical_key(const World<Concrete>& w, bool rename_cpus) {
     key_into(k, w, r);
     if (best.empty() || k < best) best = k;
     // Next renaming: an odometer over the runs (each run cycles through its permutations).
-    std::size_t i = runs.size();
+    std::size_t i = nruns;
     while (i > 0) {
       --i;
       auto& o = *runs[i].order;
       if (std::next_permutation(o.begin() + runs[i].begin, o.begin() + runs[i].end)) break;
-      if (i == 0) return best;
+      if (i == 0) return;
     }
-    if (runs.empty()) return best;
+    if (nruns == 0) return;
   }
+}
+}  // namespace
+
+std::string canonical_key(const World<Concrete>& w, bool rename_cpus) {
+  KeyScratch z;
+  std::string k;
+  canonical_key_into(k, w, rename_cpus, z);
+  return k;
 }
 
 ExploreResult explore(const ExploreOptions& o, bool keep_states) {
@@ -217,10 +238,23 @@ ExploreResult explore(const ExploreOptions& o, bool keep_states) {
   std::unordered_map<std::string, std::uint32_t> seen;
   const Cfg cfg = o.header.cfg();
   const bool rename_cpus = cpus_symmetric(cfg);
-  auto key_of = [&](const World<Concrete>& w) { return o.symmetry ? canonical_key(w, rename_cpus) : state_key(w); };
   nodes.push_back({initial(o.header.sizes), UINT32_MAX, {}, 0});
+  // Per transition a copy of the state and its key: both reuse one buffer (the sizes never
+  // change), a new state's key and world are the only allocations.
+  const Renaming id = identity(nodes[0].w);
+  std::string key;
+  KeyScratch scratch;
+  auto key_of = [&](const World<Concrete>& w) -> const std::string& {
+    if (o.symmetry)
+      canonical_key_into(key, w, rename_cpus, scratch);
+    else
+      key_into(key, w, id);
+    return key;
+  };
   seen.emplace(key_of(nodes[0].w), 0);
   StepLog log;
+  std::vector<spec::lazytlb::Violation> bad;
+  World<Concrete> w;
   auto trace_to = [&](std::uint32_t i, const Event& last) {
     Script s = o.header;
     s.events.clear();
@@ -231,15 +265,19 @@ ExploreResult explore(const ExploreOptions& o, bool keep_states) {
     return s;
   };
   for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (o.stop_when_full && nodes.size() >= o.max_states) {
+      r.truncated = true;  // the rest is kept unexpanded
+      break;
+    }
     r.depth = std::max<std::size_t>(r.depth, nodes[i].depth);
     if (o.progress && i > 0 && i % o.progress_every == 0) o.progress(nodes.size(), i, r.depth);
     if (spec::lazytlb::zombies(nodes[i].w) > 0) ++r.zombie_states;
     const auto cands = candidate_events(nodes[i].w, cfg, o.hotplug, o.max_offline);
     for (const auto& e : cands) {
-      if (!not_enabled(nodes[i].w, cfg, e).empty()) continue;
-      World<Concrete> w = nodes[i].w;
+      if (!why_not_enabled(nodes[i].w, cfg, e).empty()) continue;
+      w = nodes[i].w;
       Costs cost;
-      std::vector<spec::lazytlb::Violation> bad;
+      bad.clear();
       ++r.transitions;
       const bool ok = checked_step(cfg, w, e, cost, log, bad);
       r.frees += cost.frees;
@@ -253,12 +291,12 @@ ExploreResult explore(const ExploreOptions& o, bool keep_states) {
         r.states = nodes.size();
         return r;
       }
-      auto [it, fresh] = seen.emplace(key_of(w), std::uint32_t(nodes.size()));
-      if (!fresh) continue;
+      if (seen.count(key_of(w))) continue;
       if (nodes.size() >= o.max_states) {
         r.truncated = true;
         continue;
       }
+      seen.emplace(key, std::uint32_t(nodes.size()));
       nodes.push_back({std::move(w), std::uint32_t(i), e, nodes[i].depth + 1});
     }
     // An expanded state is needed again only for its path (parent, via): free its world.

@@ -16,6 +16,10 @@ struct ExploreOptions {
   bool hotplug = false;                // CPUs other than 0 go offline and come back (CLI, proofs: on)
   int max_offline = 1;                 // at most this many CPUs not online at once
   bool stop_at_violation = true;       // false: note the first violation, explore the rest
+  // Stop once max_states states are kept (truncated): the same states as without (BFS keeps the
+  // first ones it meets), but the transitions out of those not yet expanded are not checked. For
+  // callers that want a sample of reachable states, not a verdict.
+  bool stop_when_full = false;
   // Keep one state per class of states equal up to renaming CPUs other than 0, ordinary task
   // slots and mm slots (the model treats them alike; with mutants that single out a CPU by its
   // number, CPUs are not renamed). States, transitions and zombie states then count classes.

@@ -182,6 +182,10 @@ struct StepLog {
 // Why `e` cannot happen in `w` (empty: it can). Only the structure is consulted.
 template <class D>
 std::string not_enabled(const World<D>& w, const Cfg& cfg, const Event& e);
+// The same without the event's numbers in the text (no allocation: the explorer asks this of
+// every candidate event of every state).
+template <class D>
+std::string_view why_not_enabled(const World<D>& w, const Cfg& cfg, const Event& e);
 
 // ---- decisions on counter values -------------------------------------------------------------
 // Concretely a decision is the value. In a symbolic domain its outcome comes from an oracle
@@ -590,19 +594,12 @@ class Stepper {
 };
 
 template <class D>
-std::string not_enabled(const World<D>& w, const Cfg& cfg, const Event& e) {
+std::string_view why_not_enabled(const World<D>& w, const Cfg& cfg, const Event& e) {
   const int nc = int(w.cpus.size());
-  if (e.cpu < 0 || e.cpu >= nc) return "no CPU " + std::to_string(e.cpu);
+  if (e.cpu < 0 || e.cpu >= nc) return "no CPU";
   const Cpu& cpu = w.cpus[e.cpu];
   const Task& cur = w.tasks[cpu.curr];
-  auto mm_ok = [&](std::string& why) {
-    if (e.arg < 0 || e.arg >= int(w.mms.size())) {
-      why = "no mm " + std::to_string(e.arg);
-      return false;
-    }
-    return true;
-  };
-  std::string why;
+  auto mm_ok = [&] { return e.arg >= 0 && e.arg < int(w.mms.size()); };
   const bool busy = cpu.irqs_off;
   switch (e.op) {
     case Op::Offline:
@@ -625,7 +622,7 @@ std::string not_enabled(const World<D>& w, const Cfg& cfg, const Event& e) {
     case Op::Idle: {
       if (busy) return "CPU has not finished its last context switch";
       Ref n = e.op == Op::Idle ? w.idle_of(e.cpu) : Ref(e.arg);
-      if (e.op == Op::Switch && (n < 0 || n >= w.ntasks)) return "no ordinary task " + std::to_string(e.arg);
+      if (e.op == Op::Switch && (n < 0 || n >= w.ntasks)) return "no ordinary task";
       if (w.tasks[n].st != TaskState::Runnable) return "task is not runnable";
       return "";
     }
@@ -654,7 +651,7 @@ std::string not_enabled(const World<D>& w, const Cfg& cfg, const Event& e) {
       return "";
     }
     case Op::Use:
-      if (!mm_ok(why)) return why;
+      if (!mm_ok()) return "no mm";
       if (!cur.kthread || cur.idle || cur.mm != kNull || cur.exiting) return "current task is not a kthread without mm";
       if (w.mms[e.arg].st != MmState::Live) return "mm is not live";
       return "";
@@ -662,14 +659,14 @@ std::string not_enabled(const World<D>& w, const Cfg& cfg, const Event& e) {
       if (!cur.kthread || cur.mm == kNull) return "current task is not a kthread using an mm";
       return "";
     case Op::MmGet:
-      if (!mm_ok(why)) return why;
+      if (!mm_ok()) return "no mm";
       if (w.mms[e.arg].st != MmState::Live) return "mm is not live";
       return "";
     case Op::MmPut:
-      if (!mm_ok(why)) return why;
+      if (!mm_ok()) return "no mm";
       return w.mms[e.arg].ext_users ? "" : "no outside mm_users holder";
     case Op::MmGrab: {
-      if (!mm_ok(why)) return why;
+      if (!mm_ok()) return "no mm";
       // The grabber must reach the mm through a holder: a task using it or an outside user.
       if (w.mms[e.arg].st != MmState::Live) return "mm is not live";
       bool reachable = w.mms[e.arg].ext_users > 0 || w.mms[e.arg].ext_grabs > 0;
@@ -677,11 +674,11 @@ std::string not_enabled(const World<D>& w, const Cfg& cfg, const Event& e) {
       return reachable ? "" : "nobody holds the mm to grab it from";
     }
     case Op::MmDrop:
-      if (!mm_ok(why)) return why;
+      if (!mm_ok()) return "no mm";
       return w.mms[e.arg].ext_grabs ? "" : "no outside mm_count holder";
     case Op::Flush: {
       if (cfg.arch != Arch::PpcRadix) return "flush trimming is powerpc radix only";
-      if (!mm_ok(why)) return why;
+      if (!mm_ok()) return "no mm";
       if (w.mms[e.arg].st != MmState::Live) return "mm is not live";
       bool user = w.mms[e.arg].ext_users > 0;
       for (const auto& t : w.tasks) user = user || (t.mm == e.arg && t.st != TaskState::Dead);
@@ -689,6 +686,15 @@ std::string not_enabled(const World<D>& w, const Cfg& cfg, const Event& e) {
     }
     default: return "";
   }
+}
+
+template <class D>
+std::string not_enabled(const World<D>& w, const Cfg& cfg, const Event& e) {
+  const std::string_view why = why_not_enabled(w, cfg, e);
+  // the three reasons that name a number the event gave
+  if (why == "no CPU") return "no CPU " + std::to_string(e.cpu);
+  if (why == "no mm" || why == "no ordinary task") return std::string(why) + " " + std::to_string(e.arg);
+  return std::string(why);
 }
 
 }  // namespace kacct::model::lazytlb

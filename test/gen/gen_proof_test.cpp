@@ -20,9 +20,9 @@ TEST_P(GenEraProofs, EveryJobHolds) {
   // jiffy eras' jobs rest on the lemma jobs gen_vtime.mul_distributes[era], the monotonic jobs
   // with steal and irq time on gen_vtime.other_time_le[era].
   const std::string era = GetParam();
-  // Budget 60 s per query (kacct prove: 20 s): Z3's timeout is wall time, and on the shared
-  // 2-core CI box at load 10 two 6.1-accum+irqtime+steal jobs (user_enter and task_switch
-  // monotonic) ran out of 20 s; unloaded each takes a few seconds, so a real unknown still fails.
+  // Budget 60 s per query (kacct prove: 20 s), i.e. 90M Z3 resource units (proofs/prover.hpp:
+  // deterministic, the machine's load no longer matters); each query takes a few seconds of CPU
+  // unloaded, so a real unknown still fails.
   const auto rs = proofs::gen_jobs(60'000, {}, {}, {era});
   // 10 or 12 steps x invariants per era (irq_exit_hook from 5.4 on, steal_irq_pending with steal or irq time).
   ASSERT_GE(rs.size(), 25u);
