@@ -283,6 +283,7 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
     info.kind = spec::psi::Checker::EventInfo::Other;
     info.cpu = int(e.a);
     info.prev = info.next = 0;
+    info.rq_clock.clear();  // as a fresh EventInfo: only the event's own clock updates
     info.group_before.clear();
     for (const auto& t : w.c.tasks) info.group_before.push_back(t.group);
     info.group_before[0] = 0;
