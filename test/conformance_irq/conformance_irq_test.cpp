@@ -20,6 +20,7 @@
 #include "model/sim/machine.hpp"
 #include "model/trace/trace.hpp"
 #include "xz.hpp"
+#include "../conformance/fixture_dirs.hpp"
 
 using namespace kacct;
 
@@ -40,14 +41,13 @@ struct Fixture {
 };
 
 std::vector<Fixture> fixtures() {
-  namespace fs = std::filesystem;
   std::vector<Fixture> out;
-  for (const auto& d : fs::directory_iterator(KACCT_IRQ_FIXTURES)) {
-    if (!d.is_directory()) continue;
+  for (const auto& d : conformance::fixture_dirs(KACCT_IRQ_FIXTURES)) {
     Fixture f;
-    f.name = d.path().filename();
-    f.text = cli::read_input_maybe_xz((d.path() / "trace.xz").string());
-    std::istringstream c(cli::read_input_maybe_xz((d.path() / "checkpoints.xz").string()));
+    f.name = d.filename();
+    f.config = conformance::meta_value(d, "config");
+    f.text = cli::read_input_maybe_xz((d / "trace.xz").string());
+    std::istringstream c(cli::read_input_maybe_xz((d / "checkpoints.xz").string()));
     for (std::string line; std::getline(c, line);) {
       if (line.empty() || line[0] == '#') continue;
       std::istringstream s(line);
@@ -56,12 +56,8 @@ std::vector<Fixture> fixtures() {
       for (auto& v : p.k) s >> v;
       f.cps.push_back(p);
     }
-    std::ifstream m(d.path() / "meta");
-    for (std::string line; std::getline(m, line);)
-      if (line.rfind("config ", 0) == 0) f.config = line.substr(7);
     out.push_back(std::move(f));
   }
-  std::sort(out.begin(), out.end(), [](const Fixture& a, const Fixture& b) { return a.name < b.name; });
   return out;
 }
 
