@@ -72,6 +72,7 @@ void parse_header(std::string_view s, std::uint32_t line, Record& r) {
   auto t = id(slash == std::string_view::npos ? ids : ids.substr(slash + 1));
   if (!p || !t) fail(line, ids_col, fmt::format("expected 'tid' or 'pid/tid' numbers, got '{}'", ids));
   r.pid = *p;
+  r.ids_col = std::uint32_t(ids_col);
   r.tid_known = t->has_value();
   r.tid = t->value_or(0);
   const std::size_t rb = s.find(']', lb);
@@ -385,6 +386,7 @@ Conversion Converter::run() {
   }
   vtime_setup();
   declare();
+  if (task_error_) return std::move(conv_);  // the caller reports it
   steal_setup();
   Tracker tr(conv_.trace.header);
   tr_ = &tr;
@@ -437,7 +439,16 @@ void Converter::declare_note(const Record& r) {
     if (tid == 0) return;
     auto& i = info_[tid];
     if (i.comm.empty() || !comm.empty()) i.comm = comm.empty() ? i.comm : comm;
-    if (pid) i.tgid = *pid;
+    if (pid && i.tgid_shown && i.tgid != *pid && !task_error_)
+      task_error_ = Error{r.line, r.ids_col,
+                          fmt::format("task {} in thread group {}, earlier in {}: a thread never changes its "
+                                      "process (a tid reused by another process is not supported)",
+                                      tid, *pid, i.tgid),
+                          "perf"};
+    if (pid) {
+      i.tgid = *pid;
+      i.tgid_shown = true;
+    }
     if (i.tgid == 0) i.tgid = tid;
   };
   {
@@ -1197,7 +1208,7 @@ void Converter::on_wakeup(const Record& r) {
 
 }  // namespace detail
 
-Conversion convert(const std::vector<Record>& all, const Options& o) {
+Result<Conversion> convert(const std::vector<Record>& all, const Options& o) {
   // perf script can print a stretch of samples twice (seen on 6.18 under load: every line of a
   // few ms repeated). Two samples on one CPU with the same timestamp, task, event and fields are
   // one event: keep the first.
@@ -1218,7 +1229,9 @@ Conversion convert(const std::vector<Record>& all, const Options& o) {
     }
     recs.push_back(r);
   }
-  Conversion c = detail::Converter(recs, o).run();
+  detail::Converter cv(recs, o);
+  Conversion c = cv.run();
+  if (cv.task_error()) return *cv.task_error();
   c.stats.records = all.size();
   c.stats.duplicates = dups;
   return c;
@@ -1232,7 +1245,8 @@ Result<Conversion> convert(std::string_view text, const Options& o) {
       if (r.cpu >= o.ncpus)
         return Error{r.line, r.cpu_col, fmt::format("sample on cpu {}, beyond --ncpus {}", r.cpu, o.ncpus), "perf"};
   auto c = convert(recs.value(), o);
-  c.stats.lines = std::uint64_t(std::count(text.begin(), text.end(), '\n'));
+  if (!c) return c.error();
+  c.value().stats.lines = std::uint64_t(std::count(text.begin(), text.end(), '\n'));
   return c;
 }
 
@@ -1276,6 +1290,7 @@ Result<Conversion> convert_stream(const Source& src, const Options& o,
     }
     lines = rd.newlines();
     if (beyond) return *beyond;
+    if (cv.task_error()) return *cv.task_error();
   } catch (const detail::Fail& f) { return f.e; }
   if (probes) {  // the probes' annotations pair records across the whole trace
     src.rewind();

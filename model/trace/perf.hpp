@@ -82,6 +82,7 @@ struct Record {
   std::string fields;                                     // the tracepoint's text
   std::vector<std::string> chain;                         // kernel callchain symbols, innermost first
   std::uint32_t cpu_col = 0, ts_col = 0, fields_col = 0;  // 1-based columns, for errors about their values
+  std::uint32_t ids_col = 0;                              // of "pid/tid" (or "tid")
 };
 // Parses every sample; a line that is not a sample header or a callchain frame is an error
 // with its line number and column, and so is a value no kernel prints: a CPU number of 4096 or
@@ -196,7 +197,8 @@ struct Conversion {
 // recorded system, with timestamps relative to the first sample (stats.base_ns). With
 // Options::ncpus set, a sample on a CPU beyond it is an error.
 Result<Conversion> convert(std::string_view text, const Options&);
-Conversion convert(const std::vector<Record>&, const Options&);
+// An error: a thread shown in two thread groups (the header lists each tid once, in one process).
+Result<Conversion> convert(const std::vector<Record>&, const Options&);
 
 // `perf script` text read in pieces, twice: convert_stream() reads it through to validate it and
 // collect what the header needs, then rewinds and converts.

@@ -98,6 +98,8 @@ class Converter {
   void declare_note(const Record&);
   void steal_note(const Record&);
   bool steal_wanted() const { return !steal_by_now_.empty(); }
+  // A thread that pass 1 saw in two thread groups: no header can declare it (run() stops).
+  const std::optional<Error>& task_error() const { return task_error_; }
   void steal_tick(const Record&, std::size_t i);  // with steal_wanted(): every tick, in order
   // Pass 2: the header, then each event as it is emitted (not kept in the Conversion).
   Conversion run_stream(const std::function<void(const Header&)>& on_header,
@@ -109,6 +111,7 @@ class Converter {
   struct Info {
     std::string comm;
     std::uint64_t tgid = 0;
+    bool tgid_shown = false;  // tgid from a sample's own pid/tid (else the tid, until one shows it)
     bool user_evidence = false;
     bool forked = false;
     bool state_known = false;  // declared with the counters and vtime residues of its first probe
@@ -210,6 +213,7 @@ class Converter {
   const std::function<void(const Event&)>* sink_ = nullptr;  // streamed: where events go
   std::size_t emitted_ = 0;
   std::uint32_t maxcpu_ = 0;
+  std::optional<Error> task_error_;
   bool first_ = true;
   std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> steal_by_now_;  // {cpu, now} -> ns
   Conversion conv_;

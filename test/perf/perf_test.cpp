@@ -122,6 +122,9 @@ TEST(PerfParse, BadFieldValuesAreErrorsWithColumn) {
       {"         a.out  500/500  [000] 099.000000000:" + rt + "100 [ns]", 0, 32, "timestamp goes backwards on cpu 0"},
       {"         a.out  500/500  [4096] 100.000100000:" + rt + "100 [ns]", 0, 27, "CPU number 4096 out of range"},
       {"         a.out  500/500  [002] 100.000100000:" + rt + "100 [ns]", 2, 27, "sample on cpu 2, beyond --ncpus 2"},
+      // No header declares a thread in two processes (fuzz_perf: the tracker had no CPUs then).
+      {"         a.out  600/500  [000] 100.000100000:" + rt + "100 [ns]", 0, 17,
+       "task 500 in thread group 600, earlier in 500"},
   };
   for (const auto& c : cases) {
     Options o;
@@ -590,6 +593,10 @@ void expect_same_conversion(const std::string& text, const Options& o, const std
 TEST(PerfStream, SameAsWhole) {
   expect_same_conversion(kFields, reads(), "kFields");
   expect_same_conversion(kFields, Options{}, "kFields, no reads");
+  expect_same_conversion(std::string(kFields) +
+                             "         a.out  600/500  [000] 200.000000000:   sched:sched_waking: comm=x pid=7 "
+                             "prio=120\n",
+                         Options{}, "a thread in two thread groups (an error)");
   std::string dups = kFields;  // a sample printed twice, and twice more after another one
   const std::string d1 =
       "         a.out  500/500  [000] 100.008000200:      sched:sched_stat_runtime: comm=a.out pid=500 runtime=4000000 "
