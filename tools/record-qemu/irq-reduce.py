@@ -22,41 +22,16 @@ checkpoints.xz ("EVENT_INDEX CPU user nice system softirq irq idle tick_delta", 
 psi-irq.psi.xz (the same events as a `kacct psi-irq` script), psi-kernel (the guest's
 irq.pressure reads) and meta.
 """
-import base64
-import gzip
-import io
 import re
 import sys
+
+from guestlog import decode_trace, sane_comm, sections
 
 HARDIRQ_OFFSET, SOFTIRQ_OFFSET, HARDIRQ_MASK = 0x10000, 0x100, 0xF0000
 PF_KTHREAD = 0x00200000
 LINE = re.compile(r'^\s*(.*)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+(\d+)\.(\d+):\s+(\w+):\s*(.*)$')
 NMI_ENTER = 0x110000  # __nmi_enter(): NMI_OFFSET + HARDIRQ_OFFSET
 KV = re.compile(r'(\w+)=(\S+)')
-
-
-def sections(path):
-    out, name = {}, None
-    with open(path, 'rb') as f:
-        for raw in f:
-            line = raw.decode('latin-1').rstrip('\r\n')
-            if line.startswith('==== '):
-                name = line[5:].strip()
-                out[name] = []
-            elif name is not None:
-                out[name].append(line)
-    return out
-
-
-def decode_trace(lines):
-    body = [l for l in lines if l and not l.startswith('begin-base64') and l != '====']
-    data = base64.b64decode(''.join(body))
-    return gzip.GzipFile(fileobj=io.BytesIO(data)).read().decode('latin-1').splitlines()
-
-
-def sane_comm(c):
-    c = ''.join(ch if '!' <= ch <= '~' and ch != '#' else '_' for ch in c)
-    return (c or '_')[:15]
 
 
 class Ev:

@@ -26,13 +26,12 @@ right before its final switch; a thread that runs again after it: the same, with
   T EVENT TID utime stime utimescaled stimescaled               the task's times (ns) before the flush
   R ID KIND TID A B [C D]                                       the workload's read values
 """
-import base64
-import gzip
-import io
 import lzma
 import os
 import re
 import sys
+
+from guestlog import decode_trace, sane_comm, sections
 
 TB_HZ = 512_000_000
 PF_KTHREAD = 0x00200000
@@ -42,30 +41,6 @@ KV = re.compile(r'(\w+)=(\S+)')
 KINDS = {'task_stat': 'proc_stat', 'thread_stat': 'task_stat', 'rusage_self': 'rusage_self',
          'rusage_thread': 'rusage_thread', 'taskstats': 'taskstats'}
 KCS = ('us', 'ni', 'sy', 'si', 'hi', 'id', 'io', 'st')
-
-
-def sections(path):
-    out, name = {}, None
-    with open(path, 'rb') as f:
-        for raw in f:
-            line = raw.decode('latin-1').rstrip('\r\n')
-            if line.startswith('==== '):
-                name = line[5:].strip()
-                out[name] = []
-            elif name is not None:
-                out[name].append(line)
-    return out
-
-
-def decode_trace(lines):
-    body = [l for l in lines if l and not l.startswith('begin-base64') and l != '====']
-    data = base64.b64decode(''.join(body))
-    return gzip.GzipFile(fileobj=io.BytesIO(data)).read().decode('latin-1').splitlines()
-
-
-def sane_comm(c):
-    c = ''.join(ch if '!' <= ch <= '~' and ch != '#' else '_' for ch in c)
-    return (c or '_')[:15]
 
 
 class Fail(Exception):
