@@ -13,6 +13,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -292,11 +293,33 @@ std::vector<Result> step_jobs(const ModeCase& mc, unsigned timeout_ms, const std
   return out;
 }
 
-// Exhaustive exploration as one Result (zombies: states with an mm pinned only lazily). whole:
-// every reachable state whatever fails (the counts are complete; the verdict only says whether
-// the space was exhausted, the safety claims judge the violation).
-Result explored(const std::string& title, Arch a, arch::KVersion ver, Sizes s, std::size_t* zombies = nullptr,
-                bool whole = false, std::size_t max_states = 1'500'000) {
+// Releases whose code is the same configuration (config_for: 6.4 and 6.5, 6.6 and 6.13 on
+// radix) explore the same worlds and prove the same steps: the work is keyed by the first
+// release seen with that configuration, and its results relabelled with the release asked for
+// (only the text names it; the explorer and the step jobs read the release through Cfg alone).
+arch::KVersion same_code_as(Arch a, arch::KVersion ver) {
+  static std::mutex mu;
+  static std::vector<std::pair<Cfg, arch::KVersion>> seen;
+  const Cfg c = config_for(a, ver);
+  std::lock_guard<std::mutex> l(mu);
+  for (const auto& [k, v] : seen)
+    if (k == c) return v;
+  seen.emplace_back(c, ver);
+  return ver;
+}
+// `s` with its leading `from` replaced by `to` (nothing else: other text does not name the release).
+std::string relabel(std::string s, const std::string& from, const std::string& to) {
+  if (from != to && s.rfind(from, 0) == 0) s.replace(0, from.size(), to);
+  return s;
+}
+
+// One exhaustive exploration, before it is told as a Result (the sample is not kept).
+struct Explored {
+  ExploreResult ex;
+  double seconds = 0;
+  bool replayed = false;  // the counterexample script runs concretely to the same violation
+};
+Explored explore_world(Arch a, arch::KVersion ver, Sizes s, bool whole, std::size_t max_states = 1'500'000) {
   ExploreOptions o;
   o.header.sizes = s;
   o.header.arch = a;
@@ -305,25 +328,39 @@ Result explored(const std::string& title, Arch a, arch::KVersion ver, Sizes s, s
   o.hotplug = true;
   o.stop_at_violation = !whole;
   const auto t0 = std::chrono::steady_clock::now();
-  auto ex = explore(o);
-  if (zombies) *zombies = ex.zombie_states;
+  Explored e;
+  e.ex = explore(o);
+  e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (e.ex.counterexample && !whole) {
+    // Replayed: the script runs concretely to the same violation.
+    const auto rr = run_script(*e.ex.counterexample);
+    for (const auto& v : rr.violations)
+      if (rr.failed_at && e.ex.violation && v.invariant == e.ex.violation->invariant) e.replayed = true;
+  }
+  return e;
+}
+
+// Exhaustive exploration as one Result (zombies: states with an mm pinned only lazily). whole:
+// every reachable state whatever fails (the counts are complete; the verdict only says whether
+// the space was exhausted, the safety claims judge the violation).
+Result explored_result(const std::string& title, Arch a, arch::KVersion ver, Sizes s, bool whole, const Explored& e) {
+  const ExploreResult& ex = e.ex;
   Result r;
   r.name = title;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.seconds = e.seconds;
   r.verdict = ex.violation && !whole ? Verdict::Violated : ex.truncated ? Verdict::Unknown : Verdict::Holds;
   r.detail = fmt::format(
       "{} {} ({}): {} states, {} transitions, depth {}, {} frees, {} zombie states, <= {} IPIs per event{}",
-      arch_name(a), ver.str(), mode_name(o.header.cfg()), ex.states, ex.transitions, ex.depth, ex.frees,
+      arch_name(a), ver.str(), mode_name(config_for(a, ver)), ex.states, ex.transitions, ex.depth, ex.frees,
       ex.zombie_states, ex.max_ipis_step,
       !ex.violation ? ""
       : whole ? "; every state counted past a violation (" + ex.violation->invariant + ", judged by the safety claims)"
               : "; " + ex.violation->invariant + ": " + ex.violation->detail);
   if (ex.counterexample && !whole) {
-    r.counterexample = write_script(*ex.counterexample);
-    // Replayed: the script runs concretely to the same violation.
-    const auto rr = run_script(*ex.counterexample);
-    for (const auto& v : rr.violations)
-      if (rr.failed_at && ex.violation && v.invariant == ex.violation->invariant) r.replay = kReplayScript;
+    Script cex = *ex.counterexample;
+    cex.version = ver;  // the same code (same_code_as): the same run
+    r.counterexample = write_script(cex);
+    if (e.replayed) r.replay = kReplayScript;
   }
   r.approximations = {fmt::format("bounded world: {} CPUs, {} tasks, {} mms, one outside mmget and mmgrab per mm, "
                                   "CPUs but 0 go offline and back, one at a time",
@@ -338,37 +375,42 @@ Result explored(const std::string& title, Arch a, arch::KVersion ver, Sizes s, s
 // was first computed).
 Result explored_cached(const std::string& title, Arch a, arch::KVersion ver, Sizes s, std::size_t* zombies,
                        bool whole) {
-  static Memo<std::pair<Result, std::size_t>> memo;
+  static Memo<std::shared_ptr<const Explored>> memo;
+  const arch::KVersion code = same_code_as(a, ver);
   auto get = [&](bool w, bool* fresh) {
-    const std::string key = fmt::format("{}/{}/{}x{}x{}/{}", arch_name(a), ver.str(), s.cpus, s.tasks, s.mms, w);
+    const std::string key = fmt::format("{}/{}/{}x{}x{}/{}", arch_name(a), code.str(), s.cpus, s.tasks, s.mms, w);
     return memo.get(
-        key,
-        [&] {
-          std::size_t n = 0;
-          Result e = explored(title, a, ver, s, &n, w);
-          return std::pair{e, n};
-        },
-        fresh);
+        key, [&] { return std::make_shared<const Explored>(explore_world(a, code, s, w)); }, fresh);
   };
   bool fresh = false;
   // Every world explored whole is also explored up to its first violation (the safety claims);
   // without one, the two explorations are the same (states, counts, verdict, detail).
-  auto [r, z] = get(false, &fresh);
-  if (whole && r.verdict == Verdict::Violated) std::tie(r, z) = get(true, &fresh);
-  r.name = title;
+  auto e = get(false, &fresh);
+  bool w = false;
+  if (whole && e->ex.violation) {
+    e = get(true, &fresh);
+    w = true;
+  }
+  Result r = explored_result(title, a, ver, s, w, *e);
   if (!fresh) r.seconds = 0;
-  if (zombies) *zombies = z;
+  if (zombies) *zombies = e->ex.zombie_states;
   return r;
 }
 
 std::vector<Result> step_jobs_cached(const ModeCase& mc, unsigned timeout_ms) {
   static Memo<std::vector<Result>> memo;
-  const std::string key = fmt::format("{}/{}/{}/{}", arch_name(mc.arch), mc.ver.str(), mc.hotplug_only, timeout_ms);
+  ModeCase code = mc;
+  code.ver = same_code_as(mc.arch, mc.ver);
+  const std::string key = fmt::format("{}/{}/{}/{}", arch_name(mc.arch), code.ver.str(), mc.hotplug_only, timeout_ms);
   bool fresh = false;
   auto rs = memo.get(
-      key, [&] { return step_jobs(mc, timeout_ms); }, &fresh);
+      key, [&] { return step_jobs(code, timeout_ms); }, &fresh);
+  // Each detail opens with "ARCH RELEASE MODE:" (step_jobs).
+  const std::string from = fmt::format("{} {} ", arch_name(mc.arch), code.ver.str()),
+                    to = fmt::format("{} {} ", arch_name(mc.arch), mc.ver.str());
   for (auto& r : rs) {  // lazy_tlb.step[OP,MODE]
     r.name = r.name.substr(0, r.name.rfind(',') + 1) + mc.name + "]";
+    r.detail = relabel(r.detail, from, to);
     if (!fresh) r.seconds = 0;
   }
   return rs;

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <string>
 
+#include "model/lazytlb/lazytlb.hpp"
+#include "proofs/jobs.hpp"
 #include "proofs/registry.hpp"
 
 namespace kacct::proofs {
@@ -73,6 +75,31 @@ INSTANTIATE_TEST_SUITE_P(Mutants, LazyTlbMutant,
                          [](const ::testing::TestParamInfo<std::pair<const char*, bool>>& i) {
                            return test_name(i.param.first);
                          });
+
+// Releases that run the same lazy-TLB code share one exploration (and step jobs), told with the
+// release asked for: 6.5 runs 6.4's code on radix, 6.6 adds the exit flush (e43c0a0c3c28).
+TEST(LazyTlbProof, SameCodeSharesWorkNamedByRelease) {
+  using model::lazytlb::Arch;
+  const model::lazytlb::Sizes s{2, 2, 1};
+  const auto a = lazytlb_explored("a", Arch::PpcRadix, arch::v(6, 4), s, nullptr);
+  const auto b = lazytlb_explored("b", Arch::PpcRadix, arch::v(6, 5), s, nullptr);
+  const auto c = lazytlb_explored("c", Arch::PpcRadix, arch::v(6, 6), s, nullptr);
+  EXPECT_GT(a.seconds, 0.0);
+  EXPECT_EQ(b.seconds, 0.0) << "6.5 explored again";
+  EXPECT_GT(c.seconds, 0.0) << "6.6 took 6.4's exploration";
+  EXPECT_EQ(b.name, "b");
+  EXPECT_EQ(b.verdict, a.verdict);
+  const std::string pa = "ppc64-radix 6.4 (", pb = "ppc64-radix 6.5 (";
+  ASSERT_EQ(a.detail.rfind(pa, 0), 0u) << a.detail;
+  ASSERT_EQ(b.detail.rfind(pb, 0), 0u) << b.detail;
+  EXPECT_EQ(a.detail.substr(pa.size()), b.detail.substr(pb.size()));
+  // The hotplug race (before 21641bd9a7a7): each counterexample script names its own release.
+  ASSERT_EQ(b.verdict, Verdict::Violated) << b.detail;
+  ASSERT_TRUE(a.counterexample && b.counterexample);
+  EXPECT_NE(a.counterexample->find("version 6.4\n"), std::string::npos) << *a.counterexample;
+  EXPECT_NE(b.counterexample->find("version 6.5\n"), std::string::npos) << *b.counterexample;
+  EXPECT_EQ(b.replay, a.replay);
+}
 
 }  // namespace
 }  // namespace kacct::proofs
