@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/patches.hpp"
 #include "arch/registry.hpp"
 #include "arch/version.hpp"
 #include "model/psi/script.hpp"
@@ -233,18 +234,36 @@ TEST(ConformanceIrq, PsiIrqSingleCpuGroupsWithinReadWindows) {
   EXPECT_GT(n, 0);
 }
 
-// Negative control: 6.1.99, before ddae0ca2a8fe's backport (6.1.100), charges irq time at every rq
-// clock update and never idle-time irq to the next task; the same recording must miss.
+// The last release of the fixture kernel's series without ddae0ca2a8fe (from the patch table): the
+// point before its backport (6.1.99 for 6.1.y), else the mainline release before it (6.9 for 6.12).
+std::optional<arch::KVersion> before_psi_rework(const std::filesystem::path& dir) {
+  const auto kver = arch::parse_version(conformance::meta_value(dir, "kernel_version"));
+  const auto p = arch::find_patch("ddae0ca2a8fe");
+  if (!kver || !p) return std::nullopt;
+  std::optional<arch::KVersion> out = p->before;
+  for (const auto& b : arch::backports)
+    if (b.id == p->id && b.first.series() == kver->series())
+      out = arch::v(b.first.major, b.first.minor, b.first.point - 1u);
+  // both ends from the table: the recorded kernel has the patch, the control does not
+  if (!arch::applied(p->id, *kver) || arch::applied(p->id, *out)) return std::nullopt;
+  return out;
+}
+
+// Negative control: a release before ddae0ca2a8fe (6.10; 6.1.100 by backport) charges irq time at
+// every rq clock update and never idle-time irq to the next task; the same recording must miss.
 TEST(ConformanceIrq, PsiIrqBeforeTheBackportMisses) {
-  namespace fs = std::filesystem;
-  const auto before = arch::parse_version("6.1.99");
-  ASSERT_TRUE(before);
-  for (const auto& d : fs::directory_iterator(KACCT_IRQ_FIXTURES)) {
-    if (!fs::exists(d.path() / "psi-irq.psi.xz")) continue;
+  int n = 0;
+  for (const auto& d : conformance::fixture_dirs(KACCT_IRQ_FIXTURES)) {
+    if (!std::filesystem::exists(d / "psi-irq.psi.xz")) continue;
+    const auto before = before_psi_rework(d);
+    ASSERT_TRUE(before) << d.filename() << ": no release without ddae0ca2a8fe for kernel_version "
+                        << conformance::meta_value(d, "kernel_version");
     std::string detail;
-    EXPECT_GT(psi_off(d.path().string(), before, &detail), 0) << d.path().filename() << ": " << detail;
-    std::printf("%s psi as 6.1.99 (must miss): %s\n", d.path().filename().c_str(), detail.c_str());
+    EXPECT_GT(psi_off(d.string(), before, &detail), 0) << d.filename() << " as " << before->str() << ": " << detail;
+    std::printf("%s psi as %s (must miss): %s\n", d.filename().c_str(), before->str().c_str(), detail.c_str());
+    ++n;
   }
+  EXPECT_GT(n, 0) << "no fixture with a psi script: the control compared nothing";
 }
 
 }  // namespace
