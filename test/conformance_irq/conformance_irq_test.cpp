@@ -2,7 +2,8 @@
 // from Debian's sources) and compares the model's kcpustat and irqtime.tick_delta with the
 // kernel's at every checkpoint: the values kprobes read at each hardirq/softirq boundary and
 // each tick, in ns. Deltas from each CPU's first checkpoint (the trace starts mid-run); the
-// pending tick_delta is absolute (the reducer seeds it).
+// pending tick_delta is absolute (the reducer seeds it). Fixtures with task-checkpoints.xz also
+// compare the ticked task's utime/stime before each tick (growth since its first checkpoint).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/patches.hpp"
 #include "arch/registry.hpp"
 #include "arch/version.hpp"
 #include "model/psi/script.hpp"
@@ -35,9 +37,16 @@ struct Checkpoint {
   std::uint32_t cpu;
   std::array<std::uint64_t, 7> k;  // kCols..., tick_delta
 };
+// The ticked task's utime/stime before a tick (recordings whose tick probes fetched the task).
+struct TaskCheckpoint {
+  std::size_t event;
+  std::uint32_t cpu;
+  std::uint64_t tid, utime, stime;
+};
 struct Fixture {
   std::string name, text, config;
   std::vector<Checkpoint> cps;
+  std::vector<TaskCheckpoint> task_cps;
 };
 
 std::vector<Fixture> fixtures() {
@@ -56,6 +65,16 @@ std::vector<Fixture> fixtures() {
       for (auto& v : p.k) s >> v;
       f.cps.push_back(p);
     }
+    if (std::filesystem::exists(d / "task-checkpoints.xz")) {
+      std::istringstream tc(cli::read_input_maybe_xz((d / "task-checkpoints.xz").string()));
+      for (std::string line; std::getline(tc, line);) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream s(line);
+        TaskCheckpoint p{};
+        s >> p.event >> p.cpu >> p.tid >> p.utime >> p.stime;
+        f.task_cps.push_back(p);
+      }
+    }
     out.push_back(std::move(f));
   }
   return out;
@@ -65,6 +84,8 @@ struct Outcome {
   std::size_t checked = 0, exact = 0;
   std::map<std::string, std::size_t> off;  // per column
   std::string first_off;
+  std::size_t task_checked = 0, task_exact = 0;  // the ticked task's utime and stime
+  std::string task_first_off;
 };
 
 // Model state before each event (the state after the previous one), per CPU: kcpustat columns
@@ -114,11 +135,42 @@ Outcome compare(const Fixture& f, const std::string& config) {
       o.exact += all;
     }
   };
+  // Task checkpoints: growth of the task's utime/stime since its first checkpoint (the trace
+  // starts mid-run), kernel against model; trace task ids are the kernel's pids.
+  std::map<std::size_t, std::vector<const TaskCheckpoint*>> task_at;
+  for (const auto& c : f.task_cps) task_at[c.event].push_back(&c);
+  std::map<std::uint64_t, std::uint32_t> index_of;
+  const auto& tasks = prog.value().tasks;
+  for (std::uint32_t i = prog.value().header.ncpus; i < tasks.size(); ++i) index_of[tasks[i].tid] = i;
+  std::map<std::uint64_t, std::array<std::uint64_t, 4>> task_base;  // kernel u, s; model u, s
+  auto check_tasks = [&](std::size_t ev, const sim::RunResult& r) {
+    auto it = task_at.find(ev);
+    if (it == task_at.end()) return;
+    for (const auto* c : it->second) {
+      ++o.task_checked;
+      const auto idx = index_of.find(c->tid);
+      if (idx == index_of.end() || idx->second >= r.tasks.size()) {
+        if (o.task_first_off.empty())
+          o.task_first_off = "event " + std::to_string(ev) + ": no task " + std::to_string(c->tid);
+        continue;
+      }
+      const std::uint64_t mu = r.tasks[idx->second].utime, ms = r.tasks[idx->second].stime;
+      const auto& b =
+          task_base.try_emplace(c->tid, std::array<std::uint64_t, 4>{c->utime, c->stime, mu, ms}).first->second;
+      const bool ok = c->utime - b[0] == mu - b[2] && c->stime - b[1] == ms - b[3];
+      o.task_exact += ok;
+      if (!ok && o.task_first_off.empty())
+        o.task_first_off = "event " + std::to_string(ev) + " task " + std::to_string(c->tid) + ": kernel utime+" +
+                           std::to_string(c->utime - b[0]) + " stime+" + std::to_string(c->stime - b[1]) +
+                           ", model utime+" + std::to_string(mu - b[2]) + " stime+" + std::to_string(ms - b[3]);
+    }
+  };
   sim::RunOptions opt;
   opt.observe = [&](std::size_t i, const sim::RunResult& r) {
     // state before event i+1 on every CPU = state after event i
     for (std::uint32_t c = 0; c < before.size(); ++c) before[c] = snap(r, c);
     check(i + 1);
+    check_tasks(i + 1, r);
   };
   check(0);
   sim::run(prog.value(), sim::model_cfg(*cpu, *cfg), opt);
@@ -134,6 +186,10 @@ TEST(ConformanceIrq, EveryCheckpointExact) {
     EXPECT_EQ(o.checked, f.cps.size()) << f.name;
     EXPECT_EQ(o.exact, o.checked) << f.name << ": first off: " << o.first_off;
     std::printf("%s (%s): %zu/%zu checkpoints exact\n", f.name.c_str(), f.config.c_str(), o.exact, o.checked);
+    EXPECT_EQ(o.task_checked, f.task_cps.size()) << f.name;
+    EXPECT_EQ(o.task_exact, o.task_checked) << f.name << ": first off: " << o.task_first_off;
+    if (!f.task_cps.empty())
+      std::printf("%s: %zu/%zu task checkpoints (utime, stime) exact\n", f.name.c_str(), o.task_exact, o.task_checked);
   }
 }
 
@@ -150,6 +206,12 @@ TEST(ConformanceIrq, WrongMechanismMisses) {
     EXPECT_GT(o.checked, 0u) << f.name;
     EXPECT_LT(o.exact, o.checked / 2) << f.name << " replayed as " << plain;
     std::printf("%s as %s: %zu/%zu exact (must miss)\n", f.name.c_str(), plain.c_str(), o.exact, o.checked);
+    if (!f.task_cps.empty()) {  // whole TICK_NSECs to the task instead of what irq time left
+      EXPECT_EQ(o.task_checked, f.task_cps.size()) << f.name;
+      EXPECT_LT(o.task_exact, o.task_checked / 2) << f.name << " replayed as " << plain;
+      std::printf("%s as %s: %zu/%zu task checkpoints exact (must miss)\n", f.name.c_str(), plain.c_str(), o.task_exact,
+                  o.task_checked);
+    }
   }
 }
 
@@ -233,18 +295,36 @@ TEST(ConformanceIrq, PsiIrqSingleCpuGroupsWithinReadWindows) {
   EXPECT_GT(n, 0);
 }
 
-// Negative control: 6.1.99, before ddae0ca2a8fe's backport (6.1.100), charges irq time at every rq
-// clock update and never idle-time irq to the next task; the same recording must miss.
+// The last release of the fixture kernel's series without ddae0ca2a8fe (from the patch table): the
+// point before its backport (6.1.99 for 6.1.y), else the mainline release before it (6.9 for 6.12).
+std::optional<arch::KVersion> before_psi_rework(const std::filesystem::path& dir) {
+  const auto kver = arch::parse_version(conformance::meta_value(dir, "kernel_version"));
+  const auto p = arch::find_patch("ddae0ca2a8fe");
+  if (!kver || !p) return std::nullopt;
+  std::optional<arch::KVersion> out = p->before;
+  for (const auto& b : arch::backports)
+    if (b.id == p->id && b.first.series() == kver->series())
+      out = arch::v(b.first.major, b.first.minor, b.first.point - 1u);
+  // both ends from the table: the recorded kernel has the patch, the control does not
+  if (!arch::applied(p->id, *kver) || arch::applied(p->id, *out)) return std::nullopt;
+  return out;
+}
+
+// Negative control: a release before ddae0ca2a8fe (6.10; 6.1.100 by backport) charges irq time at
+// every rq clock update and never idle-time irq to the next task; the same recording must miss.
 TEST(ConformanceIrq, PsiIrqBeforeTheBackportMisses) {
-  namespace fs = std::filesystem;
-  const auto before = arch::parse_version("6.1.99");
-  ASSERT_TRUE(before);
-  for (const auto& d : fs::directory_iterator(KACCT_IRQ_FIXTURES)) {
-    if (!fs::exists(d.path() / "psi-irq.psi.xz")) continue;
+  int n = 0;
+  for (const auto& d : conformance::fixture_dirs(KACCT_IRQ_FIXTURES)) {
+    if (!std::filesystem::exists(d / "psi-irq.psi.xz")) continue;
+    const auto before = before_psi_rework(d);
+    ASSERT_TRUE(before) << d.filename() << ": no release without ddae0ca2a8fe for kernel_version "
+                        << conformance::meta_value(d, "kernel_version");
     std::string detail;
-    EXPECT_GT(psi_off(d.path().string(), before, &detail), 0) << d.path().filename() << ": " << detail;
-    std::printf("%s psi as 6.1.99 (must miss): %s\n", d.path().filename().c_str(), detail.c_str());
+    EXPECT_GT(psi_off(d.string(), before, &detail), 0) << d.filename() << " as " << before->str() << ": " << detail;
+    std::printf("%s psi as %s (must miss): %s\n", d.filename().c_str(), before->str().c_str(), detail.c_str());
+    ++n;
   }
+  EXPECT_GT(n, 0) << "no fixture with a psi script: the control compared nothing";
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 # sched tracepoints, under a load of timers, a fork loop, a serial flood (irq bound to CPU 1) and
 # a user spinner, in cgroups A and B (irq.pressure read inside the traced window). OUTDIR gets
 # trace.txt (the guest's sections: tasks, cgroups, /proc/stat, psi, the ftrace text),
-# console.log, meta, probes.txt.
+# console.log, meta, probes.txt (offsets.txt: the task_struct offsets the tick probes fetch).
 # Needs busybox-static and qemu-system-x86; one guest at a time. The tick never stops
 # (nohz=off): the nohz idle catch-up (account_idle_ticks) is not recorded.
 set -euo pipefail
@@ -31,12 +31,22 @@ fetch() { # fetch CPU -> that CPU's argument list (the event is filtered to run 
 	local i=0
 	for n in us ni sy si hi id; do printf ' %s=+%d(%s):u64' $n $((KCS + 8 * i)) "$b"; i=$((i + 1)); done
 }
+# The ticked task's pid, utime and stime (account_process_tick's p, in %di), with offsets from
+# task-offsets.sh when the build tree is there (recordings before it have no task fields).
+TASK=""
+if [ -d "$K/build" ] && "$HERE/task-offsets.sh" "$K" > "$OUT/offsets.txt"; then
+	o() { awk -v n="$1" '$1 == n {print $2}' "$OUT/offsets.txt"; }
+	TASK=" tp=+$(o task_pid)(%di):s32 tu=+$(o task_utime)(%di):u64 ts=+$(o task_stime)(%di):u64"
+	[[ $TASK != *"+("* ]] || { echo "missing task offsets in $OUT/offsets.txt" >&2; exit 1; }
+else
+	echo "no task offsets (no $K/build tree?): task times not recorded" >&2
+fi
 # ia<N>: each hardirq/softirq entry and exit on CPU N (off: HARDIRQ_OFFSET, SOFTIRQ_OFFSET or 0);
 # tk<N>: the tick's accounting on CPU N (ut: user_tick). sco: sched_clock_cpu() - sched_clock().
 {
 	for c in 0 1; do
 		echo "p:kacct/ia$c irqtime_account_irq off=%si:u32$(fetch $c)"
-		echo "p:kacct/tk$c account_process_tick ut=%si:u32 sco=@__sched_clock_offset:u64$(fetch $c)"
+		echo "p:kacct/tk$c account_process_tick ut=%si:u32 sco=@__sched_clock_offset:u64$(fetch $c)$TASK"
 	done
 } > "$OUT/probes.txt"
 cp "$K/meta" "$OUT/meta"

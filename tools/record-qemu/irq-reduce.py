@@ -19,6 +19,8 @@ order across CPUs; sleeps are written as preemptions (see the switch case). Each
 process context; irq time still pending for the tick there (tick_delta) is put before it as one
 synthetic irq, so the model starts with the kernel's tick_delta. Writes FIXTUREDIR/trace.xz,
 checkpoints.xz ("EVENT_INDEX CPU user nice system softirq irq idle tick_delta", kernel ns),
+task-checkpoints.xz when the tick probes fetched the task ("EVENT_INDEX CPU TID utime stime": the
+ticked task's times before each tick, idle ticks left out),
 psi-irq.psi.xz (the same events as a `kacct psi-irq` script), psi-kernel (the guest's
 irq.pressure reads) and meta.
 """
@@ -35,11 +37,12 @@ KV = re.compile(r'(\w+)=(\S+)')
 
 
 class Ev:
-    __slots__ = ('cpu', 'kind', 'args', 'ts', 'exact', 'approx', 'seq', 'snap', 'psi', 'ub')
+    __slots__ = ('cpu', 'kind', 'args', 'ts', 'exact', 'approx', 'seq', 'snap', 'psi', 'ub', 'task')
 
     def __init__(self, cpu, kind, args='', exact=None, approx=None, seq=0):
         self.cpu, self.kind, self.args = cpu, kind, args
         self.ts, self.exact, self.approx, self.seq, self.snap, self.psi, self.ub = None, exact, approx, seq, None, None, None
+        self.task = None  # a tick's (pid, utime, stime) of the ticked task, before the tick
 
 
 def psi_script(out, marks, group_of, tasks, ncpus, pids, version):
@@ -244,12 +247,19 @@ def main():
             counts['tk'] += 1
             ut = int(kv['ut'])
             snap = [int(kv[k]) for k in ('us', 'ni', 'sy', 'si', 'hi', 'id', 'td')]
+            task = None
+            if 'tp' in kv:  # the ticked task's times (recordings with task offsets)
+                task = (int(kv['tp']), int(kv['tu']), int(kv['ts']))
+                if task[0] != cur[c]:
+                    raise SystemExit(f'cpu {c}: tick of {task[0]}, model has {cur[c]}: {raw}')
+                counts['task_ticks'] = counts.get('task_ticks', 0) + 1
             idx, outer_proc = last_enter[c]
             enter = per_cpu[c][idx]
             if outer_proc:
                 fixes = set_mode(c, cur[c], 'user' if ut else 'kernel', None)
                 tick = Ev(c, 'tick')
                 tick.snap = snap  # the entry from process context charged nothing
+                tick.task = task
                 enter.snap = None
                 new = fixes + [tick]
                 for k, n in enumerate(new):
@@ -261,6 +271,7 @@ def main():
                     raise SystemExit(f'cpu {c}: user tick outside process context: {raw}')
                 tick = add(c, Ev(c, 'tick'))
                 tick.snap = snap
+                tick.task = task
                 tick.exact = ('link', enter)
             continue
         if ev == 'sched_switch':
@@ -429,11 +440,13 @@ def main():
                    f'task {pid} pid={tgid} comm={sane_comm(comm)} mm={tgid}')
     hdr.append('events')
     out = [x for x in out if x[2].kind not in ('mark', 'psi_wakeup')]
-    body, cps = [], []
+    body, cps, tcps = [], [], []
     for i, (ts, _, e) in enumerate(out):
         body.append(f'{ts} {e.cpu} {e.kind}' + (f' {e.args}' if e.args else ''))
         if e.snap is not None:
             cps.append(f'{i} {e.cpu} ' + ' '.join(map(str, e.snap)))
+        if e.task is not None and e.task[0] != 0:  # the idle tasks' times do not move
+            tcps.append(f'{i} {e.cpu} ' + ' '.join(map(str, e.task)))
     import os
     os.makedirs(fix, exist_ok=True)
     import lzma
@@ -445,6 +458,9 @@ def main():
     xz('checkpoints', '# event_index cpu user nice system softirq irq idle tick_delta (kernel ns, before the event)\n'
        + '\n'.join(cps) + '\n')
     xz('psi-irq.psi', psi_text)
+    if tcps:
+        xz('task-checkpoints', '# event_index cpu tid utime stime (kernel ns, the ticked task before the tick)\n'
+           + '\n'.join(tcps) + '\n')
     with open(fix + '/psi-kernel', 'w') as f:
         f.write('# irq.pressure full total= (us) read at the marks: root, cgroup A, cgroup B\n')
         f.write('\n'.join(sec.get('psi', [])) + '\n')
@@ -453,8 +469,8 @@ def main():
         f.write(meta)
         f.write(f'config {config}\nsched_clock_offset {sco}\norigin {origin}\n')
         f.write('counts ' + ' '.join(f'{k}={v}' for k, v in counts.items()) + '\n')
-        f.write(f'events {len(body)} checkpoints {len(cps)}\n')
-    print(f'{fix}: {len(body)} events, {len(cps)} checkpoints, {counts}')
+        f.write(f'events {len(body)} checkpoints {len(cps)} task_checkpoints {len(tcps)}\n')
+    print(f'{fix}: {len(body)} events, {len(cps)} checkpoints, {len(tcps)} task checkpoints, {counts}')
 
 
 if __name__ == '__main__':

@@ -1,0 +1,41 @@
+#!/bin/bash
+# task_struct offsets for kprobe fetches on a tools/kernel-build tree (no debug info needed):
+# compiles a few offsetof()s with the flags Kbuild used for kernel/fork.o and prints "NAME VALUE"
+# lines: the task's pid, utime, stime, gtime and se.sum_exec_runtime, and with
+# VIRT_CPU_ACCOUNTING_GEN its struct vtime (starttime, state, utime, stime, gtime).
+#   task-offsets.sh KERNEL_DIR      (build.sh's output: KERNEL_DIR/build is the O= tree)
+# 6.1's .fork.o.cmd names the command cmd_kernel/fork.o, 6.12's savedcmd_kernel/fork.o.
+set -euo pipefail
+K=$(readlink -f "$1")
+B=$K/build
+# Only the compiler: the recorded command goes on with objtool on the tree's own fork.o (x86),
+# which must not run on it again.
+cmd=$(sed -n 's/^\(saved\)\{0,1\}cmd_kernel\/fork\.o := \([^;]*\).*/\2/p' "$B/kernel/.fork.o.cmd")
+[ -n "$cmd" ] || { echo "no compile command in $B/kernel/.fork.o.cmd" >&2; exit 1; }
+T=$(mktemp -d /tmp/task-off.XXXX)
+trap 'rm -rf "$T"' EXIT
+cat > "$T/off.c" <<'C'
+#include <linux/kbuild.h>
+#include <linux/sched.h>
+void kacct_offsets(void);
+void kacct_offsets(void)
+{
+	OFFSET(task_pid, task_struct, pid);
+	OFFSET(task_utime, task_struct, utime);
+	OFFSET(task_stime, task_struct, stime);
+	OFFSET(task_gtime, task_struct, gtime);
+	OFFSET(task_sum_exec_runtime, task_struct, se.sum_exec_runtime);
+#ifdef CONFIG_VIRT_CPU_ACCOUNTING_GEN
+	OFFSET(task_vtime, task_struct, vtime);
+	OFFSET(vtime_starttime, vtime, starttime);
+	OFFSET(vtime_state, vtime, state);
+	OFFSET(vtime_utime, vtime, utime);
+	OFFSET(vtime_stime, vtime, stime);
+	OFFSET(vtime_gtime, vtime, gtime);
+#endif
+}
+C
+# the same command with our file, to assembly, without the dependency file
+cmd=$(echo "$cmd" | sed -e 's/-Wp,-MMD,[^ ]*//' -e 's/ -c -o [^ ]* [^ ]*fork\.c/ -S -o '"${T//\//\\/}"'\/off.s '"${T//\//\\/}"'\/off.c/')
+(cd "$B" && eval "$cmd")
+sed -n 's/.*->\([a-z_]*\) \$\{0,1\}\([0-9]*\) .*/\1 \2/p' "$T/off.s"
