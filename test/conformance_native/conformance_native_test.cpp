@@ -79,7 +79,7 @@ std::vector<Fixture> fixtures() {
     Fixture f;
     f.name = d.filename();
     f.config = conformance::meta_value(d, "config");
-    f.version = conformance::meta_value(d, "kernel_version");
+    f.version = f.config.substr(0, f.config.find('-'));  // the replayed release (arch table)
     f.text = cli::read_input_maybe_xz((d / "trace.xz").string());
     std::istringstream c(cli::read_input_maybe_xz((d / "checkpoints.xz").string()));
     for (std::string line; std::getline(c, line);) {
