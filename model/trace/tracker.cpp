@@ -135,7 +135,8 @@ std::optional<Error> Tracker::check(const Event& e) const {
     if (auto err = need_process()) return err;
     if (c.current == 0) return fail(e, "event", fmt::format("{} by the idle task; expected a task", kind));
     if (cur.exiting)
-      return fail(e, "event", fmt::format("{} by exiting task {}; expected only switch prev_state=X", kind, cur.tid));
+      return fail(e, "event",
+                  fmt::format("{} by exiting task {}; expected kernel time until switch prev_state=X", kind, cur.tid));
     if (c.mode != m)
       return fail(e, "event", fmt::format("{} in {}; expected {}", kind, mode_name(c.mode), mode_name(m)));
     return std::nullopt;
