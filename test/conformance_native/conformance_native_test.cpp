@@ -6,6 +6,7 @@
 // (/proc/PID/stat, per-thread stat, getrusage, taskstats with the scaled pair).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -46,11 +47,25 @@ struct ReadPoint {
   std::string kind;
   std::array<std::uint64_t, 4> v;
 };
+// A /proc/stat cpuN line read by the workload (clock ticks, in the file's column order) between
+// the model's states after the first `lo` and `hi` events.
+struct StatPoint {
+  std::uint64_t id;
+  std::size_t lo, hi;
+  std::uint32_t reader, cpu;
+  std::array<std::uint64_t, 8> v;  // user nice system idle iowait irq softirq steal
+};
+// /proc/stat's column order (fs/proc/stat.c show_stat()) as kCols indices
+constexpr std::array<std::size_t, 8> kStatCol = {0, 1, 2, 5, 6, 4, 3, 7};
+constexpr std::array<const char*, 8> kStatNames = {"user",   "nice", "system",  "idle",
+                                                   "iowait", "irq",  "softirq", "steal"};
+
 struct Fixture {
-  std::string name, text, config;
+  std::string name, text, config, version;
   std::vector<CpuPoint> cps;
   std::vector<TaskPoint> tps;
   std::vector<ReadPoint> rps;
+  std::vector<StatPoint> sps;
   struct Drop {
     std::size_t from, to;  // release_task() entry and return (__exit_signal() in between)
     std::uint64_t tid;
@@ -64,6 +79,7 @@ std::vector<Fixture> fixtures() {
     Fixture f;
     f.name = d.filename();
     f.config = conformance::meta_value(d, "config");
+    f.version = f.config.substr(0, f.config.find('-'));  // the replayed release (arch table)
     f.text = cli::read_input_maybe_xz((d / "trace.xz").string());
     std::istringstream c(cli::read_input_maybe_xz((d / "checkpoints.xz").string()));
     for (std::string line; std::getline(c, line);) {
@@ -84,6 +100,11 @@ std::vector<Fixture> fixtures() {
         Fixture::Drop d{};
         s >> d.from >> d.to >> d.tid;
         f.drops.push_back(d);
+      } else if (tag == "S") {
+        StatPoint p{};
+        s >> p.id >> p.lo >> p.hi >> p.reader >> p.cpu;
+        for (auto& v : p.v) s >> v;
+        f.sps.push_back(p);
       } else if (tag == "R") {
         ReadPoint p{};
         s >> p.id >> p.kind >> p.tid;
@@ -101,7 +122,15 @@ struct Outcome {
               reads_checked = 0, reads_exact = 0,
               reads_bounded = 0,  // a flush during the read: the kernel's value between the model's at its ends
       reads_adjusted = 0;         // group reads without a released thread's later flushes (two per read)
-  std::map<std::string, std::size_t> off;  // per column / read kind
+  // /proc/stat cpuN lines: the kernel_cpustat columns (user nice system irq softirq steal) exact
+  // or between the model's values at the read's markers; idle and iowait come from tick-sched
+  // (get_cpu_idle_time_us(): nohz idle sleeptime), not kernel_cpustat: on the reading CPU their
+  // sum may grow between two reads by at most the model's native idle+iowait, since each nohz
+  // idle window lies inside one native idle interval (+4 ticks: both sides sum two truncated
+  // columns)
+  std::size_t stat_checked = 0, stat_exact = 0, stat_bounded = 0, idle_pairs = 0, idle_within = 0;
+  std::uint64_t idle_kernel_ticks = 0, idle_model_ticks = 0;  // summed over the pairs
+  std::map<std::string, std::size_t> off;                     // per column / read kind
   std::string first_off;
   // the kernel's own scaled values differ from its unscaled ones (SPURR != TB) at this many
   // task checkpoints: the scaled comparison can tell the split from a copy
@@ -150,12 +179,21 @@ Outcome compare(const Fixture& f, const std::string& config, bool scaled_from_mo
   using CState = std::array<std::uint64_t, 8>;
   std::vector<std::optional<std::pair<CState, CState>>> cbase(prog.value().header.ncpus);
   std::map<std::uint64_t, std::pair<std::array<std::uint64_t, 2>, std::array<std::uint64_t, 2>>> tbase;
+  std::map<std::size_t, std::vector<CState>> stat_at;  // the model's kernel_cpustat after ev events
+  for (const auto& sp : f.sps) stat_at[sp.lo], stat_at[sp.hi];
+  std::vector<std::optional<std::size_t>> cfirst(prog.value().header.ncpus);
   auto check = [&](std::size_t ev, const sim::RunResult& r) {
+    if (auto it = stat_at.find(ev); it != stat_at.end())
+      for (const auto& cs : r.cpus) {
+        CState m{};
+        for (std::size_t i = 0; i < kCols.size(); ++i) m[i] = cs.cpustat[kCols[i]];
+        it->second.push_back(m);
+      }
     if (auto it = cat.find(ev); it != cat.end())
       for (const auto* c : it->second) {
         CState m{};
         for (std::size_t i = 0; i < kCols.size(); ++i) m[i] = r.cpus[c->cpu].cpustat[kCols[i]];
-        if (!cbase[c->cpu]) cbase[c->cpu] = {c->k, m};
+        if (!cbase[c->cpu]) cbase[c->cpu] = {c->k, m}, cfirst[c->cpu] = ev;
         const auto& [kb, mb] = *cbase[c->cpu];
         ++o.cpu_checked;
         bool all = true;
@@ -324,6 +362,56 @@ Outcome compare(const Fixture& f, const std::string& config, bool scaled_from_mo
                    std::to_string(rp.v[i]) + " model " + std::to_string((*lo)[i]) + ".." + std::to_string((*hi)[i]));
     }
   }
+  // /proc/stat lines: the model's absolute kernel_cpustat is the kernel's at the CPU's first
+  // checkpoint plus the model's growth since (ns), printed by nsec_to_clock_t() (USER_HZ 100)
+  auto stat_model = [&](const StatPoint& sp, std::size_t ev) -> std::optional<CState> {
+    const auto it = stat_at.find(ev);
+    if (sp.cpu >= cbase.size() || !cbase[sp.cpu] || *cfirst[sp.cpu] > ev || it == stat_at.end() ||
+        sp.cpu >= it->second.size())
+      return std::nullopt;
+    const auto& [kb, mb] = *cbase[sp.cpu];
+    CState v{};
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = (kb[i] + it->second[sp.cpu][i] - mb[i]) / 10'000'000;
+    return v;
+  };
+  const StatPoint* prev_own = nullptr;
+  std::vector<StatPoint> sps = f.sps;  // a forked child prints its reads before its parent
+  std::sort(sps.begin(), sps.end(), [](const StatPoint& a, const StatPoint& b) { return a.lo < b.lo; });
+  for (const auto& sp : sps) {
+    const auto lo = stat_model(sp, sp.lo), hi = stat_model(sp, sp.hi);
+    if (!lo || !hi) continue;
+    ++o.stat_checked;
+    bool exact = true, inside = true;
+    for (std::size_t j = 0; j < kStatCol.size(); ++j) {
+      if (kStatNames[j] == std::string("idle") || kStatNames[j] == std::string("iowait")) continue;
+      const auto k = sp.v[j], l = (*lo)[kStatCol[j]], h = (*hi)[kStatCol[j]];
+      exact = exact && l == k && h == k;
+      if (k < l || k > h) {
+        inside = false;
+        note(o, std::string("proc_stat.") + kStatNames[j],
+             "read " + std::to_string(sp.id) + " cpu " + std::to_string(sp.cpu) + ": kernel " + std::to_string(k) +
+                 " model " + std::to_string(l) + ".." + std::to_string(h));
+      }
+    }
+    o.stat_exact += exact;
+    o.stat_bounded += !exact && inside;
+    if (sp.cpu != sp.reader) continue;
+    if (prev_own) {
+      const auto a = stat_model(*prev_own, prev_own->lo);
+      const std::uint64_t dk = (sp.v[3] + sp.v[4]) - (prev_own->v[3] + prev_own->v[4]);
+      const std::uint64_t dm = ((*hi)[5] + (*hi)[6]) - ((*a)[5] + (*a)[6]);
+      ++o.idle_pairs;
+      o.idle_kernel_ticks += dk;
+      o.idle_model_ticks += dm;
+      if (dk <= dm + 4)
+        ++o.idle_within;
+      else
+        note(o, "proc_stat.idle+iowait",
+             "reads " + std::to_string(prev_own->id) + ".." + std::to_string(sp.id) + " cpu " + std::to_string(sp.cpu) +
+                 ": kernel grew " + std::to_string(dk) + " ticks, model native idle " + std::to_string(dm));
+    }
+    prev_own = &sp;
+  }
   return o;
 }
 
@@ -334,6 +422,11 @@ std::string summary(const Outcome& o) {
                   std::to_string(o.reads_exact) + "/" + std::to_string(o.reads_checked) + " exact (" +
                   std::to_string(o.reads_bounded) + " within a flush during the read or release_task(), " +
                   std::to_string(o.reads_adjusted) + " without a released thread's later flushes)";
+  if (o.stat_checked)
+    s += ", /proc/stat lines " + std::to_string(o.stat_exact) + "/" + std::to_string(o.stat_checked) + " exact (" +
+         std::to_string(o.stat_bounded) + " within a flush during the read), idle+iowait within the native bound " +
+         std::to_string(o.idle_within) + "/" + std::to_string(o.idle_pairs) + " (kernel " +
+         std::to_string(o.idle_kernel_ticks) + " ticks, native idle " + std::to_string(o.idle_model_ticks) + ")";
   for (const auto& [k, v] : o.off) s += "; off " + k + ": " + std::to_string(v);
   return s;
 }
@@ -350,6 +443,12 @@ TEST(ConformanceNative, EveryCheckpointAndReadExact) {
     EXPECT_EQ(o.task_exact, o.task_checked) << f.name << ": " << o.first_off;
     EXPECT_EQ(o.scaled_exact, o.scaled_checked) << f.name << ": " << o.first_off;
     EXPECT_EQ(o.reads_exact + o.reads_bounded, o.reads_checked) << f.name << ": " << o.first_off;
+    if (!f.sps.empty()) {  // recorded since 6.12: a fixture with /proc/stat lines compares them
+      EXPECT_GT(o.stat_checked, 0u) << f.name;
+      EXPECT_EQ(o.stat_exact + o.stat_bounded, o.stat_checked) << f.name << ": " << o.first_off;
+      EXPECT_GT(o.idle_pairs, 0u) << f.name;
+      EXPECT_EQ(o.idle_within, o.idle_pairs) << f.name << ": " << o.first_off;
+    }
     // SPURR runs apart from the TB under QEMU: the scaled comparison is not a copy of the unscaled one
     EXPECT_GT(o.kernel_scaled_differs, 0u) << f.name;
     std::printf("%s (%s): %s; kernel scaled != unscaled at %zu task checkpoints\n", f.name.c_str(), f.config.c_str(),
@@ -364,7 +463,7 @@ TEST(ConformanceNative, WrongMechanismOrVersionMisses) {
   const auto fs = fixtures();
   ASSERT_FALSE(fs.empty());
   for (const auto& f : fs) {
-    for (const std::string wrong : {"6.1.192-tick-hz250", "4.9-native-steal-hz250"}) {
+    for (const std::string& wrong : {f.version + "-tick-hz250", std::string("4.9-native-steal-hz250")}) {
       const auto o = compare(f, wrong);
       EXPECT_GT(o.cpu_checked, 0u) << f.name;
       EXPECT_LT(o.cpu_exact, o.cpu_checked / 2) << f.name << " replayed as " << wrong;

@@ -81,3 +81,53 @@ events
 
 }  // namespace
 }  // namespace kacct
+
+namespace kacct {
+namespace {
+
+// A thread preempted after its exit (release_task() in the kernel) that runs again: the group's
+// reads afterwards hold only what it had at its exit (__exit_signal()), so they equal those of
+// the same trace where the thread dies at the preemption, while the thread's own times grow.
+TEST(Machine, TimeAfterExitNeverReachesTheGroup) {
+  std::ifstream in(std::string(KACCT_TRACES_DIR) + "/exit-preempted.trace");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  ASSERT_NE(text.find("prev=101 next=0 prev_state=R"), std::string::npos);
+  // the variant: 101 dies at the preemption; cpu 0 stays idle from 8 ms on
+  std::string dies;
+  std::istringstream lines(text);
+  for (std::string l; std::getline(lines, l);) {
+    if (l.rfind("7000000 1 switch", 0) == 0) l = "7000000 1 switch prev=101 next=0 prev_state=X";
+    if (l.rfind("8000000 0", 0) == 0 || l.rfind("9000000 0", 0) == 0 || l.rfind("9100000 0", 0) == 0 ||
+        l.rfind("12000000 0", 0) == 0 || l.rfind("14000000 0", 0) == 0)
+      continue;
+    dies += l + "\n";
+  }
+  auto a = trace::load(text), b = trace::load(dies);
+  ASSERT_TRUE(a.ok()) << a.error().to_string();
+  ASSERT_TRUE(b.ok()) << b.error().to_string();
+  auto pa = sim::compile(a.value()), pb = sim::compile(b.value());
+  ASSERT_TRUE(pa.ok() && pb.ok());
+  for (const auto& [cpu, config] : {std::pair{"x86-64", "6.12-tick-hz250"}, std::pair{"POWER9", "6.12-native-hz250"},
+                                    std::pair{"x86-64", "6.12-gen-hz250"}}) {
+    const auto m = sim::model_cfg(*arch::find_cpu(cpu), *arch::find_config(config));
+    const auto ra = sim::run(pa.value(), m, {.check = true}), rb = sim::run(pb.value(), m, {.check = true});
+    ASSERT_FALSE(ra.violation) << config << ": " << ra.violation->invariant << " " << ra.violation->detail;
+    ASSERT_EQ(ra.reads.size(), 2u);
+    ASSERT_EQ(rb.reads.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(ra.reads[i].utime, rb.reads[i].utime) << config << " read " << i;
+      EXPECT_EQ(ra.reads[i].stime, rb.reads[i].stime) << config << " read " << i;
+    }
+    const auto t101 = [](const sim::Program& p, const sim::RunResult& r) {
+      for (std::size_t i = 0; i < p.tasks.size(); ++i)
+        if (p.tasks[i].tid == 101) return r.tasks[i].utime + r.tasks[i].stime;
+      return std::uint64_t{0};
+    };
+    EXPECT_GT(t101(pa.value(), ra), t101(pb.value(), rb)) << config << ": 101 ran after its exit";
+  }
+}
+
+}  // namespace
+}  // namespace kacct

@@ -7,7 +7,8 @@
 set -euo pipefail
 K=$(readlink -f "$1")
 B=$K/build
-cmd=$(sed -n 's/^cmd_[^ ]*cacheinfo.o := //p' "$B/arch/powerpc/kernel/.cacheinfo.o.cmd")
+# Kbuild's .cmd files name it cmd_... in 6.1 and savedcmd_... in 6.12
+cmd=$(sed -n 's/^\(saved\)\{0,1\}cmd_[^ ]*cacheinfo.o := //p' "$B/arch/powerpc/kernel/.cacheinfo.o.cmd")
 [ -n "$cmd" ] || { echo "no compile command in $B/arch/powerpc/kernel/.cacheinfo.o.cmd" >&2; exit 1; }
 T=$(mktemp -d /tmp/native-off.XXXX)
 trap 'rm -rf "$T"' EXIT
@@ -16,6 +17,7 @@ cat > "$T/off.c" <<'C'
 #include <linux/sched.h>
 #include <asm/paca.h>
 #include <asm/accounting.h>
+void kacct_offsets(void);
 void kacct_offsets(void)
 {
 	OFFSET(paca_accounting, paca_struct, accounting);

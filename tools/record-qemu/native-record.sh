@@ -8,8 +8,8 @@
 # libc6-dev-ppc64el-cross and qemu-system-ppc; one guest at a time. OUTDIR gets trace.txt (the
 # guest's sections: tasks, /proc/stat before and after, the workload's read values, the probe
 # hit counts, the ftrace text), console.log, meta, probes.txt, offsets.
-# Probes, on every hook that reads the timebase (vtime_account_{kernel,idle,hardirq,softirq})
-# and on vtime_flush: at entry the paca's cpu_accounting_data (through r13), this CPU's
+# Probes, on every hook that reads the timebase (vtime_account_{kernel,idle,hardirq,softirq},
+# vtime_task_switch) and on vtime_flush: at entry the paca's cpu_accounting_data (through r13), this CPU's
 # kernel_cpustat (relative to r13, see native-init.sh), the preempt count and the task's pid and
 # times (its argument, r3 at entry); at return the accounting data again, whose
 # starttime/startspurr are the TB and SPURR values the hook read. release_task (entry and
@@ -57,6 +57,12 @@ task() {
 		echo "p:kacct/${n}_in $f$(task)$(acct)$(kcs)"
 		echo "r:kacct/${n}_out $f$(acct)$(kcs)"
 	done
+	# the context switch's accounting and flush: 6.12 moved vtime_task_switch() into
+	# arch/powerpc/kernel/time.c, where vtime_account_{kernel,idle} and vtime_flush can be inlined
+	# into it (no probe hit at a switch then); the reducer takes the switch from these two and
+	# ignores the hooks nested in them (6.1: in kernel/sched/cputime.c, they are calls)
+	echo "p:kacct/ts_in vtime_task_switch$(task)$(acct)$(kcs)"
+	echo "r:kacct/ts_out vtime_task_switch$(acct)$(kcs)"
 	# __exit_signal() (a thread's times join its group's) is inside release_task()
 	echo "p:kacct/rt_in release_task$(task)$(acct)"
 	echo "r:kacct/rt_out release_task"

@@ -3,29 +3,36 @@
 
   native-reduce.py RECDIR FIXTUREDIR [--config NAME]   (default: KERNEL_VERSION-native-steal-hz250)
 
-Every accounting hook the kernel ran (vtime_account_{kernel,idle,hardirq,softirq}) becomes a
-trace event at the timebase and SPURR values it read: the hook's return probe shows them as
-the paca's starttime and startspurr. Which event a hook is follows from the hook and the
-preempt count at its entry (HARDIRQ count one above the tracked depth: an irq entry; equal: its
-exit; softirq entry and exit likewise; kernel/idle with no irq count after a sched_switch: the
-switch). vtime_flush inside an irq is a tick (at the TB of that irq's entry hook: the flush
-reads no clock); the switch's flush is part of `switch`. The user/kernel transitions between
-two hooks (account_cpu_user_entry/exit are inline, no probe) are rebuilt from the pending
-utime/stime and starttime/starttime_user at the next hook's entry: the last exit and entry at
-their exact TBs, all earlier ones folded into one exit/entry pair of the same user and system
-total (the native accounting only adds intervals, so the pending values and every clock a
-later hook reads are the kernel's). Each CPU starts at its first context-switch flush (all
-buckets zero there); TB and SPURR are rebased per CPU to that flush's starttime/startspurr (the
-model's boot values, 0). ts is the TB in ns (512 MHz). Forks and the workload's reads (its
-trace_marker lines) touch no accounting data: they are put at the clock of the CPU's last hook, before any rebuilt transition (the model is in kernel mode there, as the kernel is at
-them); a sleeping task's wakeup right before its switch-in, a thread's exit
-(__exit_signal(), inlined into release_task(), which adds its times to its group's) at its
-release_task() entry probe after the user time before it (a leader reaped by its parent:
-right before its final switch; a thread that runs again after it: the same, with D lines). Writes FIXTUREDIR/trace.xz, checkpoints.xz and meta:
+Every accounting hook the kernel ran (vtime_account_{kernel,idle,hardirq,softirq},
+vtime_task_switch) becomes a trace event at the timebase and SPURR values it read: the hook's
+return probe shows them as the paca's starttime and startspurr. Which event a hook is follows
+from the hook and the preempt count at its entry (HARDIRQ count one above the tracked depth: an
+irq entry; equal: its exit; softirq entry and exit likewise; kernel/idle with no irq count
+after a sched_switch, or vtime_task_switch: the switch, whose nested hooks are ignored).
+vtime_flush inside an irq is a tick (at the TB of that irq's entry hook: the flush reads no
+clock); the switch's flush is part of `switch`. The user/kernel transitions between two hooks
+(account_cpu_user_entry/exit are inline, no probe) are rebuilt from the pending utime/stime and
+starttime/starttime_user at the next hook's entry: the last exit and entry at their exact TBs,
+all earlier ones folded into one exit/entry pair of the same user and system total (the native
+accounting only adds intervals, so the pending values and every clock a later hook reads are
+the kernel's). Each CPU starts at its first context-switch flush (all buckets zero there); TB
+and SPURR are rebased per CPU to that flush's starttime/startspurr (the model's boot values,
+0). ts is the TB in ns (512 MHz). Forks and the workload's reads (its trace_marker lines) touch
+no accounting data: they are put at the clock of the CPU's last hook, before any rebuilt
+transition (the model is in kernel mode there, as the kernel is at them); a sleeping task's
+wakeup right before its switch-in, a thread's exit (__exit_signal(), inlined into
+release_task(), which adds its times to its group's) at its release_task() entry probe after
+the user time before it (a leader reaped by its parent: right before its final switch). A
+thread preempted after its release_task() is switched out R and runs again before its final
+switch (the trace format allows that). /proc/stat reads ("kacct pstat/pdone" markers) are
+placed by their markers' TBs. Writes FIXTUREDIR/trace.xz, checkpoints.xz and meta:
   C EVENT CPU user nice system softirq irq idle iowait steal   kernel_cpustat (ns) before the event
   T EVENT TID utime stime utimescaled stimescaled               the task's times (ns) before the flush
   R ID KIND TID A B [C D]                                       the workload's read values
+  S ID N_BEFORE N_AFTER READER_CPU CPU user nice system idle iowait irq softirq steal
+                                                                a /proc/stat cpuN line (clock ticks)
 """
+import bisect
 import lzma
 import os
 import re
@@ -47,12 +54,6 @@ class Fail(Exception):
     pass
 
 
-class RunsAgain(Fail):
-    def __init__(self, tid):
-        super().__init__(f'task {tid} runs again after its release_task()')
-        self.tid = tid
-
-
 class Cpu:
     def __init__(self, n):
         self.n = n
@@ -67,12 +68,10 @@ class Cpu:
         self.last_tb = self.last_sp = 0
         self.last_hook = None  # (tb, sp) of the last hook: a tick's flush reads no clock
         self.exiting = None  # the task whose sched_process_exit came, exit not yet written
-        self.exited_at = None
         self.last_idx = None  # index in out of this CPU's last event
-        self.rt_open = None  # (out index, tid) at a deferred thread's release_task() entry
 
 
-def main(defer=frozenset()):
+def main():
     rec, fix = sys.argv[1], sys.argv[2]
     kmeta = dict(l.split(' ', 1) for l in open(rec + '/meta').read().splitlines() if ' ' in l)
     kver = kmeta.get('kernel_version', '6.1.192').strip()
@@ -97,8 +96,10 @@ def main(defer=frozenset()):
     ncpus = 2
     cpus = [Cpu(c) for c in range(ncpus)]
     out = []  # (tb_raw, seq, cpu, kind, args, tb_rebased, sp_rebased)
-    cps, tcps, drops = [], [], []  # ('C', out index, cpu, vals) / ('T', out index, tid, vals)
+    cps, tcps = [], []  # ('C', out index, cpu, vals) / ('T', out index, tid, vals)
     sleeping, exited, created, seen, dead = set(), set(), set(), set(), set()
+    exit_written = set()  # threads whose `exit` is in at their release_task()
+    pstat = {}  # /proc/stat read id -> {'pstat'|'pdone': (raw TB, reader's CPU)}
     counts = {k: 0 for k in ('irq', 'softirq', 'tick', 'switch', 'fork', 'exit', 'read', 'rebuilt_pairs',
                              'folded_pairs', 'hooks', 'wakeup')}
     seq = 0
@@ -150,12 +151,67 @@ def main(defer=frozenset()):
         emit(c, s, sp, 'syscall_enter', 'nr=0')
         counts['rebuilt_pairs'] += 1
 
+    def start(c, aout):
+        """The first flush at a switch: every bucket is zero; the CPU starts here."""
+        cp = cpus[c]
+        cp.started = True
+        cp.depth, cp.soft = 0, False
+        cp.tb0, cp.sp0 = aout['starttime'], aout['startspurr']
+        cp.last_tb, cp.last_sp = cp.tb0, cp.sp0
+        cp.after = aout
+        cp.last_hook = (cp.tb0, cp.sp0)
+        prev, nxt, _ = cp.switch
+        cp.cur = nxt
+        cp.switch = None
+        seen.add(nxt)
+        if nxt:
+            emit(c, cp.tb0, cp.sp0, 'switch', f'prev=0 next={nxt} prev_state=R')
+
+    def switch(c, tb, sp, kin):
+        """The context switch at the TB/SPURR its accounting read; kin: the data before it."""
+        cp = cpus[c]
+        prev, nxt, state = cp.switch
+        cp.switch = None
+        if prev != cp.cur or cp.depth or cp.soft:
+            raise Fail(f'cpu {c}: switch from {prev}, tracked {cp.cur} depth {cp.depth} soft {cp.soft}')
+        if prev in exit_written and state not in ('R', 'X'):
+            raise Fail(f'cpu {c}: task {prev} sleeps ({state}) after its release_task()')
+        if prev in exit_written:
+            pass  # its exit is in already; preempted in do_exit() (R) it runs again later
+        elif state == 'X' and cp.exiting != prev:
+            cp.exiting = prev  # exit tracepoint before the CPU started
+        if state == 'X' and prev not in exited:
+            state = 'S'
+        if nxt in dead:
+            raise Fail(f'cpu {c}: task {nxt} runs again after its final switch')
+        if nxt in sleeping:  # woken before: the wakeup itself does not touch the accounting
+            emit(c, tb, sp, 'wakeup', f'tid={nxt}')
+            counts['wakeup'] += 1
+            sleeping.discard(nxt)
+        if state in ('S', 'D'):
+            sleeping.add(prev)
+        if state == 'X' and cp.exiting == prev:
+            counts['exit'] += 1
+            emit(c, tb, sp, 'exit')
+        if state != 'R':
+            cp.exiting = None
+        seen.update((prev, nxt))
+        if state == 'X':
+            dead.add(prev)
+        idx = emit(c, tb, sp, 'switch', f'prev={prev} next={nxt} prev_state={state}')
+        checkpoint(idx, c, kin)
+        counts['switch'] += 1
+        cp.cur = nxt
+        return idx
+
     def checkpoint(idx, c, kv):
         cps.append(f'C {idx} {c} ' + ' '.join(kv['k_' + k] for k in KCS))
 
     for m in parsed:
         comm, pid, c, ts, ev, rest = (m.group(1).strip(), int(m.group(2)), int(m.group(4)), int(m.group(6)),
                                       m.group(8), m.group(9))
+        if m.group(7) is not None:
+            raise Fail(f'trace clock is not the timebase (ppc-tb): {m.group(0)}')
         cp = cpus[c]
         kv = dict(KV.findall(rest))
         if ev == 'sched_process_fork':
@@ -190,6 +246,11 @@ def main(defer=frozenset()):
             continue
         if ev == 'tracing_mark_write':
             w = rest.split()
+            if len(w) >= 5 and w[0] == 'kacct' and w[1] in ('pstat', 'pdone'):
+                # a /proc/stat read (per-CPU lines): placed by its markers' own TBs (ppc-tb
+                # clock), as the state of both CPUs after every event at or before them
+                pstat.setdefault(int(w[2]), {})[w[1]] = (ts, c)
+                continue
             if len(w) >= 5 and w[0] == 'kacct' and w[1] in ('read', 'done') and cp.started:
                 if pid != cp.cur:
                     raise Fail(f'cpu {c}: read by {pid}, tracked {cp.cur}')
@@ -203,26 +264,51 @@ def main(defer=frozenset()):
         if not ev.rstrip('0123456789').endswith(('_in', '_out')):
             continue
         hook, side = ev.rstrip('0123456789').rsplit('_', 1)  # one probe per CPU: kk_in0, kk_in1
+        if hook != 'ts' and cp.entry is not None and cp.entry[0] == 'ts':
+            continue  # vtime_account_{kernel,idle} and vtime_flush called (not inlined) by vtime_task_switch
+        if hook == 'ts':
+            # vtime_task_switch(prev): vtime_account_{idle,kernel}(prev) and vtime_flush(prev) in
+            # one; its entry has the data before (and prev's times before the flush), its return
+            # the TB/SPURR read (starttime/startspurr) with every bucket flushed
+            if side == 'in':
+                if int(kv['pc']) >> HARDIRQ_SHIFT & 0xF or cp.switch is None:
+                    if cp.started:
+                        raise Fail(f'cpu {c}: vtime_task_switch outside a switch: {m.group(0)}')
+                    continue
+                cp.entry = ('ts', kv, 'switch')
+                if cp.started:
+                    counts['hooks'] += 1
+                    sync(c, acct(kv))
+                continue
+            if cp.entry is None or cp.entry[0] != 'ts':
+                if cp.started:
+                    raise Fail(f'cpu {c}: return of vtime_task_switch without its entry: {m.group(0)}')
+                continue
+            _, kin, _ = cp.entry
+            cp.entry = None
+            aout = acct(kv)
+            if not cp.started:
+                if cp.depth == 0 and not cp.soft:
+                    start(c, aout)
+                continue
+            idx = switch(c, aout['starttime'], aout['startspurr'], kin)
+            tcps.append(f'T {idx} {int(kin["tpid"])} {kin["t_ut"]} {kin["t_st"]} {kin["t_us"]} {kin["t_ss"]}')
+            cp.after = aout
+            cp.last_hook = (aout['starttime'], aout['startspurr'])
+            continue
 
         if hook == 'rt':
             # release_task(): __exit_signal() (inlined) of the current thread (self-reaping) lies
             # between its entry and return; a leader reaped by its parent gets its exit before
             # its final switch
             if side == 'out':
-                if cp.rt_open is not None:
-                    drops.append((cp.rt_open[0], cp.last_idx, cp.rt_open[1]))
-                    cp.rt_open = None
                 continue
-            if cp.started and int(kv['tpid']) == cp.cur and cp.exiting == cp.cur and cp.cur in defer:
-                sync(c, acct(kv))
-                cp.after = acct(kv)
-                cp.rt_open = (cp.last_idx, cp.cur)  # D lines: right after this CPU's last event
-            if cp.started and int(kv['tpid']) == cp.cur and cp.exiting == cp.cur and cp.cur not in defer:
+            if cp.started and int(kv['tpid']) == cp.cur and cp.exiting == cp.cur:
                 sync(c, acct(kv))
                 cp.after = acct(kv)  # the transitions up to here are in
                 counts['exit'] += 1
                 emit(c, cp.last_tb, cp.last_sp, 'exit')
-                cp.exited_at = cp.exiting
+                exit_written.add(cp.cur)
                 cp.exiting = None
             continue
         if side == 'in':
@@ -293,20 +379,8 @@ def main(defer=frozenset()):
         cp.entry = None
         aout = acct(kv)
         if not cp.started:
-            if hook == 'fl' and what == 'switch_flush' and cp.depth == 0 and not cp.soft:
-                # first flush at a switch: every bucket is zero; the CPU starts here
-                cp.started = True
-                cp.depth, cp.soft = 0, False
-                cp.tb0, cp.sp0 = aout['starttime'], aout['startspurr']
-                cp.last_tb, cp.last_sp = cp.tb0, cp.sp0
-                cp.after = aout
-                cp.last_hook = (cp.tb0, cp.sp0)
-                prev, nxt, _ = cp.switch
-                cp.cur = nxt
-                cp.switch = None
-                seen.add(nxt)
-                if nxt:
-                    emit(c, cp.tb0, cp.sp0, 'switch', f'prev=0 next={nxt} prev_state=R')
+            if hook == 'fl' and what == 'switch_flush' and cp.depth == 0 and not cp.soft and cp.switch:
+                start(c, aout)
             elif hook in ('kk', 'ki') and what == 'switch':
                 pass
             continue
@@ -316,41 +390,7 @@ def main(defer=frozenset()):
         tb, sp = aout['starttime'], aout['startspurr']
         cp.last_hook = (tb, sp)
         if what == 'switch':
-            prev, nxt, state = cp.switch
-            cp.switch = None
-            if prev != cp.cur or cp.depth or cp.soft:
-                raise Fail(f'cpu {c}: switch from {prev}, tracked {cp.cur} depth {cp.depth} soft {cp.soft}')
-            if state == 'R' and getattr(cp, 'exited_at', None) == prev:
-                # preempted after its release_task(): written as its final switch (the trace
-                # allows only X after exit); it must not run again in the trace
-                state = 'X'
-            if state == 'X' and getattr(cp, 'exited_at', None) == prev:
-                cp.exiting = None  # its exit is in already
-            elif state == 'X' and cp.exiting != prev:
-                cp.exiting = prev  # exit tracepoint before the CPU started
-            if state == 'X' and prev not in exited:
-                state = 'S'
-            if nxt in exited and nxt in dead:
-                raise RunsAgain(nxt)
-            if nxt in sleeping:  # woken before: the wakeup itself does not touch the accounting
-                emit(c, tb, sp, 'wakeup', f'tid={nxt}')
-                counts['wakeup'] += 1
-                sleeping.discard(nxt)
-            if state in ('S', 'D'):
-                sleeping.add(prev)
-            if state == 'X' and cp.exiting == prev:
-                counts['exit'] += 1
-                emit(c, tb, sp, 'exit')
-            if state != 'R':
-                cp.exiting = None
-            seen.update((prev, nxt))
-            if state == 'X':
-                dead.add(prev)
-            idx = emit(c, tb, sp, 'switch', f'prev={prev} next={nxt} prev_state={state}')
-            cp.switch_idx = idx
-            checkpoint(idx, c, kin)
-            counts['switch'] += 1
-            cp.cur = nxt
+            cp.switch_idx = switch(c, tb, sp, kin)
         else:
             idx = emit(c, tb, sp, what, 'vec=0' if what == 'softirq_enter' else '')
             checkpoint(idx, c, kin)
@@ -397,6 +437,17 @@ def main(defer=frozenset()):
             res.append(' '.join(w))
         return res
     vals = [l for l in sec.get('values', []) if l.startswith('V ')]
+    # /proc/stat reads: the events at or before each marker's TB (the model's state after them)
+    tbs = sorted(o[0] for o in out)
+    pst = []
+    for l in sec.get('values', []):
+        w = l.split()
+        if w[0] != 'P' or len(w) != 11 or int(w[1]) not in pstat or len(pstat[int(w[1])]) != 2:
+            continue
+        (t0, c0), (t1, c1) = pstat[int(w[1])]['pstat'], pstat[int(w[1])]['pdone']
+        if c0 != c1 or not cpus[c0].started:
+            continue
+        pst.append(f'S {w[1]} {bisect.bisect_right(tbs, t0)} {bisect.bisect_right(tbs, t1)} {c0} ' + ' '.join(w[2:]))
     os.makedirs(fix, exist_ok=True)
 
     def xz(name, text):
@@ -406,10 +457,10 @@ def main(defer=frozenset()):
     xz('checkpoints', '# C event cpu user nice system softirq irq idle iowait steal (kernel_cpustat ns before the event)\n'
        '# T event tid utime stime utimescaled stimescaled (task ns before the flush in that event)\n'
        '# R id kind tid values (stat: clock ticks; rusage, taskstats: us)\n'
-       '# D event event tid: entry and return of release_task() (__exit_signal() in between) of a thread\n'
-       '#   written as exiting at its final switch (it ran again)\n'
-       + '\n'.join(reindex(cps) + reindex(tcps) + [f'D {pos[i] + 1} {pos[j] + 1} {t}' for i, j, t in drops if i in pos and j in pos]
-                   + ['R' + v[1:] for v in vals]) + '\n')
+       '# S id n_before n_after reader_cpu cpu user nice system idle iowait irq softirq steal: a /proc/stat\n'
+       '#   cpuN line (clock ticks) read between the states after the first n_before and n_after events\n'
+       + '\n'.join(reindex(cps) + reindex(tcps)
+                   + ['R' + v[1:] for v in vals] + pst) + '\n')
     meta = open(rec + '/meta').read() if os.path.exists(rec + '/meta') else ''
     with open(fix + '/meta', 'w') as f:
         f.write(meta)
@@ -417,23 +468,14 @@ def main(defer=frozenset()):
         f.write('tb_base ' + ' '.join(f'{cp.tb0}' for cp in cpus) + '\nspurr_base ' +
                 ' '.join(f'{cp.sp0}' for cp in cpus) + '\n')
         f.write('counts ' + ' '.join(f'{k}={v}' for k, v in counts.items()) + '\n')
-        f.write(f'events {len(body)} checkpoints {len(cps)} task_checkpoints {len(tcps)} reads {len(vals)}\n')
+        f.write(f'events {len(body)} checkpoints {len(cps)} task_checkpoints {len(tcps)} reads {len(vals)} '
+                f'proc_stat_lines {len(pst)}\n')
     print(f'{fix}: {len(body)} events, {len(cps)} checkpoints, {len(tcps)} task checkpoints, {len(vals)} reads, '
-          f'{counts}')
+          f'{len(pst)} /proc/stat lines, {counts}')
 
 
 if __name__ == '__main__':
-    # A thread preempted after its release_task() that runs again: its exit goes right before its
-    # final switch instead (the trace allows only X after exit); a read of its group in between
-    # would then see the times its later flushes add, which the kernel's group sums miss.
-    deferred = set()
     try:
-        while True:
-            try:
-                main(frozenset(deferred))
-                break
-            except RunsAgain as e:
-                deferred.add(e.tid)
-                print(f'native-reduce.py: {e}: its exit deferred to its final switch')
+        main()
     except Fail as e:
         raise SystemExit(f'native-reduce.py: {e}')

@@ -5,7 +5,8 @@
 // RUSAGE_THREAD) and taskstats (TASKSTATS_CMD_GET by tid: ac_utime/ac_stime and the scaled
 // pair). Each read is framed by trace_marker writes "kacct read ID KIND TID" / "kacct done ID"
 // so that the reducer can place it between the accounting hooks; values are printed at the end
-// as "V ID KIND TID A B [C D]" (stat: clock ticks; rusage and taskstats: us).
+// as "V ID KIND TID A B [C D]" (stat: clock ticks; rusage and taskstats: us). Each round ends
+// with a read of /proc/stat's per-CPU lines ("P" lines, see proc_stat()).
 //   native-work PHASE_MS
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -127,6 +128,35 @@ static int stat_file(const char* path, unsigned long long* u, unsigned long long
   return sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", u, s) == 2 ? 0 : -1;
 }
 
+// /proc/stat's per-CPU lines (clock ticks: user nice system idle iowait irq softirq steal), framed
+// by "kacct pstat ID" / "kacct pdone ID" markers; printed as "P ID CPU" and the eight columns
+struct pval {
+  int id, cpu;
+  unsigned long long v[8];
+};
+static struct pval pvals[512];
+static int npvals, npvals_from;
+static void proc_stat(int id) {
+  static __thread char b[16384];
+  struct pval got[2];
+  int n = 0, len = 0, ng = 0;
+  mark("kacct pstat %d %s %d", id, "cpu_stat", gettid_());
+  int fd = open("/proc/stat", O_RDONLY);
+  while (fd >= 0 && len < (int)sizeof b - 1 && (n = read(fd, b + len, sizeof b - 1 - len)) > 0) len += n;
+  if (fd >= 0) close(fd);
+  mark("kacct pdone %d %s %d", id, "cpu_stat", gettid_());
+  b[len] = 0;
+  for (char* l = b; l && *l && ng < 2; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    struct pval p = {.id = id};
+    if (sscanf(l, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &p.cpu, &p.v[0], &p.v[1], &p.v[2], &p.v[3], &p.v[4],
+               &p.v[5], &p.v[6], &p.v[7]) == 9)
+      got[ng++] = p;
+  }
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < ng && npvals < 512; ++i) pvals[npvals++] = got[i];
+  pthread_mutex_unlock(&lock);
+}
+
 static int next_id = 1;
 static void reads(void) {
   const int tid = gettid_();
@@ -171,6 +201,16 @@ static void reads(void) {
       pthread_mutex_unlock(&lock);
     }
   }
+  pthread_mutex_lock(&lock);
+  const int id = next_id++;
+  pthread_mutex_unlock(&lock);
+  proc_stat(id);
+}
+
+static void print_pvals(void) {
+  for (int i = npvals_from; i < npvals; ++i)
+    printf("P %d %d %llu %llu %llu %llu %llu %llu %llu %llu\n", pvals[i].id, pvals[i].cpu, pvals[i].v[0], pvals[i].v[1],
+           pvals[i].v[2], pvals[i].v[3], pvals[i].v[4], pvals[i].v[5], pvals[i].v[6], pvals[i].v[7]);
 }
 
 static volatile unsigned long sink;
@@ -209,7 +249,8 @@ int main(int argc, char** argv) {
   reads();
   pid_t c = fork();
   if (c == 0) {
-    next_id += 100;  // its own ids
+    next_id += 100;        // its own ids
+    npvals_from = npvals;  // the values before the fork are the parent's to print
     spin(phase_ns / 2);
     sys_loop(phase_ns / 2);
     reads();
@@ -217,6 +258,7 @@ int main(int argc, char** argv) {
       if (vals[i].tid == gettid_())
         printf("V %d %s %d %llu %llu %llu %llu\n", vals[i].id, vals[i].kind, vals[i].tid, vals[i].v[0], vals[i].v[1],
                vals[i].v[2], vals[i].v[3]);
+    print_pvals();
     _exit(0);
   }
   waitpid(c, NULL, 0);
@@ -228,5 +270,6 @@ int main(int argc, char** argv) {
   for (int i = 0; i < nvals; ++i)
     printf("V %d %s %d %llu %llu %llu %llu\n", vals[i].id, vals[i].kind, vals[i].tid, vals[i].v[0], vals[i].v[1],
            vals[i].v[2], vals[i].v[3]);
+  print_pvals();
   return 0;
 }
