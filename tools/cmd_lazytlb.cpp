@@ -1,6 +1,7 @@
 // kacct lazy-tlb: the lazy-TLB mm model (docs/models/lazy-tlb.md).
 //   explore  every reachable state of a small world (states, depth, first violation as a script)
 //   run      replay an event script, checking every invariant after every event
+//   compare  a real kernel's recorded counts against the model replaying the same events
 //   seed     the seed scenario (N CPUs, N threads through idle): costs per context switch by
 //            mode and the throughput model beside the seed's 1M -> 118M switches/s
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include <memory>
 
 #include "common.hpp"
+#include "model/lazytlb/conformance.hpp"
 #include "model/lazytlb/explore.hpp"
 #include "model/lazytlb/seed.hpp"
 
@@ -195,6 +197,96 @@ void run_cmd(const std::string& path, bool json) {
   if (r.failed_at) throw Exit{kExitViolation};
 }
 
+// compare: the script's header (or --mode/--arch/--version/--mutant instead: negative
+// controls), every expectation row checked after its step (conformance.hpp).
+void compare_cmd(const std::string& path, const std::string& epath, const Target& t, bool json) {
+  const std::string name = input_name(path), text = read_file(path);
+  auto p = parse_script(text);
+  if (!p) {
+    fmt::print(stderr, "{}:{}\n", name, p.error().str());
+    throw Exit{kExitUsage};
+  }
+  const std::string ename = input_name(epath), etext = read_file(epath);
+  auto e = parse_expected(etext);
+  if (!e) {
+    fmt::print(stderr, "{}:{}\n", ename, e.error().str());
+    throw Exit{kExitUsage};
+  }
+  Script s = p.value();
+  if (!t.mode.empty() || !t.arch.empty() || !t.version.empty() || !t.mutants.empty() || t.debug) {
+    Target o = t;
+    if (o.mode.empty()) {  // what is not given stays the script's
+      if (o.arch.empty()) o.arch = std::string(arch_name(s.arch));
+      if (o.version.empty()) o.version = s.version.str();
+    }
+    const Script h = header_of(o);
+    s.arch = h.arch;
+    s.version = h.version;
+    s.mutants = h.mutants;
+    s.debug_shoot_lazies = h.debug_shoot_lazies;
+  }
+  const auto c = compare(s, e.value());
+  if (c.run.error) { fmt::print(stderr, "{}:{}\n", name, c.run.error->str()); }
+  const bool stopped = c.run.error || c.run.failed_at;
+  const bool exact = c.rows > 0 && c.place + c.ipi_rows == c.rows && c.counts_exact + c.counts_bound == c.counted &&
+                     c.ipi_exact == c.ipi_rows && !stopped && c.rows == e.value().rows.size();
+  nlohmann::ordered_json j;
+  j["script"] = name;
+  j["expect"] = ename;
+  j["arch"] = arch_name(s.arch);
+  j["version"] = s.version.str();
+  j["mode"] = mode_name(s.cfg());
+  j["mutants"] = s.mutants;
+  j["events"] = c.run.steps;
+  j["rows"] = e.value().rows.size();
+  j["compared"] = c.rows;
+  j["place_exact"] = c.place;
+  j["counted"] = c.counted;
+  j["counts_exact"] = c.counts_exact;
+  j["counts_within_exit"] = c.counts_bound;
+  j["mask_exact"] = c.mask_exact;
+  j["mask_subset"] = c.mask_subset;
+  j["ipi_rows"] = c.ipi_rows;
+  j["ipi_exact"] = c.ipi_exact;
+  j["verdict"] = c.rows == 0 ? "nothing compared" : !exact ? "off" : c.counts_bound ? "within bound" : "exact";
+  if (c.run.failed_at) {
+    j["stopped_at"] = {{"index", *c.run.failed_at}, {"line", c.run.line}};
+    j["violations"] = nlohmann::ordered_json::array();
+    for (const auto& v : c.violations) j["violations"].push_back({{"invariant", v.invariant}, {"detail", v.detail}});
+  }
+  auto rows = [](const std::vector<Mismatch>& v) {
+    auto a = nlohmann::ordered_json::array();
+    for (const auto& m : v)
+      a.push_back({{"line", m.want.line}, {"step", m.want.step}, {"cpu", m.want.cpu}, {"what", m.what}});
+    return a;
+  };
+  j["off"] = rows(c.off);
+  j["mask_off"] = rows(c.mask_off);
+  if (json) {
+    print_json(j);
+  } else {
+    fmt::print("{} vs {}: {} {} ({}){}, {} events\n", ename, name, arch_name(s.arch), s.version.str(),
+               mode_name(s.cfg()), s.mutants.empty() ? "" : fmt::format(", mutants {}", fmt::join(s.mutants, ",")),
+               c.run.steps);
+    fmt::print(
+        "  rows {}/{} compared: task and active_mm {} exact; mm_users+mm_count {}/{} exact; mm_cpumask {}/{} "
+        "exact, {}/{} kernel bits within the model's\n",
+        c.rows, e.value().rows.size(), c.place, c.counted ? c.counts_exact : 0, c.counted, c.mask_exact, c.counted,
+        c.mask_subset, c.counted);
+    if (c.counts_bound)
+      fmt::print("  {} rows within the states of an exit under way on another CPU (exit@S)\n", c.counts_bound);
+    if (c.ipi_rows) fmt::print("  IPI totals {}/{} exact\n", c.ipi_exact, c.ipi_rows);
+    for (std::size_t i = 0; i < std::min<std::size_t>(c.off.size(), 10); ++i)
+      fmt::print("  {}:{}: after step {}, CPU {}: {}\n", ename, c.off[i].want.line, c.off[i].want.step,
+                 c.off[i].want.cpu, c.off[i].what);
+    for (const auto& v : c.violations) fmt::print("  {}:{}: {}: {}\n", name, c.run.line, v.invariant, v.detail);
+    fmt::print("  verdict: {}\n", j["verdict"].get<std::string>());
+  }
+  if (c.run.error) throw Exit{kExitUsage};
+  if (c.rows == 0) throw Exit{kExitUnknown};
+  if (!exact) throw Exit{kExitViolation};
+}
+
 SeedCosts seed_mode(int n, int rounds, Arch a, arch::KVersion ver) {
   std::size_t failed = 0;
   auto c = seed_costs(n, rounds, a, ver, &failed);
@@ -290,6 +382,14 @@ void add_lazytlb(CLI::App& app) {
   run->add_option("script", *path, "script file, or - for stdin")->required();
   run->add_flag("--json", *json, "JSON output");
   run->callback([=] { run_cmd(*path, *json); });
+  auto epath = std::make_shared<std::string>();
+  auto* cmp = g->add_subcommand(
+      "compare", "A kernel's recorded mm counts (lazytlb-reduce.py) against the model after each step of the script");
+  cmp->add_option("script", *path, "script file")->required();
+  cmp->add_option("expect", *epath, "expectation file (lazytlb-expect 1)")->required();
+  add_target(cmp);
+  cmp->add_flag("--json", *json, "JSON output");
+  cmp->callback([=] { compare_cmd(*path, *epath, *tgt, *json); });
   auto n = std::make_shared<int>(192);
   auto rounds = std::make_shared<int>(10);
   auto script = std::make_shared<bool>(false);
