@@ -329,7 +329,7 @@ struct JsonLine {
 // Calls f(JsonLine) for each non-empty line; each must be a JSON object.
 template <class F>
 void for_each_json_line(const std::string& path, F&& f) {
-  std::istringstream in(read_file(path));
+  std::istringstream in(read_input(path));
   std::string line;
   for (std::uint32_t n = 1; std::getline(in, line); ++n) {
     if (line.empty()) continue;
