@@ -329,7 +329,7 @@ struct JsonLine {
 // Calls f(JsonLine) for each non-empty line; each must be a JSON object.
 template <class F>
 void for_each_json_line(const std::string& path, F&& f) {
-  std::istringstream in(read_file(path));
+  std::istringstream in(read_input(path));
   std::string line;
   for (std::uint32_t n = 1; std::getline(in, line); ++n) {
     if (line.empty()) continue;
@@ -518,6 +518,14 @@ void replay_recorded(const std::string& path, const std::string& recorded_path, 
   perf::Options o;
   o.cpu_model = cpu_model;
   o.ncpus = ncpus;
+  // The reads are found by their syscall numbers, which differ per ISA.
+  const auto nrs = arch::syscall_numbers(facts.isa);
+  if (!nrs)
+    throw Failure(
+        fmt::format("--cpu {}: kacct has no syscall numbers for this ISA (arch/syscalls.hpp "
+                    "syscall_numbers()): its recorded reads cannot be found",
+                    facts.name));
+  o.syscalls = *nrs;
   o.read_tids = rec.tids;
   for (const auto& r : rec.reads) o.syscall_reads.push_back(r.spec);
   const std::uint64_t pid = pid_opt ? pid_opt : rec.root;
@@ -666,10 +674,11 @@ void add_perf(CLI::App& app) {
     auto quiet = std::make_shared<bool>(false);
     add_common(c, *cpu, *ncpus, *quiet);
     c->callback([=] {
-      resolve_cpu(*cpu);
+      const auto cpu_facts = resolve_cpu(*cpu);
       perf::Options o;
       o.cpu_model = *cpu;
       o.ncpus = *ncpus;
+      if (const auto nrs = arch::syscall_numbers(cpu_facts.isa)) o.syscalls = *nrs;  // the reaps' wait4/waitid
       Progress progress(*quiet);
       show_ingestion(o, progress);
       // The trace is written as it is converted, in 1 MB pieces; the output file is opened only
@@ -749,6 +758,7 @@ void add_perf(CLI::App& app) {
       perf::Options o;
       o.cpu_model = cpu_name;
       o.ncpus = *ncpus;
+      if (const auto nrs = arch::syscall_numbers(facts.isa)) o.syscalls = *nrs;  // the reaps' wait4/waitid
       for (const auto& r : *reads) {
         std::string err;
         auto spec = perf::parse_read_spec(r, &err);

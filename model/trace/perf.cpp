@@ -172,9 +172,9 @@ std::string sanitize_comm(std::string_view c) {
 
 }  // namespace
 
-bool is_cputime_syscall(std::uint64_t nr, std::uint64_t arg0) {
-  if (nr == kNrGetrusage || nr == kNrTimes) return true;
-  if (nr != kNrClockGettime) return false;
+bool is_cputime_syscall(std::uint64_t nr, std::uint64_t arg0, const arch::SyscallNumbers& s) {
+  if (nr == s.getrusage || nr == s.times) return true;
+  if (nr != s.clock_gettime) return false;
   const auto clk = std::int32_t(std::uint32_t(arg0));  // clockid_t is an int
   // CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID; negative: a CPU clock made from a pid
   // (low bits 0-2: PROF, VIRT, SCHED, +4 per thread), or 3: a dynamic (fd) clock.
@@ -658,8 +658,8 @@ void Converter::syscall_read_enter(const Record& r, std::uint64_t nr) {
     const auto a = std::string_view(r.fields).substr(p + 1, end == std::string::npos ? 0 : end - p - 1);
     std::from_chars(a.data(), a.data() + a.size(), arg0, 16);
   }
-  const bool wanted =
-      syscall_read_index_.count({r.tid, nr, seq}) || (o_.read_tids.count(r.tid) && is_cputime_syscall(nr, arg0));
+  const bool wanted = syscall_read_index_.count({r.tid, nr, seq}) ||
+                      (o_.read_tids.count(r.tid) && is_cputime_syscall(nr, arg0, o_.syscalls));
   auto& open = syscall_open_[r.tid];
   open = {nr, -1};
   if (!wanted) return;
@@ -682,7 +682,8 @@ void Converter::children_at_sys_exit(const Record& r) {
   const auto nr = syscall_nr(r);
   if (!nr) return;
   const auto at = nevents();
-  if (*nr == kNrWait4 || *nr == kNrWaitid) {
+  const auto& sc = o_.syscalls;
+  if (*nr == sc.wait4 || *nr == sc.waitid) {
     const auto t = std::string_view(r.fields);
     const auto eq = t.find(" = ");
     long long ret = -1;
@@ -690,10 +691,10 @@ void Converter::children_at_sys_exit(const Record& r) {
       const auto v = trim(t.substr(eq + 3));
       std::from_chars(v.data(), v.data() + v.size(), ret);
     }
-    if ((*nr == kNrWait4 && ret > 0) || (*nr == kNrWaitid && ret == 0)) {
+    if ((*nr == sc.wait4 && ret > 0) || (*nr == sc.waitid && ret == 0)) {
       const auto seq = syscall_seq_.find({r.tid, *nr});
       conv_.stats.reaps.push_back(
-          {at, r.tid, *nr == kNrWait4 ? std::uint64_t(ret) : 0, seq == syscall_seq_.end() ? 0 : seq->second, r.line});
+          {at, r.tid, *nr == sc.wait4 ? std::uint64_t(ret) : 0, seq == syscall_seq_.end() ? 0 : seq->second, r.line});
     }
   }
   auto it = syscall_open_.find(r.tid);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "arch/syscalls.hpp"
 #include "model/trace/trace.hpp"
 
 namespace kacct::trace::perf {
@@ -40,18 +41,23 @@ struct SyscallRead {
   // getrusage(RUSAGE_CHILDREN), times(). Its sys_exit is located (SyscallSeen::exit_at).
   bool children = false;
 };
-// x86-64 syscall numbers of the CPU-time reads (arch/x86/entry/syscalls/syscall_64.tbl).
-inline constexpr std::uint64_t kNrRead = 0, kNrPread64 = 17, kNrGetrusage = 98, kNrTimes = 100, kNrClockGettime = 228;
+// x86-64 syscall numbers of the CPU-time reads (arch::syscall_numbers(), the default).
+inline constexpr arch::SyscallNumbers kSyscallsX86_64 = *arch::syscall_numbers(arch::Isa::X86_64);
+inline constexpr std::uint64_t kNrRead = kSyscallsX86_64.read, kNrPread64 = kSyscallsX86_64.pread64,
+                               kNrGetrusage = kSyscallsX86_64.getrusage, kNrTimes = kSyscallsX86_64.times,
+                               kNrClockGettime = kSyscallsX86_64.clock_gettime;
 // The waits that reap a child (wait_task_zombie()): wait4 returns its pid, waitid 0.
-inline constexpr std::uint64_t kNrWait4 = 61, kNrWaitid = 247;
+inline constexpr std::uint64_t kNrWait4 = kSyscallsX86_64.wait4, kNrWaitid = kSyscallsX86_64.waitid;
 // getrusage(), times(), or clock_gettime() on a CPU-time clock (CLOCK_PROCESS/THREAD_CPUTIME_ID
 // or a clock id made from a pid), from the syscall number and its first argument.
-bool is_cputime_syscall(std::uint64_t nr, std::uint64_t arg0);
+bool is_cputime_syscall(std::uint64_t nr, std::uint64_t arg0, const arch::SyscallNumbers& s = kSyscallsX86_64);
 
 struct Options {
   // Called every 8 MB of perf text parsed with (bytes done, bytes in all): the CLI's MB/s line.
   std::function<void(std::size_t done, std::size_t total)> progress;
   std::string cpu_model = "x86-64";
+  // The trace's syscall numbers (the recorded reads and the reaps are found by them).
+  arch::SyscallNumbers syscalls = kSyscallsX86_64;
   std::uint32_t ncpus = 0;  // 0: highest CPU seen + 1
   std::uint64_t marker_base = 100000;
   // hrtimer functions that are the scheduler tick (tick_nohz_handler from 6.10 on; before,

@@ -77,7 +77,7 @@ namespace {
 // For a single-threaded child switched out in state SYS whose flush was accounted (stime grew:
 // vtime_account_system() adds the residue only from TICK_NSEC on), c1 = starttime + the growth.
 void reap_flush_clocks(const std::vector<Record>& recs, Annotations& a,
-                       const std::unordered_map<std::size_t, std::size_t>& switch_of) {
+                       const std::unordered_map<std::size_t, std::size_t>& switch_of, std::uint64_t nr_wait4) {
   std::unordered_map<std::uint64_t, std::pair<std::uint64_t, long long>> next_exit;  // tid -> {nr, ret}
   std::unordered_map<std::size_t, std::pair<std::uint64_t, long long>> exit_of;      // probe -> its syscall's exit
   std::set<std::uint64_t> threaded;  // thread groups with a thread other than the leader
@@ -100,7 +100,7 @@ void reap_flush_clocks(const std::vector<Record>& recs, Annotations& a,
     }
   }
   for (const auto& [j, ex] : exit_of) {
-    if (ex.first != kNrWait4 || ex.second <= 0) continue;
+    if (ex.first != nr_wait4 || ex.second <= 0) continue;
     const auto child = std::uint64_t(ex.second);
     const auto s = a.seq.find(child);
     const auto adj = adjust_fields(recs[j].fields);
@@ -116,7 +116,7 @@ void reap_flush_clocks(const std::vector<Record>& recs, Annotations& a,
 }
 }  // namespace
 
-Annotations annotate(const std::vector<Record>& recs) {
+Annotations annotate(const std::vector<Record>& recs, std::uint64_t nr_wait4) {
   Annotations a;
   std::set<std::uint32_t> cpus;
   bool have_off = false;
@@ -162,7 +162,7 @@ Annotations annotate(const std::vector<Record>& recs) {
     switch_of.emplace(i, si);
   }
 
-  reap_flush_clocks(recs, a, switch_of);
+  reap_flush_clocks(recs, a, switch_of, nr_wait4);
   for (const auto& [pid, idx] : a.seq) {
     for (std::size_t k = 0; k + 1 < idx.size(); ++k) {
       const std::size_t i = idx[k], n = idx[k + 1];
@@ -207,7 +207,7 @@ bool group_read(ReadKind k) { return k == ReadKind::ProcStat || k == ReadKind::R
 }  // namespace
 
 void Converter::vtime_setup() {
-  ann_ = vtime::annotate(recs_);
+  ann_ = vtime::annotate(recs_, o_.syscalls.wait4);
   probes_ = !ann_.task.empty();
   auto& v = conv_.stats.vtime;
   v.active = probes_;

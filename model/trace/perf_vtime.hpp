@@ -64,6 +64,6 @@ struct Annotations {
   const TaskFields* before(std::uint64_t pid, std::size_t i) const;
   std::optional<std::size_t> index_after(std::uint64_t pid, std::size_t i) const;
 };
-Annotations annotate(const std::vector<Record>&);
+Annotations annotate(const std::vector<Record>&, std::uint64_t nr_wait4);  // wait4's syscall number
 
 }  // namespace kacct::trace::perf::vtime

@@ -179,6 +179,44 @@ TEST(PerfSyscallReads, PlacedAtTheSyscallExit) {
   EXPECT_EQ(reads[1], std::make_pair(kSyscallReadBase + 1, std::uint64_t{100'008'103'000}));  // NR 17's exit
 }
 
+// The reads are found by the trace's syscall numbers, which are the ISA's (arch/syscalls.hpp):
+// a PPC64 trace's getrusage is NR 77 and its wait4 NR 114; read with x86-64's numbers it has
+// no CPU-time syscall (NR 77 is x86-64's truncate) and no reap.
+TEST(PerfSyscallReads, SyscallNumbersOfTheIsa) {
+  const auto ppc = arch::syscall_numbers(arch::Isa::PPC64);
+  ASSERT_TRUE(ppc);
+  EXPECT_FALSE(arch::syscall_numbers(arch::Isa::PPC32));
+  EXPECT_TRUE(is_cputime_syscall(ppc->getrusage, 0, *ppc));
+  EXPECT_TRUE(is_cputime_syscall(ppc->times, 0, *ppc));
+  EXPECT_TRUE(is_cputime_syscall(ppc->clock_gettime, 2, *ppc));
+  EXPECT_FALSE(is_cputime_syscall(kNrGetrusage, 0, *ppc));  // 98 on PPC64: not getrusage
+  const std::string trace =
+      R"(         a.out  500/500  [000] 100.000000000:            sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a.out next_pid=500 next_prio=120
+         a.out  500/500  [000] 100.000100000:      sched:sched_process_fork: comm=a.out pid=500 child_comm=a.out child_pid=501
+         a.out  500/500  [000] 100.000101000:        raw_syscalls:sys_enter: NR 77 (0, 1, 2, 3, 4, 5)
+         a.out  500/500  [000] 100.000103000:         raw_syscalls:sys_exit: NR 77 = 0
+         a.out  500/500  [000] 100.000200000:            sched:sched_switch: prev_comm=a.out prev_pid=500 prev_prio=120 prev_state=S ==> next_comm=a.out next_pid=501 next_prio=120
+         a.out  501/501  [000] 100.000300000:      sched:sched_process_exit: comm=a.out pid=501 prio=120 group_dead=true
+         a.out  501/501  [000] 100.000400000:            sched:sched_switch: prev_comm=a.out prev_pid=501 prev_prio=120 prev_state=Z ==> next_comm=a.out next_pid=500 next_prio=120
+         a.out  500/500  [000] 100.000500000:        raw_syscalls:sys_enter: NR 114 (1f5, 0, 0, 0, 0, 0)
+         a.out  500/500  [000] 100.000600000:         raw_syscalls:sys_exit: NR 114 = 501
+)";
+  Options o;
+  o.read_tids = {500};
+  o.syscalls = *ppc;
+  auto c = convert(trace, o);
+  ASSERT_TRUE(c) << c.error().message;
+  ASSERT_EQ(c.value().stats.cputime_syscalls.size(), 1u);
+  EXPECT_EQ(c.value().stats.cputime_syscalls[0].nr, 77u);
+  ASSERT_EQ(c.value().stats.reaps.size(), 1u);
+  EXPECT_EQ(c.value().stats.reaps[0].child, 501u);
+  o.syscalls = kSyscallsX86_64;  // the wrong ISA's numbers find nothing
+  c = convert(trace, o);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_TRUE(c.value().stats.cputime_syscalls.empty());
+  EXPECT_TRUE(c.value().stats.reaps.empty());
+}
+
 // A read that brings the reader's runtime up to date is placed at that update (its
 // sched_stat_runtime inside the syscall), so a tick before sys_exit comes after it.
 TEST(PerfSyscallReads, UpdatingReadsAtTheirRuntimeUpdate) {

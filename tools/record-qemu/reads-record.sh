@@ -1,17 +1,19 @@
 #!/bin/bash
-# Record unmodified programs (LTP's CPU-time tests, stress-ng) in the amd64 gen vtime guest:
+# Record unmodified programs (LTP's CPU-time tests, stress-ng) in a gen vtime guest (ARCH):
 # record.sh with reads-job.sh and reads-setup.sh's initramfs, then one fixture per program
 # (reads-reduce.py: trace.perf.xz, reads.jsonl by tools/record-reads/decode.py, meta.json).
-#   reads-record.sh OUTDIR FIXTURES_DIR PROGRAM...
+#   [ARCH=amd64|ppc64el] reads-record.sh OUTDIR FIXTURES_DIR PROGRAM...
 # PROGRAM: an LTP test in the image (getrusage01, times01, ...) or stress-cpu, stress-fork,
 # stress-wait, stress-get (reads-job.sh names their stress-ng options). OUTDIR: as record.sh's.
 # Env: WORK (setup.sh's, default /tmp/kacct-qemu), as record.sh. Then replay each fixture:
-#   kacct perf-replay FIXTURE/trace.perf.xz --recorded FIXTURE/reads.jsonl --config 6.1-gen-hz250
+#   kacct perf-replay FIXTURE/trace.perf.xz --recorded FIXTURE/reads.jsonl --config 6.1-gen-hz250 \
+#     [--cpu POWER9 for ppc64el]
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n 2,9p "$0"; exit 2; }
 OUT=$1 DEST=$2; shift 2
 HERE=$(dirname "$(readlink -f "$0")")
 W=$(readlink -m "${WORK:-/tmp/kacct-qemu}")
-[ -f "$W/amd64/initrd-reads.cpio.gz" ] || { echo "reads-record.sh: run reads-setup.sh first" >&2; exit 1; }
-JOB=$HERE/reads-job.sh INITRD=$W/amd64/initrd-reads.cpio.gz WORK=$W "$HERE/record.sh" amd64 "$OUT" "$@"
+A=${ARCH:-amd64}
+[ -f "$W/$A/initrd-reads.cpio.gz" ] || { echo "reads-record.sh: run reads-setup.sh first ($A)" >&2; exit 1; }
+JOB=$HERE/reads-job.sh INITRD=$W/$A/initrd-reads.cpio.gz WORK=$W "$HERE/record.sh" "$A" "$OUT" "$@"
 python3 "$HERE/reads-reduce.py" "$OUT" "$DEST" "$@"

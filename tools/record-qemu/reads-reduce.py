@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Turn a reads-record.sh run into fixtures of unmodified programs under gen vtime: per program,
-FIXTURES_DIR/amd64-PROGRAM/{trace.perf.xz, reads.jsonl, meta.json}.
+FIXTURES_DIR/ARCH-PROGRAM/{trace.perf.xz, reads.jsonl, meta.json} (ARCH: the run's, amd64 or ppc64el).
   reads-reduce.py RUNDIR FIXTURES_DIR PROGRAM...
 reads.jsonl: tools/record-reads/decode.py on the guest's strace files (what the kernel returned
 at every CPU-time read). trace.perf.xz: the guest's perf script text of the program's CPU, every
@@ -24,17 +24,22 @@ run, dest, progs = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3:]
 out = os.path.join(run, 'out')
 here = os.path.dirname(os.path.abspath(__file__))
 head = re.compile(r'^\s*.+?\s+(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+[\d.]+:\s+(\S+?):?\s')
-drop = ('irq_vectors:local_timer_entry', 'timer:tick_stop')
-counted = {0, 61, 98, 100, 228, 247}  # x86-64: read, wait4, getrusage, times, clock_gettime, waitid
+drop = ('irq_vectors:local_timer_entry', 'powerpc:timer_interrupt_entry', 'powerpc:timer_interrupt_exit',
+        'timer:tick_stop')
+# read, wait4, getrusage, times, clock_gettime, waitid (kacct's arch/syscalls.hpp)
+COUNTED = {'amd64': {0, 61, 98, 100, 228, 247}, 'ppc64el': {3, 114, 77, 43, 246, 272}}
+CPU = {'amd64': 'x86-64', 'ppc64el': 'POWER9'}  # record.sh: -cpu max / -cpu POWER9
 lost_line = re.compile(r'PERF_RECORD_LOST(?:_SAMPLES)?\s+lost\s+(\d+)')
 params = dict(re.findall(r'^(\w+)="?([^"\n]*)"?$', open(os.path.join(run, 'params')).read(), re.M))
+arch = params.get('ARCH', 'amd64')
+counted = COUNTED[arch]
 versions = dict(l.strip().split('=', 1) for l in open(os.path.join(run, 'versions.txt')) if '=' in l)
 info = open(os.path.join(out, 'guest-info.txt')).read()
 rid = re.fullmatch(r'(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z', params.get('RUN_ID', ''))
 recorded = '{}-{}-{}T{}:{}:{}Z'.format(*rid.groups()) if rid else ''
 todo = []
 for p in progs:
-    d = os.path.join(dest, f'amd64-{p}')
+    d = os.path.join(dest, f'{arch}-{p}')
     if os.path.exists(d):
         sys.exit(f'reads-reduce.py: {d} exists; nothing written')
     todo.append((p, d))
@@ -46,7 +51,7 @@ for p, d in todo:
     root = open(os.path.join(out, p + '.root')).read().strip()
     sdir = os.path.join(out, p + '.strace')
     files = [os.path.join(sdir, f) for f in os.listdir(sdir) if f.startswith('st.')]
-    reads = subprocess.run([sys.executable, os.path.join(here, '..', 'record-reads', 'decode.py'), root] + files,
+    reads = subprocess.run([sys.executable, os.path.join(here, '..', 'record-reads', 'decode.py'), '--arch', arch, root] + files,
                            check=True, capture_output=True, text=True).stdout
     pids = {root}
     kept, total, lost, lost_records = [], 0, 0, 0
@@ -80,7 +85,7 @@ for p, d in todo:
     rc = open(os.path.join(out, p + '.rc')).read().strip()
     meta = {
         'root': int(root), 'command': open(os.path.join(out, p + '.cmd')).read().strip(), 'exit': int(rc),
-        'arch': 'amd64', 'cpu': 'x86-64', 'config': '6.1-gen-hz250', 'nohz_full': params.get('CPU', '1'),
+        'arch': arch, 'cpu': CPU[arch], 'config': '6.1-gen-hz250', 'nohz_full': params.get('CPU', '1'),
         'kernel': versions.get('kernel', ''), 'qemu': versions.get('qemu', ''), 'run': os.path.basename(run),
         'clocksource': re.search(r'clocksource=(\S+)', info).group(1),
         'strace': re.search(r'strace=(.*)', info).group(1),

@@ -1,14 +1,18 @@
 #!/bin/bash
-# The initramfs of the unmodified-program recordings (reads-record.sh), amd64: setup.sh's image
-# plus a second cpio archive (the kernel unpacks concatenated archives) with strace, stress-ng
-# and LTP test binaries, each with the shared libraries ldd names (the host's, as for perf).
-#   reads-setup.sh LTP_BUILD [WORK=/tmp/kacct-qemu]
-# LTP_BUILD: a built LTP tree (github:linux-test-project/ltp; only the tests below are needed).
-# Result: WORK/amd64/initrd-reads.cpio.gz; the binaries are /ltp/NAME in the guest.
+# The initramfs of the unmodified-program recordings (reads-record.sh): setup.sh's image plus a
+# second cpio archive (the kernel unpacks concatenated archives) with strace, stress-ng and LTP
+# test binaries, each with the shared libraries it loads.
+#   reads-setup.sh LTP_BUILD [WORK=/tmp/kacct-qemu] [ARCH=amd64|ppc64el]
+# LTP_BUILD: a built LTP tree (github:linux-test-project/ltp; only the tests below are needed);
+# for ppc64el cross-built (configure --host=powerpc64le-linux-gnu, LDFLAGS=-static).
+# amd64: the host's strace and stress-ng with the libraries ldd names; ppc64el: Debian's ppc64el
+# strace and stress-ng (downloaded into setup.sh's WORK/debs with its ppc64el lists) with the
+# libraries their DT_NEEDED entries name, walked in the extracted packages.
+# Result: WORK/ARCH/initrd-reads.cpio.gz; the binaries are /ltp/NAME in the guest.
 set -euo pipefail
-[ $# -ge 1 ] || { sed -n 2,7p "$0"; exit 2; }
-L=$(readlink -f "$1") W=$(readlink -m "${2:-/tmp/kacct-qemu}")
-K=$W/amd64
+[ $# -ge 1 ] || { sed -n 2,11p "$0"; exit 2; }
+L=$(readlink -f "$1") W=$(readlink -m "${2:-/tmp/kacct-qemu}") A=${3:-amd64}
+K=$W/$A
 [ -f "$K/initrd.cpio.gz" ] || { echo "reads-setup.sh: run setup.sh first ($K)" >&2; exit 1; }
 S=$L/testcases/kernel/syscalls
 R=$(mktemp -d /tmp/reads-initramfs.XXXX)
@@ -20,13 +24,42 @@ for t in getrusage/getrusage01 getrusage/getrusage02 getrusage/getrusage03 getru
 	[ -x "$S/$t" ] || { echo "reads-setup.sh: $S/$t not built (skipped)" >&2; continue; }
 	cp "$S/$t" "$R/ltp/" && bins+=("$S/$t")
 done
-cp /usr/bin/strace /usr/bin/stress-ng "$R/usr/bin/"
+if [ "$A" = ppc64el ]; then
+	# Debian's ppc64el builds and the closure of their library packages (as perf-sysroot.sh).
+	D=$W/debs X=$R.sysroot
+	P="-oAPT::Architecture=$A -oAPT::Architectures=$A -oDir::State::Lists=$D/lists"
+	mkdir -p "$X"
+	for p in $(apt-cache $P depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+		--no-replaces --no-enhances strace stress-ng | grep -E '^(strace|stress-ng|lib|zlib)' |
+		grep -vE 'dev$|-bin$|data$' | sort -u); do
+		ls "$D/${p}"_*.deb >/dev/null 2>&1 || (cd "$D" && apt-get $P download "$p" >/dev/null 2>&1) || true
+		for f in "$D/${p}"_*.deb; do [ -f "$f" ] && dpkg-deb -x "$f" "$X"; done
+	done
+	bins=() && cp "$X/usr/bin/strace" "$X/usr/bin/stress-ng" "$R/usr/bin/"
+	need() { readelf -d "$1" 2>/dev/null | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'; }
+	todo="$(need "$X/usr/bin/strace") $(need "$X/usr/bin/stress-ng")" seen=""
+	while [ -n "${todo// /}" ]; do
+		set -- $todo; l=$1; shift; todo="$*"
+		case " $seen " in *" $l "*) continue ;; esac
+		seen="$seen $l"
+		# libc, libm, ld64 and libgcc_s are perf's too (setup.sh's perfroot, already in /lib)
+		[ -e "$K/perfroot/lib/powerpc64le-linux-gnu/$l" ] && continue
+		src=$(find "$X/lib" "$X/usr/lib" -name "$l" \( -type f -o -type l \) 2>/dev/null | sort | head -n 1 || true)
+		[ -n "$src" ] || { echo "reads-setup.sh: missing $l" >&2; exit 1; }
+		rel=${src#"$X"}; rel=${rel#/usr}   # the initramfs has no merged /usr
+		mkdir -p "$R$(dirname "$rel")" && cp -L "$src" "$R$rel"
+		todo="$todo $(need "$src")"
+	done
+	rm -rf "$X"
+else
+	cp /usr/bin/strace /usr/bin/stress-ng "$R/usr/bin/"
+fi
 # LTP's kconfig checks (clock_gettime02) read /boot/config-$(uname -r).
 mkdir -p "$R/boot" && cp "$K"/kimg/boot/config-* "$R/boot/"
 # getrusage04 refuses virtual machines (TCONF) when systemd-detect-virt names one; none here.
 printf '#!/bin/sh\necho none\nexit 1\n' > "$R/usr/bin/systemd-detect-virt"
 chmod 755 "$R/usr/bin/systemd-detect-virt"
-for b in "${bins[@]}"; do ldd "$b" | grep -o '/[^ ]*' ; done | sort -u | while read -r lib; do
+[ "$A" = ppc64el ] || for b in "${bins[@]}"; do ldd "$b" | grep -o '/[^ ]*' ; done | sort -u | while read -r lib; do
 	[ -f "$lib" ] || continue
 	dest=$R$lib
 	case $lib in /usr/lib/*) dest=$R${lib#/usr} ;; esac   # the initramfs has no merged /usr

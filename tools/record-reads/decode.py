@@ -9,12 +9,16 @@ thread_cputime|cpuclock_prof|cpuclock_virt (ns), proc_stat|task_stat (clock tick
 of /proc/PID/stat and /proc/PID/task/TID/stat), schedstat (first field, ns), sys_stat (/proc/stat,
 no values), wait4_rusage (the child's times wait4() returned with a reap: "target" is the
 child, us), failed (the syscall returned an error: nothing to compare; "errno" names it).
-Usage: decode.py ROOT_PID PREFIX.TID... > reads.jsonl"""
+Usage: decode.py [--arch amd64|ppc64el] ROOT_PID PREFIX.TID... > reads.jsonl
+--arch: whose syscall numbers "nr" gives (default amd64; kacct's arch/syscalls.hpp)."""
 import json
 import re
 import sys
 
-NR = {'read': 0, 'wait4': 61, 'getrusage': 98, 'times': 100, 'clock_gettime': 228}
+# x86-64 syscall_64.tbl; ppc64 syscall.tbl (common/64 rows)
+NRS = {'amd64': {'read': 0, 'wait4': 61, 'getrusage': 98, 'times': 100, 'clock_gettime': 228},
+       'ppc64el': {'read': 3, 'wait4': 114, 'getrusage': 77, 'times': 43, 'clock_gettime': 246}}
+NR = NRS['amd64']
 WHO = {'RUSAGE_SELF': (0, 'rusage_self'), 'RUSAGE_THREAD': (1, 'rusage_thread'),
        'RUSAGE_CHILDREN': (0xffffffff, 'rusage_children')}
 call_re = re.compile(r'^(\w+)\((.*)\)\s+=\s+(-?\d+|\?)(.*)$')
@@ -84,8 +88,14 @@ def proc_file(path):
 
 
 def main():
-    root = int(sys.argv[1])
-    files = sorted(sys.argv[2:], key=lambda f: int(f.rsplit('.', 1)[1]))
+    global NR
+    args = sys.argv[1:]
+    if args[:1] == ['--arch']:
+        if len(args) < 2 or args[1] not in NRS:
+            sys.exit('decode.py: --arch is one of ' + ', '.join(NRS))
+        NR, args = NRS[args[1]], args[2:]
+    root = int(args[0])
+    files = sorted(args[1:], key=lambda f: int(f.rsplit('.', 1)[1]))
     tids = [int(f.rsplit('.', 1)[1]) for f in files]
     # A thread's process: the thread group whose file names it first is unknown to strace;
     # /proc/PID paths and clock ids name it. Without one, the tid is taken (exact for
