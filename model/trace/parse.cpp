@@ -6,9 +6,13 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstring>
 #include <limits>
 #include <map>
+#include <new>
 #include <set>
+#include <stdexcept>
 
 #include "model/trace/tracker.hpp"
 
@@ -22,11 +26,113 @@ struct PArg {
   std::string_view key, val;
   uint32_t col, vcol;
 };
+
+namespace {
+
+// Argument keys of every line kind, one slot each (a line's args are found by index, not by a
+// scan).
+enum Key : uint8_t {
+  kNr,
+  kKindKey,
+  kVec,
+  kPrev,
+  kNext,
+  kPrevState,
+  kIowait,
+  kGap,
+  kTid,
+  kNs,
+  kParent,
+  kChild,
+  kPid,
+  kComm,
+  kMm,
+  kId,
+  kNice,
+  kUtime,
+  kStime,
+  kVtimeUtime,
+  kVtimeStime,
+  kVtimeGtime,
+  kTb,
+  kPurr,
+  kSpurr,
+  kKeyCount
+};
+constexpr std::array<std::string_view, kKeyCount> kKeyNames = {
+    "nr",    "kind",        "vec",         "prev",        "next", "prev_state", "iowait", "gap",  "tid",
+    "ns",    "parent",      "child",       "pid",         "comm", "mm",         "id",     "nice", "utime",
+    "stime", "vtime_utime", "vtime_stime", "vtime_gtime", "tb",   "purr",       "spurr"};
+static_assert(kKeyCount <= 32);
+
+// The index of a name in a fixed set by one multiplicative hash of a few of its bytes and one
+// compare; the multiplier is searched at compile time so that the set has no collision.
+template <size_t N>
+class NameIndex {
+ public:
+  constexpr explicit NameIndex(const std::array<std::string_view, N>& names) : names_(names) {
+    for (uint64_t seed = 1;; ++seed) {
+      uint64_t z = seed * 0x9e3779b97f4a7c15u;  // splitmix64 finaliser
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+      mul_ = (z ^ (z >> 31)) | 1;
+      slot_.fill(-1);
+      bool ok = true;
+      for (size_t i = 0; i < N && ok; ++i) {
+        int8_t& at = slot_[hash(names[i])];
+        ok = at < 0;
+        at = int8_t(i);
+      }
+      if (ok) return;
+    }
+  }
+  constexpr int find(std::string_view s) const {
+    if (s.empty()) return -1;
+    const int i = slot_[hash(s)];
+    return i >= 0 && names_[size_t(i)] == s ? i : -1;
+  }
+
+ private:
+  constexpr size_t hash(std::string_view s) const {
+    const size_t n = s.size();
+    auto at = [&](size_t i) { return uint64_t(static_cast<unsigned char>(s[i])); };
+    const uint64_t x = n ^ at(0) << 8 ^ at(n > 1 ? 1 : 0) << 16 ^ at(n > 1 ? (n + 1) / 2 : 0) << 24 ^ at(n - 1) << 32;
+    return size_t((x * mul_) >> 57);  // 128 slots
+  }
+  std::array<std::string_view, N> names_;
+  std::array<int8_t, 128> slot_{};
+  uint64_t mul_ = 1;
+};
+constexpr NameIndex kKeyIndex(kKeyNames);
+constexpr NameIndex kKindIndex(kKindNames);
+constexpr NameIndex kPrevIndex(kPrevStateNames);
+constexpr NameIndex kExcIndex(kExcKindNames);
+constexpr NameIndex kReadIndex(kReadKindNames);
+// exc_enter's kinds as its error message has always listed them.
+constexpr std::array<std::string_view, 2> kExcSpellings = {kExcKindNames[1], kExcKindNames[0]};
+
+// The keys a line kind accepts (in the order its error messages list them), the hardware
+// counter keys if `hw`, and whether the bare flag 'kthread' is allowed.
+struct KeySet {
+  std::array<Key, 12> keys{};
+  uint8_t n = 0;
+  uint32_t mask = 0;
+  bool kthread = false;
+  constexpr KeySet() = default;
+  constexpr KeySet(std::initializer_list<Key> ks, bool hw, bool kthread_flag = false) : kthread(kthread_flag) {
+    for (Key k : ks) keys[n++] = k;
+    if (hw)
+      for (Key k : {kTb, kPurr, kSpurr}) keys[n++] = k;
+    for (size_t i = 0; i < n; ++i) mask |= 1u << keys[i];
+  }
+};
+
+}  // namespace
+
 // Per-line buffers, kept across the lines of one parse so that a line allocates nothing.
 struct ParseScratch {
   std::vector<PTok> toks;
-  std::vector<PArg> args;
-  std::vector<std::string_view> flags;
+  std::array<PArg, kKeyCount> args{};
 };
 
 namespace {
@@ -53,77 +159,103 @@ std::string show(std::string_view s) {
   return out;
 }
 
+// What a byte is to the tokenizer: part of a token, a blank, a comment start, or not allowed.
+enum ByteClass : uint8_t { kTokenByte, kBlank, kComment, kBadByte };
+constexpr std::array<uint8_t, 256> kByteClass = [] {
+  std::array<uint8_t, 256> a{};
+  for (int c = 0; c < 256; ++c) a[size_t(c)] = c < 0x20 || c >= 0x7f ? kBadByte : kTokenByte;
+  a[' '] = a['\t'] = kBlank;
+  a['#'] = kComment;
+  return a;
+}();
+
+// The index of the first byte of `w` (8 bytes, little-endian) that cannot be inside a token
+// (below '!', above '~', or '#'); 8 if none. Each test is the usual has-a-byte bit trick: a borrow
+// or carry can mark bytes above a marked one, never below, so the lowest mark is exact.
+inline unsigned first_non_token(uint64_t w) {
+  constexpr uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+  const uint64_t below = (w - ones * 0x21) & ~w;  // byte < 0x21 (high bit of w clear)
+  const uint64_t above = (w + ones) | w;          // byte >= 0x7f
+  const uint64_t x = w ^ (ones * '#');
+  const uint64_t hash = (x - ones) & ~x;  // byte == '#'
+  const uint64_t m = (below | above | hash) & high;
+  return m ? unsigned(__builtin_ctzll(m)) / 8 : 8;
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void bad_byte(std::string_view line, uint32_t lineno, size_t i) {
+  throw Fail{{lineno,
+              sat32(i + 1),
+              fmt::format("unexpected byte 0x{:02x}; expected printable ASCII, space, tab "
+                          "or '#' comment",
+                          static_cast<unsigned char>(line[i])),
+              {}}};
+}
+
 // Splits a comment-stripped line into tokens; rejects non-printable bytes.
 void tokenize(std::string_view line, uint32_t lineno, uint32_t& eol, std::vector<PTok>& toks) {
   toks.clear();
-  size_t i = 0, n = line.size();
+  size_t i = 0;
+  const size_t n = line.size();
+  const char* p = line.data();
   eol = 1;
-  while (i < n && line[i] != '#') {
-    auto c = static_cast<unsigned char>(line[i]);
-    if (c == ' ' || c == '\t') {
+  while (i < n) {
+    const uint8_t k = kByteClass[static_cast<unsigned char>(p[i])];
+    if (k == kBlank) {
       ++i;
       continue;
     }
-    size_t start = i;
-    while (i < n) {
-      c = static_cast<unsigned char>(line[i]);
-      if (c == ' ' || c == '\t' || c == '#') break;
-      if (c < 0x20 || c >= 0x7f)
-        throw Fail{{lineno,
-                    sat32(i + 1),
-                    fmt::format("unexpected byte 0x{:02x}; expected printable ASCII, space, tab "
-                                "or '#' comment",
-                                c),
-                    {}}};
-      ++i;
+    if (k == kComment) break;
+    if (k == kBadByte) bad_byte(line, lineno, i);
+    const size_t start = i++;
+    for (;;) {  // the token's end: 8 bytes at a time, then byte by byte
+      if (std::endian::native == std::endian::little && i + 8 <= n) {
+        uint64_t w;
+        std::memcpy(&w, p + i, 8);
+        const unsigned j = first_non_token(w);
+        i += j;
+        if (j < 8) break;
+        continue;
+      }
+      while (i < n && kByteClass[static_cast<unsigned char>(p[i])] == kTokenByte) ++i;
+      break;
     }
+    if (i < n && kByteClass[static_cast<unsigned char>(p[i])] == kBadByte) bad_byte(line, lineno, i);
     toks.push_back({line.substr(start, i - start), sat32(start + 1)});
     eol = sat32(i + 1);
   }
 }
 
 template <class E, size_t N>
-std::optional<E> lookup(std::string_view s, const std::array<E, N>& all) {
-  for (E e : all)
-    if (name(e) == s) return e;
-  return std::nullopt;
+std::optional<E> lookup(std::string_view s, const NameIndex<N>& index) {
+  const int i = index.find(s);
+  if (i < 0) return std::nullopt;
+  return E(i);
 }
 
-template <class E, size_t N>
-std::string spellings(const std::array<E, N>& all) {
+template <size_t N>
+std::string spellings(const std::array<std::string_view, N>& all) {
   std::string out;
-  for (E e : all) out += fmt::format("{}{}", out.empty() ? "" : ", ", name(e));
+  for (std::string_view s : all) out += fmt::format("{}{}", out.empty() ? "" : ", ", s);
   return out;
 }
 
-constexpr std::array kAllKinds = [] {
-  std::array<Kind, kKindCount> a{};
-  for (size_t i = 0; i < kKindCount; ++i) a[i] = Kind(i);
-  return a;
-}();
-constexpr std::array kAllPrev = {PrevState::Runnable, PrevState::Sleeping, PrevState::DiskSleep, PrevState::Dead};
-constexpr std::array kAllExc = {ExcKind::PageFault, ExcKind::Other};
-constexpr std::array kAllRead = [] {
-  std::array<ReadKind, kReadKindCount> a{};
-  for (size_t i = 0; i < kReadKindCount; ++i) a[i] = ReadKind(i);
-  return a;
-}();
-
-using Keys = std::initializer_list<std::string_view>;
-constexpr std::string_view kHwKeys[] = {"tb", "purr", "spurr"};
-
 class LineParser {
  public:
-  LineParser(std::string_view line, uint32_t lineno, ParseScratch& s)
-      : line_(lineno), toks_(s.toks), args_(s.args), flags_(s.flags) {
+  LineParser(std::string_view line, uint32_t lineno, ParseScratch& s) : line_(lineno), toks_(s.toks), args_(s.args) {
     tokenize(line, lineno, eol_, toks_);
   }
   bool blank() const { return toks_.empty(); }
   const std::vector<PTok>& toks() const { return toks_; }
 
-  [[noreturn]] void fail(uint32_t col, std::string msg) const { throw Fail{{line_, col, std::move(msg), {}}}; }
+  [[noreturn, gnu::cold, gnu::noinline]] void fail(uint32_t col, std::string msg) const {
+    throw Fail{{line_, col, std::move(msg), {}}};
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void missing(std::string_view expected) const {
+    fail(eol_, fmt::format("unexpected end of line; expected {}", expected));
+  }
   const PTok& tok(size_t i, std::string_view expected) const {
-    if (i >= toks_.size()) fail(eol_, fmt::format("unexpected end of line; expected {}", expected));
+    if (i >= toks_.size()) [[unlikely]]
+      missing(expected);
     return toks_[i];
   }
   void expect_end(size_t n) const {
@@ -135,6 +267,93 @@ class LineParser {
   }
 
   uint64_t u64(std::string_view s, uint32_t col, std::string_view what) const {
+    if (s.size() - 1 < 19) {  // 1..19 digits cannot exceed 2^64-1
+      uint64_t v = 0;
+      bool ok = true;
+      for (char c : s) {
+        const auto d = unsigned(static_cast<unsigned char>(c)) - unsigned('0');
+        ok &= d <= 9;
+        v = v * 10 + d;
+      }
+      if (ok) return v;
+    }
+    return u64_checked(s, col, what);
+  }
+  uint64_t u64(const PTok& t, std::string_view what) const { return u64(t.s, t.col, what); }
+
+  // Collects key=value args from token `first` on: only the keys of `ks`, each at most once;
+  // the flag 'kthread' if `ks` allows it.
+  void args(size_t first, const KeySet& ks, std::string_view ctx) {
+    present_ = 0;
+    kthread_ = false;
+    ctx_ = ctx;
+    for (size_t i = first; i < toks_.size(); ++i) {
+      const PTok& t = toks_[i];
+      auto eq = t.s.find('=');
+      if (eq == std::string_view::npos) [[unlikely]] {
+        if (!ks.kthread || t.s != "kthread")
+          fail(t.col, fmt::format("expected key=value{}, got '{}'", ks.kthread ? " or 'kthread'" : "", show(t.s)));
+        if (kthread_) fail(t.col, fmt::format("duplicate flag '{}'", t.s));
+        kthread_ = true;
+        continue;
+      }
+      std::string_view key = t.s.substr(0, eq);
+      const int k = kKeyIndex.find(key);
+      if (k < 0 || !(ks.mask >> k & 1)) [[unlikely]]
+        unknown_key(t, key, ks, ctx);
+      if (present_ >> k & 1) [[unlikely]]
+        fail(t.col, fmt::format("duplicate key '{}'", key));
+      present_ |= 1u << k;
+      args_[size_t(k)] = {key, t.s.substr(eq + 1), t.col, sat32(t.col + eq + 1)};
+    }
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void unknown_key(const PTok& t, std::string_view key, const KeySet& ks,
+                                                          std::string_view ctx) const {
+    std::string all;
+    for (size_t j = 0; j < ks.n; ++j) all += fmt::format("{}{}", j ? ", " : "", kKeyNames[ks.keys[j]]);
+    fail(t.col,
+         fmt::format("unknown key '{}' for {}; expected {}{}", show(key), ctx, ks.n == 0 ? "no keys" : "one of ", all));
+  }
+  bool flag_kthread() const { return kthread_; }
+  bool any_of(uint32_t keys) const { return present_ & keys; }
+  const PArg* find(Key key) const { return present_ >> key & 1 ? &args_[key] : nullptr; }
+  const PArg& req(Key key, std::string_view what) const {
+    const PArg* a = find(key);
+    if (!a) [[unlikely]]
+      missing_key(key, what);
+    return *a;
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void missing_key(Key key, std::string_view what) const {
+    fail(eol_,
+         fmt::format("missing required key '{}' for {}; expected {}=<{}>", kKeyNames[key], ctx_, kKeyNames[key], what));
+  }
+  std::optional<uint64_t> opt_u64(Key key, std::string_view what) const {
+    const PArg* a = find(key);
+    if (!a) return std::nullopt;
+    return u64(a->val, a->vcol, what);
+  }
+  uint64_t req_u64(Key key, std::string_view what) const {
+    const PArg& a = req(key, what);
+    return u64(a.val, a.vcol, what);
+  }
+  template <class E, size_t N>
+  std::optional<E> opt_enum(Key key, const NameIndex<N>& index, const std::array<std::string_view, N>& all) const {
+    const PArg* a = find(key);
+    if (!a) return std::nullopt;
+    if (auto e = lookup<E>(a->val, index)) return e;
+    fail(a->vcol, fmt::format("expected {}= one of {}, got '{}'", kKeyNames[key], spellings(all), show(a->val)));
+  }
+  std::optional<std::string> opt_comm() const {
+    const PArg* a = find(kComm);
+    if (!a) return std::nullopt;
+    if (a->val.empty() || a->val.size() > 15)
+      fail(a->vcol, fmt::format("expected comm of 1..15 characters, got '{}'", show(a->val)));
+    return std::string(a->val);
+  }
+
+ private:
+  // Any length: digits only, at most 2^64-1.
+  [[gnu::noinline]] uint64_t u64_checked(std::string_view s, uint32_t col, std::string_view what) const {
     if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
       fail(col, fmt::format("expected {} (unsigned decimal), got '{}'", what, show(s)));
     uint64_t v = 0;
@@ -146,112 +365,66 @@ class LineParser {
     }
     return v;
   }
-  uint64_t u64(const PTok& t, std::string_view what) const { return u64(t.s, t.col, what); }
 
-  // Collects key=value args from token `first` on.  `keys` are allowed keys,
-  // `flags` allowed bare words; the hardware counter keys are added if hw.
-  void args(size_t first, Keys keys, Keys flags, std::string_view ctx, bool hw) {
-    args_.clear();
-    flags_.clear();
-    ctx_ = ctx;
-    for (size_t i = first; i < toks_.size(); ++i) {
-      const PTok& t = toks_[i];
-      auto eq = t.s.find('=');
-      if (eq == std::string_view::npos) {
-        if (std::find(flags.begin(), flags.end(), t.s) == flags.end())
-          fail(t.col,
-               fmt::format("expected key=value{}, got '{}'", flags.size() == 0 ? "" : " or 'kthread'", show(t.s)));
-        if (std::find(flags_.begin(), flags_.end(), t.s) != flags_.end())
-          fail(t.col, fmt::format("duplicate flag '{}'", t.s));
-        flags_.push_back(t.s);
-        continue;
-      }
-      std::string_view key = t.s.substr(0, eq);
-      if (std::find(keys.begin(), keys.end(), key) == keys.end() &&
-          !(hw && std::find(std::begin(kHwKeys), std::end(kHwKeys), key) != std::end(kHwKeys))) {
-        std::vector<std::string_view> all(keys);
-        if (hw) all.insert(all.end(), std::begin(kHwKeys), std::end(kHwKeys));
-        fail(t.col, fmt::format("unknown key '{}' for {}; expected {}{}", show(key), ctx,
-                                all.empty() ? "no keys" : "one of ", fmt::join(all, ", ")));
-      }
-      if (find(key)) fail(t.col, fmt::format("duplicate key '{}'", key));
-      args_.push_back({key, t.s.substr(eq + 1), t.col, sat32(t.col + eq + 1)});
-    }
-  }
-  bool flag(std::string_view f) const { return std::find(flags_.begin(), flags_.end(), f) != flags_.end(); }
-  const PArg* find(std::string_view key) const {
-    for (const PArg& a : args_)
-      if (a.key == key) return &a;
-    return nullptr;
-  }
-  const PArg& req(std::string_view key, std::string_view what) const {
-    const PArg* a = find(key);
-    if (!a) fail(eol_, fmt::format("missing required key '{}' for {}; expected {}=<{}>", key, ctx_, key, what));
-    return *a;
-  }
-  std::optional<uint64_t> opt_u64(std::string_view key, std::string_view what) const {
-    const PArg* a = find(key);
-    if (!a) return std::nullopt;
-    return u64(a->val, a->vcol, what);
-  }
-  uint64_t req_u64(std::string_view key, std::string_view what) const {
-    const PArg& a = req(key, what);
-    return u64(a.val, a.vcol, what);
-  }
-  template <class E, size_t N>
-  std::optional<E> opt_enum(std::string_view key, const std::array<E, N>& all) const {
-    const PArg* a = find(key);
-    if (!a) return std::nullopt;
-    if (auto e = lookup(a->val, all)) return e;
-    fail(a->vcol, fmt::format("expected {}= one of {}, got '{}'", key, spellings(all), show(a->val)));
-  }
-  std::optional<std::string> opt_comm() const {
-    const PArg* a = find("comm");
-    if (!a) return std::nullopt;
-    if (a->val.empty() || a->val.size() > 15)
-      fail(a->vcol, fmt::format("expected comm of 1..15 characters, got '{}'", show(a->val)));
-    return std::string(a->val);
-  }
-
- private:
   uint32_t line_;
   uint32_t eol_ = 1;
   std::vector<PTok>& toks_;
-  std::vector<PArg>& args_;
-  std::vector<std::string_view>& flags_;
+  std::array<PArg, kKeyCount>& args_;
+  uint32_t present_ = 0;  // bit k: args_[k] holds key k
+  bool kthread_ = false;
   std::string_view ctx_;
 };
+
+constexpr KeySet kTaskKeys({kPid, kComm, kNice, kMm, kUtime, kStime, kVtimeUtime, kVtimeStime, kVtimeGtime}, false,
+                           true);
 
 TaskDecl parse_task(LineParser& p) {
   TaskDecl d;
   d.tid = p.u64(p.tok(1, "task tid"), "task tid");
   if (d.tid == 0) p.fail(p.toks()[1].col, "expected a non-zero tid (0 is the idle task)");
-  p.args(2, {"pid", "comm", "nice", "mm", "utime", "stime", "vtime_utime", "vtime_stime", "vtime_gtime"}, {"kthread"},
-         "task", false);
-  d.pid = p.opt_u64("pid", "thread-group id").value_or(d.tid);
-  d.kthread = p.flag("kthread");
-  if (!p.find("comm")) p.req("comm", "name");
+  p.args(2, kTaskKeys, "task");
+  d.pid = p.opt_u64(kPid, "thread-group id").value_or(d.tid);
+  d.kthread = p.flag_kthread();
+  if (!p.find(kComm)) p.req(kComm, "name");
   d.comm = *p.opt_comm();
-  if (const PArg* a = p.find("nice")) {
+  if (const PArg* a = p.find(kNice)) {
     std::string_view s = a->val;
     bool neg = !s.empty() && s[0] == '-';
     uint64_t v = p.u64(s.substr(neg ? 1 : 0), a->vcol, "nice value -20..19");
     if (neg ? v > 20 : v > 19) p.fail(a->vcol, fmt::format("nice {} out of range; expected -20..19", s));
     d.nice = neg ? -int(v) : int(v);
   }
-  d.mm = p.opt_u64("mm", "mm id");
-  if (d.kthread && d.mm) p.fail(p.find("mm")->col, "unexpected mm= on a kthread; expected no mm");
-  if (!d.kthread && !d.mm) p.req("mm", "mm id (user tasks have an mm)");
-  d.utime = p.opt_u64("utime", "ns");
-  d.stime = p.opt_u64("stime", "ns");
-  d.vtime_utime = p.opt_u64("vtime_utime", "ns");
-  d.vtime_stime = p.opt_u64("vtime_stime", "ns");
-  d.vtime_gtime = p.opt_u64("vtime_gtime", "ns");
+  d.mm = p.opt_u64(kMm, "mm id");
+  if (d.kthread && d.mm) p.fail(p.find(kMm)->col, "unexpected mm= on a kthread; expected no mm");
+  if (!d.kthread && !d.mm) p.req(kMm, "mm id (user tasks have an mm)");
+  d.utime = p.opt_u64(kUtime, "ns");
+  d.stime = p.opt_u64(kStime, "ns");
+  d.vtime_utime = p.opt_u64(kVtimeUtime, "ns");
+  d.vtime_stime = p.opt_u64(kVtimeStime, "ns");
+  d.vtime_gtime = p.opt_u64(kVtimeGtime, "ns");
   return d;
 }
 
-Event parse_event(LineParser& p, uint32_t lineno, uint32_t ncpus) {
-  Event e;
+// The keys of each event kind (the hardware counter keys on all).
+constexpr std::array<KeySet, kKindCount> kEventKeys = [] {
+  std::array<KeySet, kKindCount> a{};
+  a.fill(KeySet({}, true));
+  a[size_t(Kind::SyscallEnter)] = KeySet({kNr}, true);
+  a[size_t(Kind::ExcEnter)] = KeySet({kKindKey}, true);
+  a[size_t(Kind::IrqEnter)] = KeySet({kVec}, true);
+  a[size_t(Kind::SoftirqEnter)] = KeySet({kVec}, true);
+  a[size_t(Kind::Switch)] = KeySet({kPrev, kNext, kPrevState, kIowait, kGap}, true);
+  a[size_t(Kind::Wakeup)] = KeySet({kTid}, true);
+  a[size_t(Kind::Steal)] = KeySet({kNs}, true);
+  a[size_t(Kind::Fork)] = KeySet({kParent, kChild, kPid, kComm, kMm}, true, true);
+  a[size_t(Kind::Runtime)] = KeySet({kTid, kNs}, true);
+  a[size_t(Kind::MmExit)] = KeySet({kMm}, true);
+  a[size_t(Kind::Read)] = KeySet({kKindKey, kTid, kId}, true);
+  return a;
+}();
+
+// Fills `e`, which holds the defaults of Event (its fields of other kinds must stay so).
+void parse_event(LineParser& p, uint32_t lineno, uint32_t ncpus, Event& e) {
   e.line = lineno;
   e.ts = p.u64(p.tok(0, "timestamp"), "timestamp in ns");
   const PTok& ct = p.tok(1, "cpu number");
@@ -259,82 +432,59 @@ Event parse_event(LineParser& p, uint32_t lineno, uint32_t ncpus) {
   if (cpu >= ncpus) p.fail(ct.col, fmt::format("cpu {} out of range; expected 0..{}", cpu, ncpus - 1));
   e.cpu = uint32_t(cpu);
   const PTok& kt = p.tok(2, "event kind");
-  auto kind = lookup(kt.s, kAllKinds);
+  auto kind = lookup<Kind>(kt.s, kKindIndex);
   if (!kind)
-    p.fail(kt.col, fmt::format("unknown event kind '{}'; expected one of {}", show(kt.s), spellings(kAllKinds)));
+    p.fail(kt.col, fmt::format("unknown event kind '{}'; expected one of {}", show(kt.s), spellings(kKindNames)));
   e.kind = *kind;
-  std::string_view ctx = name(e.kind);
-  auto keys = [&](Keys k, Keys f = {}) { p.args(3, k, f, ctx, true); };
+  p.args(3, kEventKeys[size_t(e.kind)], kKindNames[size_t(e.kind)]);
   switch (e.kind) {
-    case Kind::SyscallEnter:
-      keys({"nr"});
-      e.a = p.req_u64("nr", "syscall number");
-      break;
+    case Kind::SyscallEnter: e.a = p.req_u64(kNr, "syscall number"); break;
     case Kind::ExcEnter:
-      keys({"kind"});
-      e.exc_kind = p.opt_enum("kind", kAllExc).value_or(ExcKind::Other);
+      e.exc_kind = p.opt_enum<ExcKind>(kKindKey, kExcIndex, kExcSpellings).value_or(ExcKind::Other);
       break;
-    case Kind::IrqEnter:
-      keys({"vec"});
-      e.a = p.opt_u64("vec", "vector").value_or(0);
-      break;
-    case Kind::SoftirqEnter:
-      keys({"vec"});
-      e.a = p.req_u64("vec", "softirq vector");
-      break;
+    case Kind::IrqEnter: e.a = p.opt_u64(kVec, "vector").value_or(0); break;
+    case Kind::SoftirqEnter: e.a = p.req_u64(kVec, "softirq vector"); break;
     case Kind::Switch:
-      keys({"prev", "next", "prev_state", "iowait", "gap"});
-      e.a = p.req_u64("prev", "tid");
-      e.b = p.req_u64("next", "tid");
-      e.prev_state = p.opt_enum("prev_state", kAllPrev).value_or(PrevState::Runnable);
-      if (auto io = p.opt_u64("iowait", "0 or 1")) {
-        if (*io > 1) p.fail(p.find("iowait")->vcol, "expected iowait=0 or iowait=1");
+      e.a = p.req_u64(kPrev, "tid");
+      e.b = p.req_u64(kNext, "tid");
+      e.prev_state = p.opt_enum<PrevState>(kPrevState, kPrevIndex, kPrevStateNames).value_or(PrevState::Runnable);
+      if (auto io = p.opt_u64(kIowait, "0 or 1")) {
+        if (*io > 1) p.fail(p.find(kIowait)->vcol, "expected iowait=0 or iowait=1");
         e.iowait = *io == 1;
       }
-      e.switch_gap = p.opt_u64("gap", "ns between the switch's two clock reads");
+      e.switch_gap = p.opt_u64(kGap, "ns between the switch's two clock reads");
       break;
-    case Kind::Wakeup:
-      keys({"tid"});
-      e.a = p.req_u64("tid", "tid");
-      break;
-    case Kind::Steal:
-      keys({"ns"});
-      e.a = p.req_u64("ns", "stolen ns");
-      break;
+    case Kind::Wakeup: e.a = p.req_u64(kTid, "tid"); break;
+    case Kind::Steal: e.a = p.req_u64(kNs, "stolen ns"); break;
     case Kind::Fork:
-      keys({"parent", "child", "pid", "comm", "mm"}, {"kthread"});
-      e.a = p.req_u64("parent", "tid");
-      e.b = p.req_u64("child", "tid");
-      e.fork_pid = p.opt_u64("pid", "thread-group id");
-      e.fork_mm = p.opt_u64("mm", "mm id");
-      e.fork_kthread = p.flag("kthread");
+      e.a = p.req_u64(kParent, "tid");
+      e.b = p.req_u64(kChild, "tid");
+      e.fork_pid = p.opt_u64(kPid, "thread-group id");
+      e.fork_mm = p.opt_u64(kMm, "mm id");
+      e.fork_kthread = p.flag_kthread();
       e.fork_comm = p.opt_comm().value_or("");
       break;
     case Kind::Runtime:
-      keys({"tid", "ns"});
-      e.a = p.req_u64("tid", "tid");
-      e.b = p.req_u64("ns", "runtime ns");
+      e.a = p.req_u64(kTid, "tid");
+      e.b = p.req_u64(kNs, "runtime ns");
       break;
-    case Kind::MmExit:
-      keys({"mm"});
-      e.a = p.req_u64("mm", "mm id");
-      break;
+    case Kind::MmExit: e.a = p.req_u64(kMm, "mm id"); break;
     case Kind::Read: {
-      keys({"kind", "tid", "id"});
-      if (!p.find("kind")) p.req("kind", spellings(kAllRead));
-      e.read_kind = *p.opt_enum("kind", kAllRead);
-      e.a = p.opt_u64("tid", "tid").value_or(0);
-      if (const PArg* t = p.find("tid"); t && e.a == 0)
+      if (!p.find(kKindKey)) p.req(kKindKey, spellings(kReadKindNames));
+      e.read_kind = *p.opt_enum<ReadKind>(kKindKey, kReadIndex, kReadKindNames);
+      e.a = p.opt_u64(kTid, "tid").value_or(0);
+      if (const PArg* t = p.find(kTid); t && e.a == 0)
         p.fail(t->vcol, "expected a non-zero tid (omit tid= to read the current task)");
-      e.read_id = p.opt_u64("id", "read id").value_or(0);
+      e.read_id = p.opt_u64(kId, "read id").value_or(0);
       break;
     }
-    default: keys({}); break;
+    default: break;
   }
-  e.hw.tb = p.opt_u64("tb", "timebase value");
-  e.hw.purr = p.opt_u64("purr", "PURR value");
-  e.hw.spurr = p.opt_u64("spurr", "SPURR value");
-  return e;
+  if (p.any_of(1u << kTb | 1u << kPurr | 1u << kSpurr)) {
+    e.hw.tb = p.opt_u64(kTb, "timebase value");
+    e.hw.purr = p.opt_u64(kPurr, "PURR value");
+    e.hw.spurr = p.opt_u64(kSpurr, "SPURR value");
+  }
 }
 
 bool valid_model(std::string_view s) {
@@ -428,7 +578,7 @@ Result<bool> Parser::line(std::string_view line, uint32_t lineno, Event& ev) try
         const auto [first, fresh] = first_of_pid_.emplace(d.pid, header_.tasks.size());
         if (const TaskDecl* o = fresh ? nullptr : &header_.tasks[first->second];
             o && (o->mm != d.mm || o->kthread != d.kthread)) {
-          const PArg* mm = p.find("mm");
+          const PArg* mm = p.find(kMm);
           p.fail(mm ? mm->vcol : toks[1].col,
                  fmt::format("task {} is a thread of pid {}, whose task {} has {}; expected the same", d.tid, d.pid,
                              o->tid, o->mm ? fmt::format("mm={}", *o->mm) : std::string("no mm (kthread)")));
@@ -438,7 +588,10 @@ Result<bool> Parser::line(std::string_view line, uint32_t lineno, Event& ev) try
         p.fail(toks[0].col, fmt::format("expected 'task' or 'events' line, got '{}'", show(toks[0].s)));
       }
       break;
-    case kEvents: ev = parse_event(p, lineno, header_.ncpus); return true;
+    case kEvents:
+      ev = Event{};
+      parse_event(p, lineno, header_.ncpus, ev);
+      return true;
   }
   return false;
 } catch (Fail& f) { return std::move(f.e); }
@@ -452,16 +605,42 @@ std::optional<Error> Parser::finish(uint32_t last) const {
 
 namespace {
 
+// The number of '\n' in `text`, 8 bytes at a time.
+size_t count_lines(std::string_view text) {
+  constexpr uint64_t low7 = 0x7f7f7f7f7f7f7f7fu, nl = 0x0a0a0a0a0a0a0a0au;
+  size_t n = 0, i = 0;
+  for (; i + 8 <= text.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, text.data() + i, 8);
+    const uint64_t x = w ^ nl;                   // a zero byte where w has '\n'
+    const uint64_t t = ((x & low7) + low7) | x;  // high bit set where x's byte is not zero
+    // one bit per '\n' byte, summed by a multiply (no libgcc popcount call on baseline x86-64)
+    n += size_t((((~t & ~low7) >> 7) * 0x0101010101010101u) >> 56);
+  }
+  for (; i < text.size(); ++i) n += text[i] == '\n';
+  return n;
+}
+
 Trace parse_or_throw(std::string_view text) {
   Trace t;
+  // At most one event a line, and a line of an event has at least 8 bytes and its '\n': the
+  // vector is allocated once rather than moved through a doubling chain. Only a hint: the pages
+  // are touched only as events fill them, and a hostile input (millions of comment lines) that
+  // asks for more than the system grants parses without it.
+  try {
+    t.events.reserve(std::min(count_lines(text) + 1, text.size() / 9 + 1));
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {}
   Parser parser;
   uint32_t last = 0;
-  Event ev;
+  Event header_line;
   for_each_line(text, [&](std::string_view line, uint32_t lineno) {
     last = lineno;
+    // An event line is parsed into its place in the vector (not moved there).
+    Event& ev = parser.in_events() ? t.events.emplace_back() : header_line;
     auto r = parser.line(line, lineno, ev);
     if (!r) throw Fail{r.error()};
-    if (r.value()) t.events.push_back(std::move(ev));
+    if (!r.value() && &ev != &header_line) t.events.pop_back();
     return true;
   });
   if (auto e = parser.finish(last)) throw Fail{*std::move(e)};

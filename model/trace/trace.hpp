@@ -3,6 +3,7 @@
 // exact ground-truth accounting in ledger.hpp.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -58,7 +59,16 @@ enum class ReadKind : uint8_t {
 };
 inline constexpr size_t kReadKindCount = size_t(ReadKind::Taskstats) + 1;
 
-// Trace spellings ("syscall_enter", "R", "pf", "proc_stat", ...).
+// Trace spellings ("syscall_enter", "R", "pf", "proc_stat", ...), indexed by the enum's value.
+inline constexpr std::array<std::string_view, kKindCount> kKindNames = {
+    "syscall_enter", "syscall_exit", "exc_enter",   "exc_exit",    "irq_enter", "irq_exit",
+    "softirq_enter", "softirq_exit", "guest_enter", "guest_exit",  "switch",    "wakeup",
+    "idle_enter",    "idle_exit",    "tick",        "steal",       "fork",      "exit",
+    "mm_exit",       "read",         "runtime",     "cpu_offline", "cpu_online"};
+inline constexpr std::array<std::string_view, 4> kPrevStateNames = {"R", "S", "D", "X"};
+inline constexpr std::array<std::string_view, 2> kExcKindNames = {"other", "pf"};
+inline constexpr std::array<std::string_view, kReadKindCount> kReadKindNames = {
+    "proc_stat", "task_stat", "rusage_self", "rusage_thread", "thread_cputime", "process_cputime", "taskstats"};
 std::string_view name(Kind);
 std::string_view name(PrevState);
 std::string_view name(ExcKind);

@@ -8,29 +8,13 @@
 
 namespace kacct::trace {
 
-std::string_view name(Kind k) {
-  static constexpr std::string_view names[] = {
-      "syscall_enter", "syscall_exit", "exc_enter",   "exc_exit",    "irq_enter", "irq_exit",
-      "softirq_enter", "softirq_exit", "guest_enter", "guest_exit",  "switch",    "wakeup",
-      "idle_enter",    "idle_exit",    "tick",        "steal",       "fork",      "exit",
-      "mm_exit",       "read",         "runtime",     "cpu_offline", "cpu_online"};
-  static_assert(std::size(names) == kKindCount);
-  return size_t(k) < kKindCount ? names[size_t(k)] : "?";
-}
+std::string_view name(Kind k) { return size_t(k) < kKindNames.size() ? kKindNames[size_t(k)] : "?"; }
 
-std::string_view name(PrevState s) {
-  static constexpr std::string_view names[] = {"R", "S", "D", "X"};
-  return size_t(s) < std::size(names) ? names[size_t(s)] : "?";
-}
+std::string_view name(PrevState s) { return size_t(s) < kPrevStateNames.size() ? kPrevStateNames[size_t(s)] : "?"; }
 
-std::string_view name(ExcKind k) { return k == ExcKind::PageFault ? "pf" : "other"; }
+std::string_view name(ExcKind k) { return kExcKindNames[k == ExcKind::PageFault]; }
 
-std::string_view name(ReadKind k) {
-  static constexpr std::string_view names[] = {"proc_stat",      "task_stat",       "rusage_self", "rusage_thread",
-                                               "thread_cputime", "process_cputime", "taskstats"};
-  static_assert(std::size(names) == kReadKindCount);
-  return size_t(k) < std::size(names) ? names[size_t(k)] : "?";
-}
+std::string_view name(ReadKind k) { return size_t(k) < kReadKindNames.size() ? kReadKindNames[size_t(k)] : "?"; }
 
 std::string Error::to_string() const {
   if (line == 0) return message;
