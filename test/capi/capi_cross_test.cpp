@@ -237,45 +237,6 @@ TEST(CApi, LiveAnswersAfterEveryFeedEqualARunOfThePrefix) {
   }
 }
 
-// A violation's verdict (event, line, the line's text) is the same whether kacct_check is first
-// called at the end (the checked machine catches up on the history) or after every chunk (it
-// steps along and takes the line from the chunk being fed).
-TEST(CApi, ViolationLineWhetherCheckedAtTheEndOrAlong) {
-  const std::string text = slurp(std::filesystem::path(KACCT_FINDINGS_DIR) / "gen-fork.trace");
-  auto t = trace::load(text);
-  ASSERT_TRUE(t.ok());
-  const auto c = arch::find_cpu("x86-64");
-  const auto k = arch::find_config("6.12-gen-hz250");
-  ASSERT_TRUE(c && k);
-  const auto rc = sim::run(sim::compile(t.value()).value(), sim::model_cfg(*c, *k), {.check = true});
-  ASSERT_TRUE(rc.violation);
-  ASSERT_GT(rc.violation->line, 0u);
-  for (bool along : {false, true})
-    for (std::size_t step : {1u, 3u, 1000u}) {
-      SCOPED_TRACE(std::string(along ? "checked along" : "checked at the end") + ", lines per chunk " +
-                   std::to_string(step));
-      auto m = open("x86-64", "6.12-gen-hz250");
-      kacct_verdict v;
-      for (std::size_t at = 0; at < text.size();) {
-        std::size_t end = at;
-        for (std::size_t n = 0; n < step && end < text.size(); ++n) end = text.find('\n', end) + 1;
-        ASSERT_EQ(kacct_feed_text(m.get(), text.data() + at, end - at), KACCT_OK) << kacct_error_message(m.get());
-        at = end;
-        // (A query before the header is complete would end it: the text so far is the trace.)
-        if (along && at > text.find("\nevents\n")) {
-          ASSERT_EQ(kacct_check(m.get(), &v), KACCT_OK) << kacct_error_message(m.get());
-        }
-      }
-      ASSERT_EQ(kacct_check(m.get(), &v), KACCT_OK) << kacct_error_message(m.get());
-      EXPECT_EQ(v.holds, 0);
-      EXPECT_EQ(std::string(v.invariant), rc.violation->invariant);
-      EXPECT_EQ(v.event_index, rc.violation->event);
-      EXPECT_EQ(v.line, rc.violation->line);
-      EXPECT_EQ(std::string(v.trace_line), trace::source_line(text, rc.violation->line));
-      EXPECT_EQ(std::string(v.detail), rc.violation->detail);
-    }
-}
-
 TEST(CApi, ErrorsCarryTheLoadersLineAndColumnWhateverTheChunking) {
   const std::string good = slurp(std::filesystem::path(KACCT_TRACES_DIR) / "two-threads-yield.trace");
   // A syntax error and a semantic error (prev is not the current task), each late in the trace.
