@@ -109,14 +109,17 @@ struct PredictStream::State {
       if (it == index.end()) return std::nullopt;
       return it->second;
     };
-    for (; reaps_next < st->reaps.size(); ++reaps_next) {
+    // Only what lies within the events compiled so far: a whole conversion's statistics are
+    // complete from the start, and a later entry's tasks may not be forked yet.
+    const std::uint64_t limit = p.base + p.events.size();
+    for (; reaps_next < st->reaps.size() && st->reaps[reaps_next].at <= limit; ++reaps_next) {
       const auto& r = st->reaps[reaps_next];
       const auto reaper = find(r.reaper);
       const auto child = r.child ? find(r.child) : std::nullopt;
       if (!reaper || !child || p.tasks[*child].pid != r.child) continue;  // unknown_children() says why
       p.reaps.push_back({std::uint32_t(r.at), *reaper, *child, r.seq});
     }
-    for (; foreign_next < st->foreign_reads.size(); ++foreign_next) {
+    for (; foreign_next < st->foreign_reads.size() && st->foreign_reads[foreign_next].at <= limit; ++foreign_next) {
       const auto& f = st->foreign_reads[foreign_next];
       if (const auto target = find(f.target)) p.foreign_reads.push_back({std::uint32_t(f.at), *target, f.id});
     }
@@ -128,7 +131,7 @@ struct PredictStream::State {
     children.clear();
     std::erase_if(open, [&](std::size_t k) {
       const auto& q = st->cputime_syscalls[k];
-      if (!q.exit_at) return false;
+      if (!q.exit_at || *q.exit_at > limit) return false;
       if (const auto task = find(q.tid))
         children.push_back({std::uint32_t(*q.exit_at), *task, wanted.at({q.tid, q.nr, q.seq})});
       return true;
