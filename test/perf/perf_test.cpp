@@ -663,32 +663,45 @@ void expect_same_prediction(const std::string& text, const Options& o, const cha
         src, o, [&](const Header& h) { ps.header(h); }, [&](const Event& e) { ps.event(e); },
         [&](const Stats& st) { ps.stats(st); });
     ASSERT_TRUE(c) << c.error().to_string();
-    const auto got = ps.finish(std::move(c).value());
+    auto got = ps.finish(std::move(c).value());
     ASSERT_TRUE(got) << got.error().to_string();
-    const auto& b = got.value();
-    const auto read = [](const sim::PredictedRead& r) {
-      return std::tuple(r.marker, r.kind, r.tid, r.ts_ns, std::string(r.unit), r.utime, r.stime, r.utime_ns, r.stime_ns,
-                        r.value, r.rtime_ns, r.lost_events_before, r.steal_unknown_before);
-    };
-    ASSERT_EQ(a.reads.size(), b.reads.size());
-    for (std::size_t i = 0; i < a.reads.size(); ++i) EXPECT_EQ(read(a.reads[i]), read(b.reads[i])) << "read " << i;
-    EXPECT_EQ(a.checkpoints.total, b.checkpoints.total);
-    EXPECT_EQ(a.checkpoints.exact, b.checkpoints.exact);
-    EXPECT_EQ(a.checkpoints.diffs, b.checkpoints.diffs);
-    EXPECT_EQ(a.ticks_user, b.ticks_user);
-    EXPECT_EQ(a.ticks_kernel, b.ticks_kernel);
-    EXPECT_EQ(a.ticks_by_tid, b.ticks_by_tid);
-    EXPECT_EQ(a.threads, b.threads);
-    EXPECT_EQ(a.tids, b.tids);
-    EXPECT_EQ(a.children, b.children);
-    EXPECT_EQ(a.children_unknown, b.children_unknown);
-    const auto reap = [](const sim::ReapResult& r) {
-      return std::tuple(r.reaper_tid, r.child_tid, r.utime, r.stime, r.children_utime, r.children_stime, r.rtime, r.id);
-    };
-    ASSERT_EQ(a.reaps.size(), b.reaps.size());
-    for (std::size_t i = 0; i < a.reaps.size(); ++i) EXPECT_EQ(reap(a.reaps[i]), reap(b.reaps[i])) << "reap " << i;
-    EXPECT_EQ(a.wait4_reaps.size(), b.wait4_reaps.size());
-    EXPECT_TRUE(b.conversion.trace.events.empty());
+    // Also fed a whole conversion (statistics complete from the start, as for gen vtime
+    // traces) in the same steps: entries of tasks forked later must wait for them.
+    auto conv = convert(text, o);
+    ASSERT_TRUE(conv);
+    sim::PredictStream pw(o, cpu, cfg, pid, {}, chunk);
+    pw.stats(conv.value().stats);
+    pw.header(conv.value().trace.header);
+    for (const auto& e : conv.value().trace.events) pw.event(e);
+    auto got_whole = pw.finish(std::move(conv).value());
+    ASSERT_TRUE(got_whole) << got_whole.error().to_string();
+    for (const auto* bp : {&got.value(), &got_whole.value()}) {
+      const auto& b = *bp;
+      const auto read = [](const sim::PredictedRead& r) {
+        return std::tuple(r.marker, r.kind, r.tid, r.ts_ns, std::string(r.unit), r.utime, r.stime, r.utime_ns,
+                          r.stime_ns, r.value, r.rtime_ns, r.lost_events_before, r.steal_unknown_before);
+      };
+      ASSERT_EQ(a.reads.size(), b.reads.size());
+      for (std::size_t i = 0; i < a.reads.size(); ++i) EXPECT_EQ(read(a.reads[i]), read(b.reads[i])) << "read " << i;
+      EXPECT_EQ(a.checkpoints.total, b.checkpoints.total);
+      EXPECT_EQ(a.checkpoints.exact, b.checkpoints.exact);
+      EXPECT_EQ(a.checkpoints.diffs, b.checkpoints.diffs);
+      EXPECT_EQ(a.ticks_user, b.ticks_user);
+      EXPECT_EQ(a.ticks_kernel, b.ticks_kernel);
+      EXPECT_EQ(a.ticks_by_tid, b.ticks_by_tid);
+      EXPECT_EQ(a.threads, b.threads);
+      EXPECT_EQ(a.tids, b.tids);
+      EXPECT_EQ(a.children, b.children);
+      EXPECT_EQ(a.children_unknown, b.children_unknown);
+      const auto reap = [](const sim::ReapResult& r) {
+        return std::tuple(r.reaper_tid, r.child_tid, r.utime, r.stime, r.children_utime, r.children_stime, r.rtime,
+                          r.id);
+      };
+      ASSERT_EQ(a.reaps.size(), b.reaps.size());
+      for (std::size_t i = 0; i < a.reaps.size(); ++i) EXPECT_EQ(reap(a.reaps[i]), reap(b.reaps[i])) << "reap " << i;
+      EXPECT_EQ(a.wait4_reaps.size(), b.wait4_reaps.size());
+    }
+    EXPECT_TRUE(got.value().conversion.trace.events.empty());
   }
 }
 
