@@ -1,6 +1,8 @@
 // libkacct: the C API (include/kacct/kacct.h) over the trace library and the simulator.
-// Text and structs both go through trace::parse and trace::Tracker; predictions come from
-// sim::compile + sim::run. Nothing here models the kernel; no exception leaves this file.
+// Text goes through trace::Parser, structs through the same per-line rules, both through
+// sim::Compiler (trace::Tracker); the compiled events run at once on a sim::LiveRun kept between
+// feeds, so a query answers from the live state. Nothing here models the kernel; no exception
+// leaves this file.
 #include "kacct/kacct.h"
 
 #include <fmt/format.h>
@@ -46,21 +48,36 @@ struct kacct_model {
   arch::CpuFacts cpu;
   arch::Config cfg;
   sim::ModelCfg mcfg;
+  const sim::RunOptions plain{.check = false};
+  const sim::RunOptions checking{.check = true, .stop_at_violation = true};
 
-  trace::Trace tr;          // header + every accepted event
+  trace::Header header;
   bool header_set = false;  // by text or by kacct_set_ncpus
   bool header_from_text = false;
-  std::optional<trace::Tracker> tracker;  // state after the accepted events (made at the first event)
-  std::string pending;                    // text not parsed yet (incomplete header or last line)
-  std::string text;                       // the complete text lines accepted so far
+  std::optional<trace::Parser> parser;  // in its events stage once the header is set
+  std::string pending;                  // text not parsed yet (incomplete header or last line)
   std::uint32_t text_lines = 0;
+  std::uint64_t nevents = 0;  // accepted events
+
+  // The accepted events, compiled chunk by chunk (one per feed call) and run at once by `run`
+  // (no checks: the counters and reads); `checked` (every invariant, stopping at the first
+  // violation) starts at the first kacct_check. Until then `history` keeps every compiled event
+  // and `text` every accepted line, for it to catch up on; afterwards both run each feed.
+  std::optional<sim::Compiler> comp;
+  std::optional<sim::LiveRun> run, checked;
+  sim::Program history;
+  std::string text;
+  std::string v_line_text;                    // the checked run's violation line, "" if none or not text
+  std::vector<std::uint64_t> read_events;     // index of each read event
+  std::optional<sim::BackendResult> backend;  // run's backend outputs, until the next feed
+  bool broken = false;                        // a feed failed half-way (out of memory): queries refuse
 
   kacct_status err = KACCT_OK;
   std::string err_msg;
   std::uint32_t err_line = 0, err_col = 0;
 
-  std::optional<sim::Program> prog;  // caches, dropped whenever an event is accepted
-  std::optional<sim::RunResult> result, checked;
+  std::vector<trace::Event> batch;                            // scratch: the events of one feed call
+  std::vector<std::pair<std::size_t, std::size_t>> batch_at;  // their lines in the chunk (text)
   std::string v_invariant, v_detail, v_line, v_obligation;
 };
 
@@ -96,9 +113,7 @@ const std::vector<std::string>& config_names() {
   return v;
 }
 
-std::uint32_t count_lines(std::string_view s) { return std::uint32_t(std::count(s.begin(), s.end(), '\n')); }
-
-// Event lines are parsed below this header: parse_event needs only ncpus.
+// Event lines after a header made by the API are parsed below this one: parse_event needs only ncpus.
 std::string mini_header(std::uint32_t ncpus) {
   trace::Trace t;
   t.header.cpu_model = "kacct";
@@ -106,100 +121,210 @@ std::string mini_header(std::uint32_t ncpus) {
   return trace::write(t);
 }
 
-// Reserves room for `extra` more elements, growing geometrically (amortised O(1) appends), so
-// that the appends after it cannot fail.
-template <class C>
-void make_room(C& c, std::size_t extra) {
-  if (c.size() + extra > c.capacity()) c.reserve(std::max(c.size() + extra, 2 * c.capacity()));
-}
-
-void invalidate(kacct_model* m) {
-  m->prog.reset();
-  m->result.reset();
-  m->checked.reset();
-}
-
-// The tracker after the accepted events. Dropped (reset) when events were applied to it but
-// not accepted, then rebuilt here by replaying the accepted ones: only the error path pays.
-trace::Tracker& tracker(kacct_model* m) {
-  if (!m->tracker) {
-    trace::Tracker t(m->tr.header);
-    for (const auto& e : m->tr.events)
-      if (t.apply(e)) throw Fail{KACCT_E_INTERNAL, "replaying the accepted events failed"};
-    m->tracker.emplace(std::move(t));
+// Calls f(line, offset) for each line of `chunk` (complete lines, '\n' ended), without its end
+// of line (and a CR before it), as trace::parse splits them.
+template <class F>
+void each_line(std::string_view chunk, F&& f) {
+  for (std::size_t pos = 0; pos < chunk.size();) {
+    const std::size_t nl = chunk.find('\n', pos);
+    const std::size_t end = nl == std::string_view::npos ? chunk.size() : nl;
+    std::string_view line = chunk.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    f(line, pos);
+    pos = end + 1;
   }
-  return *m->tracker;
 }
 
-// Applies new events to the tracker; on the first illegal one, undoes the others and calls
-// fail(index, error), which throws. Tracker::apply changes nothing when it fails.
-template <class OnError>
-void apply_events(kacct_model* m, std::vector<trace::Event>& events, OnError fail) {
-  auto& tk = tracker(m);
-  std::size_t i = 0;
+// Drops the compiled events and the runs (the header changed: no event was accepted yet).
+void reset_runs(kacct_model* m) {
+  m->checked.reset();
+  m->run.reset();
+  m->comp.reset();
+  m->history = sim::Program{};
+  m->backend.reset();
+  m->read_events.clear();
+  m->v_line_text.clear();
+}
+
+// The compiler and the unchecked run, made from the header when the first event (or query) comes.
+sim::Compiler& compiler(kacct_model* m) {
+  if (!m->comp) {
+    m->comp.emplace(m->header);
+    m->history.header = m->header;
+    m->run.emplace(m->comp->program(), m->mcfg, m->plain);
+  }
+  return *m->comp;
+}
+
+// Appends the compiled chunk `c` to the history program h (its side vectors and indices made whole-run).
+void keep_history(sim::Program& h, const sim::Program& c) {
+  const std::size_t n0 = h.events.size(), wide0 = h.wide.size(), reads0 = h.reads.size();
+  h.events.insert(h.events.end(), c.events.begin(), c.events.end());
+  for (std::size_t j = n0; j < h.events.size(); ++j) {
+    auto& e = h.events[j];
+    if (e.kind == trace::Kind::Steal || e.kind == trace::Kind::Runtime) e.arg += std::uint32_t(wide0);
+    if (e.kind == trace::Kind::Read) e.arg += std::uint32_t(reads0);
+  }
+  h.lines.insert(h.lines.end(), c.lines.begin(), c.lines.end());
+  h.wide.insert(h.wide.end(), c.wide.begin(), c.wide.end());
+  h.reads.insert(h.reads.end(), c.reads.begin(), c.reads.end());
+  auto side = [&](auto& to, const auto& from) {  // filled per event once any event has one
+    if (from.empty() && to.empty()) return;
+    to.resize(n0);
+    if (from.empty())
+      to.resize(h.events.size());
+    else
+      to.insert(to.end(), from.begin(), from.end());
+  };
+  side(h.hw, c.hw);
+  side(h.hw_mask, c.hw_mask);
+  side(h.gap, c.gap);
+}
+
+// The checked run's violation line, when it is in `text` (whose line 1 is trace line `first`).
+void violation_line(kacct_model* m, std::string_view text, std::uint32_t first) {
+  const auto& v = m->checked->partial().violation;
+  if (v && m->v_line_text.empty() && v->line >= first) m->v_line_text = trace::source_line(text, v->line - first + 1);
+}
+
+// Starts the checked run: it catches up on the history, which is then no longer kept.
+void start_checked(kacct_model* m) {
+  auto& p = compiler(m).program();  // between feeds: the current chunk is empty
+  std::swap(p.events, m->history.events);
+  std::swap(p.lines, m->history.lines);
+  std::swap(p.wide, m->history.wide);
+  std::swap(p.reads, m->history.reads);
+  std::swap(p.hw, m->history.hw);
+  std::swap(p.hw_mask, m->history.hw_mask);
+  std::swap(p.gap, m->history.gap);
+  const std::size_t base = p.base;
+  p.base = 0;
   try {
-    for (; i < events.size(); ++i)
-      if (auto err = tk.apply(events[i])) {
-        if (i > 0) m->tracker.reset();
+    m->checked.emplace(p, m->mcfg, m->checking);
+    m->checked->advance();
+  } catch (...) {
+    m->checked.reset();
+    m->broken = true;
+    throw;
+  }
+  violation_line(m, m->text, 1);
+  m->comp->next_chunk();
+  p.base = base;
+  m->history = sim::Program{};
+  m->text = std::string();
+}
+
+// Runs the chunk the compiler holds (the feed's events, all accepted) and starts the next one.
+void run_chunk(kacct_model* m, std::string_view text, std::uint32_t first_line) {
+  auto& c = *m->comp;
+  auto& p = c.program();
+  try {
+    for (std::size_t j = 0; j < p.events.size(); ++j)
+      if (p.events[j].kind == trace::Kind::Read) m->read_events.push_back(p.base + j);
+    if (!m->checked) keep_history(m->history, p);
+    m->run->advance();
+    if (m->checked) {
+      m->checked->advance();
+      violation_line(m, text, first_line);
+    }
+  } catch (...) {
+    m->broken = true;
+    throw;
+  }
+  m->nevents += p.events.size();
+  c.next_chunk();
+  m->backend.reset();
+}
+
+// Compiles a feed call's events (checked against the state so far); on the first illegal one
+// nothing of the call stays and fail(index, error) throws. Then runs them.
+template <class OnError>
+void accept(kacct_model* m, std::string_view text, std::uint32_t first_line, OnError fail) {
+  auto& c = compiler(m);
+  auto& ev = m->batch;
+  if (ev.empty()) return;
+  // Compiler::add changes nothing when it fails; a call with more events is undone as a whole.
+  const bool batch = ev.size() > 1;
+  if (batch) c.begin_batch();
+  try {
+    for (std::size_t i = 0; i < ev.size(); ++i)
+      if (auto err = c.add(ev[i])) {
+        if (batch) c.rollback();
         fail(i, *err);
       }
-  } catch (const Fail&) {
-    throw;
-  } catch (...) {  // out of memory inside apply: rebuild the tracker when it is next needed
-    m->tracker.reset();
+  } catch (const Fail&) { throw; } catch (...) {  // out of memory half-way
+    if (batch)
+      c.rollback();
+    else
+      m->broken = true;
     throw;
   }
+  if (batch) c.commit();
+  if (!m->checked) m->text += text;
+  run_chunk(m, text, first_line);
 }
 
 // Parses and checks complete lines of text. Returns false if the header is still incomplete
-// (only when !final). Changes *m only on success.
-bool consume(kacct_model* m, const std::string& chunk, bool final) {
-  if (!m->header_set) {  // the header (and maybe events) in text
-    auto r = trace::parse(chunk);
-    if (!r) {
-      if (!final && r.error().line > count_lines(chunk)) return false;  // header goes on
-      throw text_error(r.error(), KACCT_E_PARSE);
-    }
-    trace::Trace t = std::move(r).value();
-    make_room(m->text, chunk.size());  // allocate before anything changes
-    trace::Tracker tk(t.header);
-    for (const auto& e : t.events)
-      if (auto err = tk.apply(e)) {
-        err->column = trace::field_column(chunk, err->line, err->field);
-        throw text_error(*err, KACCT_E_EVENT);
-      }
-    m->tr = std::move(t);
-    m->tracker.emplace(std::move(tk));
-    m->header_set = m->header_from_text = true;
-  } else {  // event lines only, parsed under a minimal header and renumbered
-    const std::string mini = mini_header(m->tr.header.ncpus) + chunk;
-    const std::uint32_t hl = count_lines(mini) - count_lines(chunk);
-    auto renumber = [&](std::uint32_t line) { return line > hl ? line - hl + m->text_lines : 0; };
-    auto r = trace::parse(mini);
-    if (!r) {
-      auto e = r.error();
-      e.line = renumber(e.line);
-      throw text_error(e, KACCT_E_PARSE);
-    }
-    auto events = std::move(r).value().events;
-    for (auto& e : events) e.line = renumber(e.line);
-    make_room(m->text, chunk.size());  // allocate before anything changes
-    make_room(m->tr.events, events.size());
-    apply_events(m, events, [&](std::size_t, trace::Error err) {
-      err.column = trace::field_column(mini, err.line - m->text_lines + hl, err.field);
-      throw text_error(err, KACCT_E_EVENT);
-    });
-    m->tr.events.insert(m->tr.events.end(), std::make_move_iterator(events.begin()),
-                        std::make_move_iterator(events.end()));
+// (only when !final). Changes *m only on success. As trace::parse on the chunk: a syntax error
+// anywhere in it wins over an illegal event before it.
+bool consume(kacct_model* m, std::string_view chunk, bool final) {
+  if (m->broken)
+    throw Fail{KACCT_E_NO_MEMORY, "an earlier feed ran out of memory half-way: the handle's state is lost; close it"};
+  auto& ev = m->batch;
+  ev.clear();
+  m->batch_at.clear();
+  std::optional<trace::Parser> fresh;  // the header in text (and maybe events)
+  trace::Parser* ps = nullptr;
+  if (!m->header_set) {
+    fresh.emplace();
+    ps = &*fresh;
+  } else {
+    ps = &*m->parser;
   }
-  m->text += chunk;
-  m->text_lines += count_lines(chunk);
-  invalidate(m);
+  std::uint32_t lineno = m->text_lines;
+  trace::Event e;
+  each_line(chunk, [&](std::string_view line, std::size_t at) {
+    auto r = ps->line(line, ++lineno, e);
+    if (!r) throw text_error(r.error(), KACCT_E_PARSE);
+    if (r.value()) {
+      ev.push_back(std::move(e));
+      m->batch_at.emplace_back(at, line.size());
+    }
+  });
+  if (fresh) {
+    if (auto err = fresh->finish(lineno)) {
+      if (!final) return false;  // the header goes on in the next chunk
+      throw text_error(*err, KACCT_E_PARSE);
+    }
+    reset_runs(m);
+    m->header = fresh->header();
+  }
+  const auto on_error = [&](std::size_t i, trace::Error err) {
+    const auto [at, len] = m->batch_at[i];
+    err.column = trace::field_column(chunk.substr(at, len), 1, err.field);
+    if (fresh) {  // nothing of the chunk stays, its header neither
+      reset_runs(m);
+      m->header = trace::Header{};
+    }
+    throw text_error(err, KACCT_E_EVENT);
+  };
+  if (fresh) {
+    compiler(m);
+    accept(m, chunk, 1, on_error);
+    m->parser = std::move(fresh);
+    m->header_set = m->header_from_text = true;
+  } else {
+    accept(m, chunk, m->text_lines + 1, on_error);
+  }
+  if (ev.empty() && !m->checked) m->text += chunk;  // header, blank and comment lines
+  m->text_lines = lineno;
   return true;
 }
 
 // Before a query: the unterminated last line (or an incomplete header) must be complete now.
 void finish(kacct_model* m) {
+  if (m->broken)
+    throw Fail{KACCT_E_NO_MEMORY, "an earlier feed ran out of memory half-way: the handle's state is lost; close it"};
   if (!m->pending.empty()) {
     std::string chunk = std::move(m->pending);
     m->pending.clear();
@@ -208,46 +333,58 @@ void finish(kacct_model* m) {
   }
   if (!m->header_set)
     throw Fail{KACCT_E_STATE, "no trace yet: feed a header (kacct_feed_text) or call kacct_set_ncpus first"};
+  compiler(m);
 }
 
-void ensure_prog(kacct_model* m) {
-  finish(m);
-  if (m->prog) return;
-  auto p = sim::compile(m->tr);
-  if (!p) throw Fail{KACCT_E_INTERNAL, "compile rejected a validated trace: " + p.error().to_string()};
-  m->prog.emplace(std::move(p).value());
-}
-// The dense index of a declared or forked task of the compiled trace (idle tasks excluded).
+// The dense index of a declared or forked task of the trace (idle tasks excluded).
 std::size_t task_index(kacct_model* m, uint64_t tid) {
-  ensure_prog(m);
-  const auto& p = *m->prog;
+  finish(m);
+  const auto& p = m->comp->program();
   for (std::size_t i = p.header.ncpus; i < p.tasks.size(); ++i)
     if (p.tasks[i].tid == tid) return i;
   throw Fail{KACCT_E_NOT_FOUND, fmt::format("no task {} in the trace", tid)};
 }
 
 const sim::RunResult& result(kacct_model* m) {
-  ensure_prog(m);
-  if (!m->result) m->result.emplace(sim::run(*m->prog, m->mcfg, {.check = false}));
-  return *m->result;
+  finish(m);
+  return m->run->partial();
+}
+const sim::BackendResult& backend(kacct_model* m) {
+  finish(m);
+  if (!m->backend) m->backend.emplace(m->run->backend_now());
+  return *m->backend;
 }
 const sim::RunResult& checked(kacct_model* m) {
-  ensure_prog(m);
-  if (!m->checked) m->checked.emplace(sim::run(*m->prog, m->mcfg, {.check = true, .stop_at_violation = true}));
-  return *m->checked;
+  finish(m);
+  if (!m->checked) start_checked(m);
+  return m->checked->partial();
 }
 
 std::string_view kind_name(std::uint32_t k) {
   return k < trace::kKindCount ? trace::name(trace::Kind(k)) : std::string_view("?");
 }
 
-// A kacct_event as a trace event; ranges of the C enums checked here, the rest by the parser.
-trace::Event to_event(const kacct_event& c, std::uint64_t index) {
+// A kacct_event as a trace event (e: reused storage); ranges of the C enums checked here, the
+// text form's per-line rules in parse_checks().
+void to_event(const kacct_event& c, std::uint64_t index, trace::Event& e) {
   auto bad = [&](std::string what) {
     return Fail{KACCT_E_INVALID_ARG, fmt::format("event {} ({}): {}", index, kind_name(std::uint32_t(c.kind)), what)};
   };
   if (std::uint32_t(c.kind) >= trace::kKindCount) throw bad(fmt::format("kind {} out of range", int(c.kind)));
-  trace::Event e;
+  // Every field as a default Event has it (field by field: no temporary, the comm keeps its storage).
+  e.line = 0;
+  e.a = e.b = 0;
+  e.prev_state = trace::PrevState::Runnable;
+  e.iowait = false;
+  e.switch_gap.reset();
+  e.exc_kind = trace::ExcKind::Other;
+  e.read_kind = trace::ReadKind::ProcStat;
+  e.read_id = 0;
+  e.fork_pid.reset();
+  e.fork_mm.reset();
+  e.fork_kthread = false;
+  e.fork_comm.clear();
+  e.hw = {};
   e.ts = c.ts;
   e.cpu = c.cpu;
   e.kind = trace::Kind(c.kind);
@@ -295,39 +432,40 @@ trace::Event to_event(const kacct_event& c, std::uint64_t index) {
       break;
     default: break;
   }
-  return e;
 }
 
-// Structs go through the text form so that the parser's per-line rules apply to them too.
+// What the parser would reject in the event's text line (trace::write then trace::parse, the way
+// structs were first fed): a CPU beyond the header's, a comm longer than the format allows.
+// Same messages as the parser's.
+std::optional<std::string> parse_checks(const trace::Event& e, std::uint32_t ncpus) {
+  if (e.cpu >= ncpus) return fmt::format("cpu {} out of range; expected 0..{}", e.cpu, ncpus - 1);
+  if (e.kind == trace::Kind::Fork && e.fork_comm.size() > 15) {
+    std::string shown = e.fork_comm.substr(0, 40);
+    if (e.fork_comm.size() > 40) shown += "...";
+    return fmt::format("expected comm of 1..15 characters, got '{}'", shown);
+  }
+  return std::nullopt;
+}
+
+// Structs: each checked as its text line would be (C enum ranges first, then the parser's rules,
+// then the state), in that order over the whole batch, as when they went through the text form.
 void feed_structs(kacct_model* m, const kacct_event* ev, std::size_t n) {
+  if (m->broken)
+    throw Fail{KACCT_E_NO_MEMORY, "an earlier feed ran out of memory half-way: the handle's state is lost; close it"};
   if (!m->header_set)
     throw Fail{KACCT_E_STATE, "no header yet: call kacct_set_ncpus (and kacct_add_task) or feed a text header first"};
   if (!m->pending.empty())
     throw Fail{KACCT_E_STATE, "an unterminated text line is pending; end it with a newline before feeding structs"};
-  const std::uint64_t base = m->tr.events.size();
-  trace::Trace t;
-  t.header.cpu_model = "kacct";
-  t.header.ncpus = m->tr.header.ncpus;
-  t.events.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) t.events.push_back(to_event(ev[i], base + i));
-  const std::string text = trace::write(t);
-  const std::uint32_t hl = count_lines(mini_header(t.header.ncpus));
-  auto r = trace::parse(text);
-  if (!r) {
-    const auto& e = r.error();
-    const std::uint64_t i = e.line > hl ? e.line - hl - 1 : 0;
-    throw Fail{KACCT_E_PARSE, fmt::format("event {} ({}): {}", base + i,
-                                          i < n ? kind_name(std::uint32_t(ev[i].kind)) : "?", e.message)};
-  }
-  auto events = std::move(r).value().events;
-  for (auto& e : events) e.line = 0;
-  make_room(m->tr.events, events.size());  // allocate before anything changes
-  apply_events(m, events, [&](std::size_t i, const trace::Error& err) {
-    throw Fail{KACCT_E_EVENT, fmt::format("event {} ({}): {}", base + i, trace::name(events[i].kind), err.message)};
+  const std::uint64_t base = m->nevents;
+  auto& batch = m->batch;
+  batch.resize(n);
+  for (std::size_t i = 0; i < n; ++i) to_event(ev[i], base + i, batch[i]);
+  for (std::size_t i = 0; i < n; ++i)
+    if (auto bad = parse_checks(batch[i], m->header.ncpus))
+      throw Fail{KACCT_E_PARSE, fmt::format("event {} ({}): {}", base + i, kind_name(std::uint32_t(ev[i].kind)), *bad)};
+  accept(m, {}, 0, [&](std::size_t i, const trace::Error& err) {
+    throw Fail{KACCT_E_EVENT, fmt::format("event {} ({}): {}", base + i, trace::name(batch[i].kind), err.message)};
   });
-  m->tr.events.insert(m->tr.events.end(), std::make_move_iterator(events.begin()),
-                      std::make_move_iterator(events.end()));
-  invalidate(m);
 }
 
 void set_error(kacct_model* m, kacct_status code, std::string msg, std::uint32_t line = 0, std::uint32_t col = 0) {
@@ -477,12 +615,22 @@ KACCT_EXPORT kacct_status kacct_feed_text(kacct_model* m, const char* text, size
   return guarded(m, [&] {
     if (len == 0) return;
     need(text, "text");
+    const std::string_view in(text, len);
+    if (m->pending.empty()) {  // the usual case: complete lines straight from the caller's text
+      const auto cut = in.rfind('\n');
+      if (cut == std::string_view::npos) {
+        m->pending.assign(in);
+        return;
+      }
+      m->pending.assign(consume(m, in.substr(0, cut + 1), false) ? in.substr(cut + 1) : in);
+      return;
+    }
     const std::size_t keep = m->pending.size();
-    m->pending.append(text, len);
+    m->pending.append(in);
     const auto cut = m->pending.rfind('\n');
     if (cut == std::string::npos || cut < keep) return;  // no new complete line yet
     try {
-      if (consume(m, m->pending.substr(0, cut + 1), false)) m->pending.erase(0, cut + 1);
+      if (consume(m, std::string_view(m->pending).substr(0, cut + 1), false)) m->pending.erase(0, cut + 1);
     } catch (...) {
       m->pending.resize(keep);  // the whole chunk is rejected
       throw;
@@ -498,10 +646,17 @@ KACCT_EXPORT kacct_status kacct_set_ncpus(kacct_model* m, uint32_t ncpus) {
     h.cpu_model = std::string(m->cpu.name);
     h.ncpus = ncpus;
     if (auto e = trace::check_header(h)) throw Fail{KACCT_E_INVALID_ARG, e->message};
-    m->tr.header = std::move(h);
+    // Text event lines fed later are parsed below a header with the same ncpus.
+    trace::Parser ps;
+    trace::Event e;
+    std::uint32_t n = 0;
+    each_line(mini_header(ncpus), [&](std::string_view line, std::size_t) { (void)ps.line(line, ++n, e); });
+    if (!ps.in_events()) throw Fail{KACCT_E_INTERNAL, "the parser rejected kacct's own header"};
+    reset_runs(m);
+    m->parser = std::move(ps);
+    m->header = std::move(h);
     m->header_set = true;
     m->text_lines = 0;
-    invalidate(m);
   });
 }
 
@@ -511,8 +666,7 @@ KACCT_EXPORT kacct_status kacct_add_task(kacct_model* m, const kacct_task* t) {
     if (!m->header_set || m->header_from_text)
       throw Fail{KACCT_E_STATE,
                  "kacct_add_task needs a header made by kacct_set_ncpus (text headers declare tasks in text)"};
-    if (!m->tr.events.empty()) throw Fail{KACCT_E_STATE, "tasks can only be declared before the first event"};
-    m->tracker.reset();  // made again from the new header at the first event
+    if (m->nevents) throw Fail{KACCT_E_STATE, "tasks can only be declared before the first event"};
     trace::TaskDecl d;
     d.tid = t->tid;
     d.pid = t->pid ? t->pid : t->tid;
@@ -525,12 +679,12 @@ KACCT_EXPORT kacct_status kacct_add_task(kacct_model* m, const kacct_task* t) {
     d.nice = t->nice;
     // As in the text format: a user task has an mm, a kthread none (mm must be 0).
     if (!d.kthread || t->mm) d.mm = t->mm;
-    m->tr.header.tasks.push_back(d);
-    if (auto e = trace::check_header(m->tr.header)) {
-      m->tr.header.tasks.pop_back();
+    m->header.tasks.push_back(d);
+    if (auto e = trace::check_header(m->header)) {
+      m->header.tasks.pop_back();
       throw Fail{KACCT_E_INVALID_ARG, e->message};
     }
-    invalidate(m);
+    reset_runs(m);  // made again from the new header at the first event
   });
 }
 
@@ -555,14 +709,14 @@ KACCT_EXPORT kacct_status kacct_event_count(kacct_model* m, uint64_t* out) {
   return guarded(m, [&] {
     need(out, "out");
     finish(m);
-    *out = m->tr.events.size();
+    *out = m->nevents;
   });
 }
 KACCT_EXPORT kacct_status kacct_ncpus(kacct_model* m, uint32_t* out) {
   return guarded(m, [&] {
     need(out, "out");
     finish(m);
-    *out = m->tr.header.ncpus;
+    *out = m->header.ncpus;
   });
 }
 
@@ -593,13 +747,8 @@ KACCT_EXPORT kacct_status kacct_get_task_times(kacct_model* m, uint64_t tid, kac
 
 namespace {
 void fill_read(const kacct_model* m, std::size_t i, kacct_read* out) {
-  const auto& rd = m->result->reads[i];
-  std::uint64_t index = 0;  // reads[k] is the k-th read event
-  for (std::size_t e = 0, k = 0; e < m->prog->events.size(); ++e)
-    if (m->prog->events[e].kind == trace::Kind::Read && k++ == i) {
-      index = e;
-      break;
-    }
+  const auto& rd = m->run->partial().reads[i];
+  const std::uint64_t index = m->read_events[i];
   const bool clock = rd.kind == trace::ReadKind::ThreadCputime || rd.kind == trace::ReadKind::ProcessCputime;
   *out = kacct_read{};
   out->id = rd.id;
@@ -649,7 +798,7 @@ KACCT_EXPORT kacct_status kacct_get_task_scaled(kacct_model* m, uint64_t tid, ka
     need(out, "out");
     const auto& r = result(m);
     const std::size_t i = task_index(m, tid);
-    const auto* n = r.backend_result<model::native::NativeResult>();
+    const auto* n = std::get_if<model::native::NativeResult>(&backend(m));
     if (n && m->mcfg.native.scaled && i < n->task_scaled.size())
       *out = {n->task_scaled[i].utimescaled, n->task_scaled[i].stimescaled, 1};
     else
@@ -660,8 +809,7 @@ KACCT_EXPORT kacct_status kacct_get_task_scaled(kacct_model* m, uint64_t tid, ka
 KACCT_EXPORT kacct_status kacct_get_read_cpustat(kacct_model* m, size_t i, uint32_t cpu, kacct_cpustat* out) {
   return guarded(m, [&] {
     need(out, "out");
-    const auto& r = result(m);
-    const auto* g = r.backend_result<model::GenResult>();
+    const auto* g = std::get_if<model::GenResult>(&backend(m));
     if (!g) throw Fail{KACCT_E_STATE, "reader views of /proc/stat are recorded with gen vtime configs only"};
     if (i >= g->procstat.size())
       throw Fail{KACCT_E_INVALID_ARG,
@@ -680,6 +828,7 @@ KACCT_EXPORT kacct_status kacct_check(kacct_model* m, kacct_verdict* out) {
   return guarded(m, [&] {
     need(out, "out");
     const auto& r = checked(m);
+    const auto obligations = m->checked->obligations_now();
     m->v_invariant.clear();
     m->v_detail.clear();
     m->v_line.clear();
@@ -688,16 +837,16 @@ KACCT_EXPORT kacct_status kacct_check(kacct_model* m, kacct_verdict* out) {
     if (r.violation) {
       m->v_invariant = r.violation->invariant;
       m->v_detail = r.violation->detail;
-      m->v_line = trace::source_line(m->text, r.violation->line);
+      m->v_line = m->v_line_text;
       out->event_index = r.violation->event;
       out->line = r.violation->line;
     }
-    if (!r.obligations_failed.empty()) m->v_obligation = r.obligations_failed.front();
-    out->holds = !r.violation && r.obligations_failed.empty();
+    if (!obligations.empty()) m->v_obligation = obligations.front();
+    out->holds = !r.violation && obligations.empty();
     out->invariant = m->v_invariant.c_str();
     out->detail = m->v_detail.c_str();
     out->trace_line = m->v_line.c_str();
-    out->obligations_failed = r.obligations_failed.size();
+    out->obligations_failed = obligations.size();
     out->first_obligation = m->v_obligation.c_str();
   });
 }

@@ -231,26 +231,27 @@ class PerfInput {
   std::string buf_, whole_;
 };
 
-// Streams the conversion of `path`: the header and each event go to the callbacks. On an input
-// error (found before either is called) prints it and exits 3.
-// The conversion of `in` (rewound first when `again`) with its events: perf-replay runs the
-// model on the whole converted trace, so it holds the events, not the text or the records.
-trace::Result<perf::Conversion> convert_events(PerfInput& in, const perf::Options& o, bool again) {
-  auto src = in.source();
-  if (again) src.rewind();
-  std::vector<trace::Event> events;
-  auto c = perf::convert_stream(
-      src, o, [](const trace::Header&) {}, [&](const trace::Event& e) { events.push_back(e); });
-  if (c) c.value().trace.events = std::move(events);
-  return c;
-}
-// sim::predict() on `in` converted with `o`.
+// sim::predict() on `in` (rewound first when `again`) converted with `o`, streamed: the model runs
+// as the converter gives the events (sim::PredictStream), so neither the text nor the events are
+// held, unless `keep_events` (--save-trace writes the trace).
 trace::Result<sim::Prediction> predict_input(PerfInput& in, const perf::Options& o, bool again,
                                              const arch::CpuFacts& facts, const arch::Config& cfg, std::uint64_t pid,
-                                             const std::function<void(sim::ModelCfg&)>& tweak = {}) {
-  auto c = convert_events(in, o, again);
+                                             const std::function<void(sim::ModelCfg&)>& tweak = {},
+                                             bool keep_events = false) {
+  auto src = in.source();
+  if (again) src.rewind();
+  sim::PredictStream ps(o, facts, cfg, pid, tweak);
+  std::vector<trace::Event> events;
+  auto c = perf::convert_stream(
+      src, o, [&](const trace::Header& h) { ps.header(h); },
+      [&](const trace::Event& e) {
+        ps.event(e);
+        if (keep_events) events.push_back(e);
+      },
+      [&](const perf::Stats& st) { ps.stats(st); });
   if (!c) return c.error();
-  return sim::predict(std::move(c).value(), o, facts, cfg, pid, tweak);
+  c.value().trace.events = std::move(events);
+  return ps.finish(std::move(c).value());
 }
 
 perf::Conversion convert_stream_or_exit(const std::string& path, const perf::Options& o,
@@ -372,21 +373,13 @@ std::vector<sim::KernelRead> load_values(const std::string& path) {
 std::string read_name(trace::ReadKind k, std::uint64_t marker) { return fmt::format("{}@{}", trace::name(k), marker); }
 
 // The tids the converted trace knows: declared tasks and forked ones.
-bool known_tid(const trace::Trace& t, std::uint64_t tid) {
-  for (const auto& d : t.header.tasks)
-    if (d.tid == tid) return true;
-  for (const auto& e : t.events)
-    if (e.kind == trace::Kind::Fork && e.b == tid) return true;
-  return false;
-}
-
 // Every --read must have a prediction: else name why (unknown tid, marker absent, read absent).
 void require_reads(const std::vector<std::string>& texts, const perf::Options& o, const sim::Prediction& P,
                    std::uint64_t pid) {
   const auto& conv = P.conversion;
   for (std::size_t i = 0; i < o.reads.size(); ++i) {
     const auto& spec = o.reads[i];
-    if (spec.tid && !known_tid(conv.trace, spec.tid))
+    if (spec.tid && !P.tids.count(spec.tid))
       throw Failure(fmt::format("--read '{}': tid {} is not in the trace", texts[i], spec.tid));
     if (!conv.stats.marker_ids.count(spec.marker))
       throw Failure(fmt::format("--read '{}': marker syscall {} ({}+{}) is not in the trace", texts[i],
@@ -531,7 +524,7 @@ void replay_recorded(const std::string& path, const std::string& recorded_path, 
   const std::uint64_t pid = pid_opt ? pid_opt : rec.root;
   const std::string shown = path == "-" ? "<stdin>" : path;
   PerfInput in(path);
-  auto pr = predict_input(in, o, false, facts, cfg, pid);
+  auto pr = predict_input(in, o, false, facts, cfg, pid, {}, !save.empty());
   if (!pr) {
     const auto& e = pr.error();
     fmt::print(stderr, "{}:{}:{}: {}\n", shown, e.line, e.column, e.message);
@@ -777,7 +770,7 @@ void add_perf(CLI::App& app) {
         else if (known.nohz_full && m.gen.nohz_full == 0)
           m.gen.nohz_full = *known.nohz_full;
       };
-      auto pr = predict_input(in, o, false, facts, cfg, *pid, tweak);
+      auto pr = predict_input(in, o, false, facts, cfg, *pid, tweak, !save->empty());
       progress.clear();
       if (!pr) {
         const auto& e = pr.error();

@@ -383,5 +383,9 @@ class GenBackend {
 RunResult Backend<arch::Accounting::Gen>::run(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
   return run_with<GenBackend>(p, cfg, o);
 }
+std::unique_ptr<LiveMachine> Backend<arch::Accounting::Gen>::live(const Program& p, const ModelCfg& cfg,
+                                                                  const RunOptions& o) {
+  return live_with<GenBackend>(p, cfg, o);
+}
 
 }  // namespace kacct::sim

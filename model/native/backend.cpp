@@ -486,5 +486,10 @@ RunResult Backend<arch::Accounting::Native>::run(const Program& p, const ModelCf
   if (cfg.native.word_bits == 32) return run_with<NativeBackend<32>>(p, cfg, o);
   return run_with<NativeBackend<64>>(p, cfg, o);
 }
+std::unique_ptr<LiveMachine> Backend<arch::Accounting::Native>::live(const Program& p, const ModelCfg& cfg,
+                                                                     const RunOptions& o) {
+  if (cfg.native.word_bits == 32) return live_with<NativeBackend<32>>(p, cfg, o);
+  return live_with<NativeBackend<64>>(p, cfg, o);
+}
 
 }  // namespace kacct::sim

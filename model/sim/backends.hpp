@@ -5,6 +5,7 @@
 // shape; RunResult::backend holds the result of the mode that ran.
 #pragma once
 #include <cstddef>
+#include <memory>
 #include <utility>
 #include <variant>
 
@@ -18,6 +19,7 @@ namespace kacct::sim {
 struct Program;
 struct RunOptions;
 struct RunResult;
+struct LiveMachine;  // a LiveRun's machine (machine_impl.hpp)
 
 // The model settings a configuration selects on a CPU: the tick and cputime_adjust settings
 // every backend uses, and each backend's own.
@@ -39,6 +41,7 @@ struct Backend<arch::Accounting::Tick> {
   using Result = std::monostate;
   static void configure(ModelCfg&, const arch::CpuFacts&, const arch::Config&) {}
   static RunResult run(const Program&, const ModelCfg&, const RunOptions&);  // model/tick/backend.cpp
+  static std::unique_ptr<LiveMachine> live(const Program&, const ModelCfg&, const RunOptions&);
 };
 // powerpc native vtime (model/native/backend.cpp).
 template <>
@@ -46,6 +49,7 @@ struct Backend<arch::Accounting::Native> {
   using Result = model::native::NativeResult;
   static void configure(ModelCfg&, const arch::CpuFacts&, const arch::Config&);
   static RunResult run(const Program&, const ModelCfg&, const RunOptions&);
+  static std::unique_ptr<LiveMachine> live(const Program&, const ModelCfg&, const RunOptions&);
 };
 // Gen vtime (model/gen/backend.cpp).
 template <>
@@ -55,6 +59,7 @@ struct Backend<arch::Accounting::Gen> {
     m.gen = model::gen_cfg(cfg.version, cfg.hz, cpu.platform);
   }
   static RunResult run(const Program&, const ModelCfg&, const RunOptions&);
+  static std::unique_ptr<LiveMachine> live(const Program&, const ModelCfg&, const RunOptions&);
 };
 
 // Calls f(Backend<mode>{}) for the backend of `a`; false if none is registered.

@@ -138,6 +138,27 @@ void Compiler::next_chunk() {
   p_.gap.clear();
 }
 
+void Compiler::begin_batch() {
+  mark_ = {p_.events.size(), p_.wide.size(), p_.reads.size(), p_.tasks.size(), p_.ngroups};
+  tr_.begin_batch();
+}
+void Compiler::commit() { tr_.commit(); }
+void Compiler::rollback() {
+  tr_.rollback();
+  const auto n = mark_.events;
+  p_.events.resize(n);
+  p_.lines.resize(n);
+  if (p_.hw.size() > n) p_.hw.resize(n);
+  if (p_.hw_mask.size() > n) p_.hw_mask.resize(n);
+  if (p_.gap.size() > n) p_.gap.resize(n);
+  p_.wide.resize(mark_.wide);
+  p_.reads.resize(mark_.reads);
+  for (std::size_t k = mark_.tasks; k < p_.tasks.size(); ++k) index_.erase(p_.tasks[k].tid);  // forks are new tids
+  p_.tasks.resize(mark_.tasks);
+  std::erase_if(groups_, [&](const auto& g) { return g.second >= mark_.ngroups; });
+  p_.ngroups = mark_.ngroups;
+}
+
 trace::Result<Program> compile(const trace::Trace& t) {
   if (auto e = trace::check_header(t.header)) return *e;
   if (t.header.ncpus > 0xffff)
@@ -156,5 +177,20 @@ RunResult run(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
     throw std::logic_error("kacct: no simulator backend for this accounting mode yet");
   return std::move(*r);
 }
+
+LiveRun::LiveRun(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
+  if (!with_backend(cfg.acct, [&](auto b) { m_ = decltype(b)::live(p, cfg, o); }))
+    throw std::logic_error("kacct: no simulator backend for this accounting mode yet");
+}
+LiveRun::~LiveRun() = default;
+LiveRun::LiveRun(LiveRun&&) noexcept = default;
+LiveRun& LiveRun::operator=(LiveRun&&) noexcept = default;
+bool LiveRun::advance() { return m_->advance(); }
+bool LiveRun::stopped() const { return m_->stopped(); }
+const RunResult& LiveRun::partial() const { return m_->partial(); }
+RunResult& LiveRun::partial() { return m_->partial(); }
+BackendResult LiveRun::backend_now() const { return m_->backend_now(); }
+std::vector<std::string> LiveRun::obligations_now() const { return m_->obligations_now(); }
+RunResult LiveRun::finish() && { return m_->finish(); }
 
 }  // namespace kacct::sim

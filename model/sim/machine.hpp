@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <array>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -100,6 +101,12 @@ class Compiler {
   Program& program();
   // Drops the compiled events (base moves past them); tasks stay.
   void next_chunk();
+  // A batch of events accepted or rejected as a whole (the C API's feed calls): rollback()
+  // undoes every add() since begin_batch() (events, forked tasks, the tracker's state);
+  // commit() keeps them.
+  void begin_batch();
+  void commit();
+  void rollback();
 
  private:
   void add_task(std::uint64_t tid, std::uint64_t pid, bool kthread, const std::string& comm, int nice);
@@ -107,6 +114,10 @@ class Compiler {
   trace::Tracker tr_;
   std::unordered_map<std::uint64_t, std::uint32_t> index_;   // tid -> dense index
   std::unordered_map<std::uint64_t, std::uint32_t> groups_;  // tgid -> dense group
+  struct Mark {
+    std::size_t events = 0, wide = 0, reads = 0, tasks = 0;
+    std::uint32_t ngroups = 0;
+  } mark_;
 };
 
 // Validate and compile. Errors carry the trace line.
@@ -196,6 +207,36 @@ void apply_fix(ModelCfg&, std::string_view id);
 
 // Replays the program with the backend of cfg.acct (model/sim/backends.hpp).
 RunResult run(const Program&, const ModelCfg&, const RunOptions& = {});
+
+// A run kept alive while its input arrives (pushed, where RunOptions::refill pulls): the C API's
+// feeds, perf-replay's converter. The caller compiles each piece into the program (Compiler, as
+// for refill: next_chunk() after advance()) and calls advance(); the outputs so far can be read
+// between pieces without ending the run. Same machine, same loop as run().
+class LiveRun {
+ public:
+  // p (the Compiler's program), cfg and o are kept by reference: they must outlive the run.
+  LiveRun(const Program& p, const ModelCfg& cfg, const RunOptions& o);
+  ~LiveRun();
+  LiveRun(LiveRun&&) noexcept;
+  LiveRun& operator=(LiveRun&&) noexcept;
+  // Runs the program's current chunk (the tasks may have grown). False once the run has
+  // stopped (a violation with stop_at_violation): later chunks are not run.
+  bool advance();
+  bool stopped() const;
+  // The outputs so far (kcpustat, task times, reads, violation, ...), without `backend` and
+  // `obligations_failed` (below). A caller may take `reads` out: the machine only appends.
+  const RunResult& partial() const;
+  RunResult& partial();
+  // What the backend would leave if the input ended here (computed on a copy of its state), and
+  // the obligations failed so far (run()'s RunResult::obligations_failed).
+  BackendResult backend_now() const;
+  std::vector<std::string> obligations_now() const;
+  // The end of the input: the reaps and reads placed after the last event, then run()'s result.
+  RunResult finish() &&;
+
+ private:
+  std::unique_ptr<LiveMachine> m_;
+};
 
 // Per-CPU context the machine tracks from the trace (shared by every accounting backend).
 struct CpuCtx {

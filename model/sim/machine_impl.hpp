@@ -4,6 +4,7 @@
 // registered by accounting mode in model/sim/backends.hpp.
 #pragma once
 #include <concepts>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -151,6 +152,25 @@ class Machine {
     }
     children_before(k_.r.events);  // those placed after the last event
   }
+
+  // LiveRun: one chunk pushed by the caller; the tasks may have grown since the last one.
+  bool advance() {
+    if (stopped_) return false;
+    k_.grow();
+    if constexpr (requires { acct_.grow(); }) acct_.grow();
+    stopped_ = run_chunk();
+    return !stopped_;
+  }
+  bool stopped() const { return stopped_; }
+  void end_input() { children_before(k_.r.events); }
+  RunResult& partial() { return k_.r; }
+  const RunResult& partial() const { return k_.r; }
+  // The backend's outputs as finish() would give them now, from a copy of its state.
+  BackendResult backend_now() const {
+    B copy(acct_);
+    return BackendResult(copy.finish());
+  }
+  std::vector<std::string> obligations_now() const { return {k_.d.failed.begin(), k_.d.failed.end()}; }
 
  private:
   // The events of the current chunk (i: index in the whole run); true if the run stops here.
@@ -403,7 +423,38 @@ class Machine {
   Core k_;
   B acct_;
   std::size_t reap_next_ = 0, children_next_ = 0, foreign_next_ = 0;
+  bool stopped_ = false;
 };
+
+// The machine behind a LiveRun (machine.hpp), whatever its backend.
+struct LiveMachine {
+  virtual ~LiveMachine() = default;
+  virtual bool advance() = 0;
+  virtual bool stopped() const = 0;
+  virtual RunResult& partial() = 0;
+  virtual BackendResult backend_now() const = 0;
+  virtual std::vector<std::string> obligations_now() const = 0;
+  virtual RunResult finish() = 0;
+};
+template <MachineBackend B>
+struct LiveMachineOf final : LiveMachine {
+  LiveMachineOf(const Program& p, const ModelCfg& cfg, const RunOptions& o) : m(p, cfg, o) {}
+  bool advance() override { return m.advance(); }
+  bool stopped() const override { return m.stopped(); }
+  RunResult& partial() override { return m.partial(); }
+  BackendResult backend_now() const override { return m.backend_now(); }
+  std::vector<std::string> obligations_now() const override { return m.obligations_now(); }
+  RunResult finish() override {
+    m.end_input();
+    return std::move(m).finish();
+  }
+  Machine<B> m;
+};
+// A backend's Backend<mode>::live().
+template <MachineBackend B>
+std::unique_ptr<LiveMachine> live_with(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
+  return std::make_unique<LiveMachineOf<B>>(p, cfg, o);
+}
 
 template <MachineBackend B>
 RunResult run_with(const Program& p, const ModelCfg& cfg, const RunOptions& o) {

@@ -27,40 +27,36 @@ Unit unit_of(trace::ReadKind k) {
   }
 }
 
-// The reaps (Stats::reaps) and the reads of the reaped children's times (syscall reads with
-// `children`) as Program entries at their sys_exit. A read is not predicted (children_unknown)
-// when a wait of its process before it reaped a child whose times the trace lacks (waitid: the
-// child is not in the raw syscall; a child that is not a process of the trace), or when perf lost events (a lost exit
-// or runtime update changes the child's sum).
-void place_children(const trace::perf::Conversion& c, const trace::perf::Options& o, Program& prog, Prediction& out) {
-  std::map<std::uint64_t, std::uint32_t> index;  // tid -> dense task index
-  for (std::uint32_t k = prog.header.ncpus; k < prog.tasks.size(); ++k) index[prog.tasks[k].tid] = k;
+// The reads of the reaped children's times (syscall reads with `children`) that are not
+// predicted (children_unknown): when a wait of its process before it reaped a child whose times
+// the trace lacks (waitid: the child is not in the raw syscall; a child that is not a process of
+// the trace), or when perf lost events (a lost exit or runtime update changes the child's sum).
+// index: tid -> dense task index of the whole trace.
+void unknown_children(const trace::perf::Stats& st, const trace::perf::Options& o, const Program& prog,
+                      const std::map<std::uint64_t, std::uint32_t>& index, Prediction& out) {
   // group -> the first trace position after which its children's times are not known, and why
   std::map<std::uint32_t, std::pair<std::uint64_t, std::string>> unknown_from;
   auto lose = [&](std::uint32_t g, std::uint64_t at, std::string why) {
     auto [it, fresh] = unknown_from.try_emplace(g, at, std::move(why));
     if (!fresh && at < it->second.first) it->second = {at, why};
   };
-  for (const auto& r : c.stats.reaps) {
+  for (const auto& r : st.reaps) {
     auto reaper = index.find(r.reaper);
     if (reaper == index.end()) continue;
     const auto g = prog.tasks[reaper->second].group;
     auto child = r.child ? index.find(r.child) : index.end();
-    if (child == index.end() || prog.tasks[child->second].pid != r.child) {
+    if (child == index.end() || prog.tasks[child->second].pid != r.child)
       lose(g, r.at,
            r.child ? fmt::format("a wait reaped pid {}, which is not a process of the trace (perf line {})", r.child,
                                  r.line)
                    : fmt::format("a waitid() reaped a child the trace does not name (perf line {})", r.line));
-      continue;
-    }
-    prog.reaps.push_back({std::uint32_t(r.at), reaper->second, child->second, r.seq});
   }
-  if (c.stats.lost_events)
+  if (st.lost_events)
     for (std::uint32_t g = 0; g < prog.ngroups; ++g) lose(g, 0, "perf lost events: a child's times may be incomplete");
   std::map<std::array<std::uint64_t, 3>, const trace::perf::SyscallRead*> wanted;
   for (const auto& q : o.syscall_reads)
     if (q.children) wanted[{q.tid, q.nr, q.seq}] = &q;
-  for (const auto& s : c.stats.cputime_syscalls) {
+  for (const auto& s : st.cputime_syscalls) {
     auto w = wanted.find({s.tid, s.nr, s.seq});
     if (w == wanted.end()) continue;
     const auto id = w->second->id;
@@ -70,58 +66,161 @@ void place_children(const trace::perf::Conversion& c, const trace::perf::Options
       continue;
     }
     const auto g = prog.tasks[task->second].group;
-    if (auto u = unknown_from.find(g); u != unknown_from.end() && u->second.first <= *s.exit_at) {
+    if (auto u = unknown_from.find(g); u != unknown_from.end() && u->second.first <= *s.exit_at)
       out.children_unknown[id] = u->second.second;
-      continue;
-    }
-    prog.children_reads.push_back({std::uint32_t(*s.exit_at), task->second, id});
   }
-  for (const auto& f : c.stats.foreign_reads) {
-    auto target = index.find(f.target);
-    if (target != index.end()) prog.foreign_reads.push_back({std::uint32_t(f.at), target->second, f.id});
-  }
-  auto by_event = [](const auto& a, const auto& b) { return a.event < b.event; };
-  std::stable_sort(prog.foreign_reads.begin(), prog.foreign_reads.end(), by_event);
-  std::stable_sort(prog.reaps.begin(), prog.reaps.end(), by_event);
-  std::stable_sort(prog.children_reads.begin(), prog.children_reads.end(), by_event);
 }
 }  // namespace
 
-trace::Result<Prediction> predict(std::string_view text, const trace::perf::Options& o, const arch::CpuFacts& cpu,
-                                  const arch::Config& cfg, std::uint64_t pid,
-                                  const std::function<void(ModelCfg&)>& tweak) {
-  auto conv = trace::perf::convert(text, o);
-  if (!conv) return conv.error();
-  return predict(std::move(conv).value(), o, cpu, cfg, pid, tweak);
-}
+struct PredictStream::State {
+  State(const trace::perf::Options& o_, const arch::CpuFacts& cpu_, const arch::Config& cfg_, std::uint64_t pid_,
+        std::function<void(ModelCfg&)> tweak_, std::size_t chunk_)
+      : o(o_), cpu(cpu_), cfg(cfg_), pid(pid_), tweak(std::move(tweak_)), chunk(std::max<std::size_t>(chunk_, 1)) {}
+  trace::perf::Options o;
+  arch::CpuFacts cpu;
+  arch::Config cfg;
+  std::uint64_t pid;
+  std::function<void(ModelCfg&)> tweak;
+  std::size_t chunk;  // events per run step
+  const trace::perf::Stats* st = nullptr;
+  ModelCfg mcfg;
+  const RunOptions ro{.check = false};
+  std::optional<Compiler> comp;
+  std::optional<LiveRun> run;
+  std::optional<trace::Error> error;                       // the converted trace does not compile
+  std::unordered_map<std::uint64_t, std::uint32_t> index;  // tid -> dense index (a reused tid: the later task)
+  std::size_t indexed = 0;                                 // tasks of the program in `index`
+  std::size_t reaps_next = 0, foreign_next = 0, syscalls_next = 0;
+  std::map<std::array<std::uint64_t, 3>, std::uint64_t> wanted;  // children reads: (tid, nr, seq) -> id
+  std::vector<std::size_t> open;                // their cputime_syscalls entries whose sys_exit has not come yet
+  std::vector<Program::ChildrenRead> children;  // scratch
+  std::set<std::uint64_t> threads;
+  std::vector<ReadResult> reads;  // taken out of the run after each step
 
-trace::Result<Prediction> predict(trace::perf::Conversion conv, const trace::perf::Options& o,
-                                  const arch::CpuFacts& cpu, const arch::Config& cfg, std::uint64_t pid,
-                                  const std::function<void(ModelCfg&)>& tweak) {
-  Prediction out;
-  out.conversion = std::move(conv);
-  const auto& c = out.conversion;
-  auto prog = compile(c.trace);
-  if (!prog)
-    return trace::Error{0, 0, "internal error: the converted trace does not compile: " + prog.error().to_string(),
-                        "perf"};
-  auto mcfg = model_cfg(cpu, cfg);
+  // The reaps, foreign reads and children reads the conversion recorded so far, into the
+  // program (they are recorded in the order of their positions: the lists stay sorted).
+  void place() {
+    if (!st) return;  // no statistics given: nothing is placed beside the trace
+    auto& p = comp->program();
+    for (; indexed < p.tasks.size(); ++indexed)
+      if (indexed >= p.header.ncpus) index[p.tasks[indexed].tid] = std::uint32_t(indexed);
+    auto find = [&](std::uint64_t tid) -> std::optional<std::uint32_t> {
+      auto it = index.find(tid);
+      if (it == index.end()) return std::nullopt;
+      return it->second;
+    };
+    // Only what lies within the events compiled so far: a whole conversion's statistics are
+    // complete from the start, and a later entry's tasks may not be forked yet.
+    const std::uint64_t limit = p.base + p.events.size();
+    for (; reaps_next < st->reaps.size() && st->reaps[reaps_next].at <= limit; ++reaps_next) {
+      const auto& r = st->reaps[reaps_next];
+      const auto reaper = find(r.reaper);
+      const auto child = r.child ? find(r.child) : std::nullopt;
+      if (!reaper || !child || p.tasks[*child].pid != r.child) continue;  // unknown_children() says why
+      p.reaps.push_back({std::uint32_t(r.at), *reaper, *child, r.seq});
+    }
+    for (; foreign_next < st->foreign_reads.size() && st->foreign_reads[foreign_next].at <= limit; ++foreign_next) {
+      const auto& f = st->foreign_reads[foreign_next];
+      if (const auto target = find(f.target)) p.foreign_reads.push_back({std::uint32_t(f.at), *target, f.id});
+    }
+    for (; syscalls_next < st->cputime_syscalls.size(); ++syscalls_next) {
+      const auto& q = st->cputime_syscalls[syscalls_next];
+      if (wanted.count({q.tid, q.nr, q.seq})) open.push_back(syscalls_next);
+    }
+    // Children reads have no side effect: those unknown_children() rejects may run too.
+    children.clear();
+    std::erase_if(open, [&](std::size_t k) {
+      const auto& q = st->cputime_syscalls[k];
+      if (!q.exit_at || *q.exit_at > limit) return false;
+      if (const auto task = find(q.tid))
+        children.push_back({std::uint32_t(*q.exit_at), *task, wanted.at({q.tid, q.nr, q.seq})});
+      return true;
+    });
+    std::stable_sort(children.begin(), children.end(), [](const auto& a, const auto& b) { return a.event < b.event; });
+    p.children_reads.insert(p.children_reads.end(), children.begin(), children.end());
+  }
+  void step() {
+    place();
+    run->advance();
+    auto& r = run->partial().reads;
+    reads.insert(reads.end(), r.begin(), r.end());
+    r.clear();
+  }
+};
+
+PredictStream::PredictStream(const trace::perf::Options& o, const arch::CpuFacts& cpu, const arch::Config& cfg,
+                             std::uint64_t pid, std::function<void(ModelCfg&)> tweak, std::size_t chunk)
+    : s_(std::make_unique<State>(o, cpu, cfg, pid, std::move(tweak), chunk)) {
+  for (const auto& q : o.syscall_reads)
+    if (q.children) s_->wanted.try_emplace({q.tid, q.nr, q.seq}, q.id);
+}
+PredictStream::~PredictStream() = default;
+
+void PredictStream::stats(const trace::perf::Stats& st) { s_->st = &st; }
+
+void PredictStream::header(const trace::Header& h) {
+  auto& s = *s_;
+  if (auto e = trace::check_header(h)) {
+    s.error = *e;
+    return;
+  }
+  if (h.ncpus > 0xffff) {
+    s.error = trace::Error{0, 0, "ncpus above 65535 is not supported by the simulator", "ncpus"};
+    return;
+  }
+  s.mcfg = model_cfg(s.cpu, s.cfg);
   // A kernel runs vtime only on its nohz_full CPUs (vtime_accounting_enabled_this_cpu()); the
   // tick accounts the others. Probes show where vtime ran; without them, no nohz_full= (the
   // caller's tweak names the CPUs otherwise).
-  mcfg.gen.nohz_full = 0;
-  for (auto k : c.stats.vtime.cpus)
-    if (k < 64) mcfg.gen.nohz_full |= std::uint64_t{1} << k;
-  if (tweak) tweak(mcfg);
-  place_children(c, o, prog.value(), out);
-  const auto res = run(prog.value(), mcfg, {.check = false});
-  auto& threads = out.threads;
-  for (const auto& d : c.trace.header.tasks)
-    if (d.pid == pid) threads.insert(d.tid);
-  for (const auto& e : c.trace.events)
-    if (e.kind == trace::Kind::Fork && e.fork_pid.value_or(e.b) == pid) threads.insert(e.b);
-  for (std::size_t i = 0; i < res.reads.size(); ++i) {
-    const auto& r = res.reads[i];
+  s.mcfg.gen.nohz_full = 0;
+  if (s.st)
+    for (auto k : s.st->vtime.cpus)
+      if (k < 64) s.mcfg.gen.nohz_full |= std::uint64_t{1} << k;
+  if (s.tweak) s.tweak(s.mcfg);
+  for (const auto& d : h.tasks)
+    if (d.pid == s.pid) s.threads.insert(d.tid);
+  s.comp.emplace(h);
+  s.run.emplace(s.comp->program(), s.mcfg, s.ro);
+}
+
+void PredictStream::event(const trace::Event& e) {
+  auto& s = *s_;
+  if (s.error || !s.comp) return;
+  auto& p = s.comp->program();
+  if (p.events.size() >= s.chunk) {  // a full chunk runs once the next event exists
+    s.step();
+    s.comp->next_chunk();
+  }
+  if (auto err = s.comp->add(e)) {
+    s.error = *err;
+    return;
+  }
+  if (e.kind == trace::Kind::Fork && e.fork_pid.value_or(e.b) == s.pid) s.threads.insert(e.b);
+}
+
+trace::Result<Prediction> PredictStream::finish(trace::perf::Conversion conv) {
+  auto& s = *s_;
+  if (!s.comp && !s.error) s.error = trace::Error{0, 0, "no header", "header"};
+  if (s.error)
+    return trace::Error{0, 0, "internal error: the converted trace does not compile: " + s.error->to_string(), "perf"};
+  Prediction out;
+  out.conversion = std::move(conv);
+  const auto& c = out.conversion;
+  s.st = &c.stats;  // the final statistics (the converter's were moved into conv)
+  s.step();
+  auto res = std::move(*s.run).finish();
+  s.reads.insert(s.reads.end(), res.reads.begin(), res.reads.end());
+  const auto& prog = s.comp->program();
+  std::map<std::uint64_t, std::uint32_t> index;  // tid -> dense task index
+  for (std::uint32_t k = prog.header.ncpus; k < prog.tasks.size(); ++k) {
+    index[prog.tasks[k].tid] = k;
+    out.tids.insert(prog.tasks[k].tid);
+  }
+  unknown_children(c.stats, s.o, prog, index, out);
+  out.threads = std::move(s.threads);
+  const auto& threads = out.threads;
+  for (std::size_t i = 0; i < s.reads.size(); ++i) {
+    const auto& r = s.reads[i];
     if (r.id >= trace::perf::kCheckpointBase) {
       const auto k = r.id - trace::perf::kCheckpointBase;
       if (k >= c.stats.checkpoints.size()) continue;
@@ -182,6 +281,24 @@ trace::Result<Prediction> predict(trace::perf::Conversion conv, const trace::per
       out.ticks_by_tid[tid] = it->second;
     }
   return out;
+}
+
+trace::Result<Prediction> predict(std::string_view text, const trace::perf::Options& o, const arch::CpuFacts& cpu,
+                                  const arch::Config& cfg, std::uint64_t pid,
+                                  const std::function<void(ModelCfg&)>& tweak) {
+  auto conv = trace::perf::convert(text, o);
+  if (!conv) return conv.error();
+  return predict(std::move(conv).value(), o, cpu, cfg, pid, tweak);
+}
+
+trace::Result<Prediction> predict(trace::perf::Conversion conv, const trace::perf::Options& o,
+                                  const arch::CpuFacts& cpu, const arch::Config& cfg, std::uint64_t pid,
+                                  const std::function<void(ModelCfg&)>& tweak) {
+  PredictStream ps(o, cpu, cfg, pid, tweak);
+  ps.stats(conv.stats);
+  ps.header(conv.trace.header);
+  for (const auto& e : conv.trace.events) ps.event(e);
+  return ps.finish(std::move(conv));
 }
 
 std::string_view name(Agreement a) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -50,6 +51,8 @@ struct Prediction {
   std::map<std::uint64_t, std::string> children_unknown;
   std::vector<ReapResult> reaps;  // the reaps the model made, in trace order (id: the wait's seq)
   std::map<std::pair<std::uint64_t, std::uint64_t>, ReapResult> wait4_reaps;  // by (reaper tid, seq)
+  std::set<std::uint64_t> tids;  // every task of the trace (declared or forked)
+  // Its events only when predict() was given them (a PredictStream holds none).
   trace::perf::Conversion conversion;
 };
 
@@ -65,6 +68,31 @@ trace::Result<Prediction> predict(std::string_view perf_text, const trace::perf:
 trace::Result<Prediction> predict(trace::perf::Conversion, const trace::perf::Options&, const arch::CpuFacts&,
                                   const arch::Config&, std::uint64_t pid,
                                   const std::function<void(ModelCfg&)>& tweak = {});
+
+// predict() in bounded memory, fed by trace::perf::convert_stream()'s callbacks: the model runs
+// chunk by chunk as the events come, with the reaps and children reads the conversion places as
+// it finds them (at the number of events before them, which only grows), so that neither the
+// events nor the converted trace are held: the tasks, the reads and the conversion's statistics
+// are. predict() of a whole conversion is this, fed at once.
+class PredictStream {
+ public:
+  // chunk: events per run step (tests make it small).
+  PredictStream(const trace::perf::Options&, const arch::CpuFacts&, const arch::Config&, std::uint64_t pid,
+                std::function<void(ModelCfg&)> tweak = {}, std::size_t chunk = std::size_t{1} << 16);
+  ~PredictStream();
+  PredictStream(const PredictStream&) = delete;
+  PredictStream& operator=(const PredictStream&) = delete;
+  // convert_stream()'s on_stats (the statistics as they grow), then on_header, then on_event.
+  void stats(const trace::perf::Stats&);
+  void header(const trace::Header&);
+  void event(const trace::Event&);
+  // The conversion convert_stream() returned (its trace without events): the prediction.
+  trace::Result<Prediction> finish(trace::perf::Conversion);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // What the kernel returned at one marked read (a line of kacct-workload's output).
 struct KernelRead {

@@ -6,5 +6,9 @@ namespace kacct::sim {
 RunResult Backend<arch::Accounting::Tick>::run(const Program& p, const ModelCfg& cfg, const RunOptions& o) {
   return run_with<TickBackend>(p, cfg, o);
 }
+std::unique_ptr<LiveMachine> Backend<arch::Accounting::Tick>::live(const Program& p, const ModelCfg& cfg,
+                                                                   const RunOptions& o) {
+  return live_with<TickBackend>(p, cfg, o);
+}
 
 }  // namespace kacct::sim

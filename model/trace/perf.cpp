@@ -400,13 +400,15 @@ Conversion Converter::run() {
 }
 
 Conversion Converter::run_stream(const std::function<void(const Header&)>& on_header,
-                                 const std::function<void(const Event&)>& on_event) {
+                                 const std::function<void(const Event&)>& on_event,
+                                 const std::function<void(const Stats&)>& on_stats) {
   for (std::size_t i = 0; i < o_.syscall_reads.size(); ++i) {
     const auto& q = o_.syscall_reads[i];
     syscall_read_index_[{q.tid, q.nr, q.seq}] = i;
   }
   vtime_setup();  // no probes here (such traces are converted whole): sets the empty stats
   declare_finish();
+  if (on_stats) on_stats(conv_.stats);
   on_header(conv_.trace.header);
   Tracker tr(conv_.trace.header);
   tr_ = &tr;
@@ -1253,7 +1255,8 @@ Result<Conversion> convert(std::string_view text, const Options& o) {
 
 Result<Conversion> convert_stream(const Source& src, const Options& o,
                                   const std::function<void(const Header&)>& on_header,
-                                  const std::function<void(const Event&)>& on_event) {
+                                  const std::function<void(const Event&)>& on_event,
+                                  const std::function<void(const Stats&)>& on_stats) {
   std::vector<std::uint64_t> dup_at;  // positions of the duplicates among all samples
   detail::Window win(src, dup_at);
   detail::Converter cv(win, o);
@@ -1299,6 +1302,7 @@ Result<Conversion> convert_stream(const Source& src, const Options& o,
     for (auto p = src.next(); !p.empty(); p = src.next()) text += p;
     auto c = convert(text, o);
     if (!c) return c.error();
+    if (on_stats) on_stats(c.value().stats);
     on_header(c.value().trace.header);
     for (const auto& e : c.value().trace.events) on_event(e);
     c.value().trace.events.clear();
@@ -1318,7 +1322,7 @@ Result<Conversion> convert_stream(const Source& src, const Options& o,
       }
     }
     src.rewind();
-    Conversion c = cv.run_stream(on_header, on_event);
+    Conversion c = cv.run_stream(on_header, on_event, on_stats);
     c.stats.records = all;
     c.stats.duplicates = dups;
     c.stats.lines = lines;

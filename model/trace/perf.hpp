@@ -219,7 +219,11 @@ struct Source {
 // its look-ahead reaches (a few on each CPU), per tick when the trace has kacct:tick_steal
 // records, and per read; a trace with gen vtime probes (a few MB from a guest: the probes'
 // annotations pair records across the whole trace) is converted whole.
+// `on_stats`, if set, is called once before `on_header` with the statistics as they grow while
+// the events are given (valid until convert_stream() returns; the positions they record only grow,
+// and each is recorded before the event at that position is given).
 Result<Conversion> convert_stream(const Source&, const Options&, const std::function<void(const Header&)>& on_header,
-                                  const std::function<void(const Event&)>& on_event);
+                                  const std::function<void(const Event&)>& on_event,
+                                  const std::function<void(const Stats&)>& on_stats = {});
 
 }  // namespace kacct::trace::perf

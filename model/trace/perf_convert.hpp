@@ -103,7 +103,8 @@ class Converter {
   void steal_tick(const Record&, std::size_t i);  // with steal_wanted(): every tick, in order
   // Pass 2: the header, then each event as it is emitted (not kept in the Conversion).
   Conversion run_stream(const std::function<void(const Header&)>& on_header,
-                        const std::function<void(const Event&)>& on_event);
+                        const std::function<void(const Event&)>& on_event,
+                        const std::function<void(const Stats&)>& on_stats);
 
   using Handler = void (Converter::*)(const Record&);
 

@@ -88,8 +88,45 @@ const TaskState& Tracker::current(uint32_t c) const {
 
 std::optional<Error> Tracker::apply(const Event& e) {
   if (auto err = check(e)) return err;
+  if (batch_) [[unlikely]]
+    keep_for_undo(e);
   update(e);
   return std::nullopt;
+}
+
+void Tracker::begin_batch() {
+  undo_.cpus = cpus_;
+  undo_.idle = idle_;
+  undo_.now = now_;
+  undo_.tasks.clear();
+  batch_ = true;
+}
+
+// The tasks update() can change (the CPU's current task, a switch's next, a woken task, a forked
+// child, which did not exist): the CPUs' and idle tasks' state is kept whole at begin_batch().
+void Tracker::keep_for_undo(const Event& e) {
+  auto keep = [&](uint64_t tid) {
+    if (tid == 0) return;
+    auto it = tasks_.find(tid);
+    undo_.tasks.emplace_back(tid, it == tasks_.end() ? std::nullopt : std::optional<TaskState>(it->second));
+  };
+  keep(cpus_[e.cpu].current);
+  if (e.kind == Kind::Switch || e.kind == Kind::Fork) keep(e.b);
+  if (e.kind == Kind::Wakeup) keep(e.a);
+}
+
+void Tracker::rollback() {
+  if (!batch_) return;
+  batch_ = false;
+  cpus_ = undo_.cpus;
+  idle_ = undo_.idle;
+  now_ = undo_.now;
+  for (auto it = undo_.tasks.rbegin(); it != undo_.tasks.rend(); ++it) {  // the earliest state last
+    if (it->second)
+      tasks_.insert_or_assign(it->first, *it->second);
+    else
+      tasks_.erase(it->first);
+  }
 }
 
 std::optional<Error> Tracker::check(const Event& e) const {

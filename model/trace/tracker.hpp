@@ -70,7 +70,24 @@ class Tracker {
   const std::unordered_map<uint64_t, TaskState>& tasks() const { return tasks_; }
   uint64_t now() const { return now_; }  // ts of the last applied event
 
+  // A batch of events accepted or rejected as a whole (the C API's feed calls): from
+  // begin_batch() on, apply() keeps what each event it applies changes; rollback() restores the
+  // state at begin_batch(), commit() keeps the batch. Costs the CPUs' state per batch and a
+  // task's state per event, not a copy of every task.
+  void begin_batch();
+  void commit() { batch_ = false; }
+  void rollback();
+
  private:
+  struct Undo {
+    std::vector<CpuContext> cpus;
+    std::vector<TaskState> idle;
+    uint64_t now = 0;
+    std::vector<std::pair<uint64_t, std::optional<TaskState>>> tasks;  // before the batch changed them
+  };
+  void keep_for_undo(const Event&);
+  Undo undo_;
+  bool batch_ = false;
   TaskState* find(uint64_t tid);
   std::optional<Error> check(const Event&) const;
   void update(const Event&);

@@ -188,6 +188,55 @@ TEST(CApi, SampleTracesWholeChunkedAndStructsMatchTheSimulator) {
   }
 }
 
+// The handle's machines stay alive between feeds: after every batch (structs) or chunk of whole
+// lines (text), every answer equals sim::run of the trace fed so far, including kacct_check's,
+// whose checked machine starts at the first call and then steps along. Gen vtime and native
+// configs too (their backends' state is copied for the scaled times and reader views).
+TEST(CApi, LiveAnswersAfterEveryFeedEqualARunOfThePrefix) {
+  const std::vector<std::pair<std::string, std::string>> combos = {
+      kCombos[1], {"x86-64", "6.1-gen-hz250"}, {"POWER9", "6.12-native-steal-hz250"}};
+  for (const auto& path : sample_traces()) {
+    const std::string text = slurp(path);
+    auto loaded = trace::load(text);
+    ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
+    const auto& t = loaded.value();
+    for (const auto& [cpu, cfg] : combos) {
+      const std::size_t batch = 1 + t.events.size() / 5;
+      auto m = open(cpu, cfg);
+      ASSERT_EQ(kacct_set_ncpus(m.get(), t.header.ncpus), KACCT_OK);
+      for (const auto& d : t.header.tasks) {
+        kacct_task kt{d.tid, d.pid, d.comm.c_str(), d.nice, d.kthread, d.mm.value_or(0)};
+        ASSERT_EQ(kacct_add_task(m.get(), &kt), KACCT_OK) << kacct_error_message(m.get());
+      }
+      trace::Trace prefix{t.header, {}};
+      for (std::size_t i = 0; i < t.events.size(); i += batch) {
+        std::vector<kacct_event> ev;
+        for (std::size_t j = i; j < std::min(i + batch, t.events.size()); ++j) {
+          ev.push_back(to_c(t.events[j]));
+          prefix.events.push_back(t.events[j]);
+        }
+        ASSERT_EQ(kacct_feed_events(m.get(), ev.data(), ev.size()), KACCT_OK) << kacct_error_message(m.get());
+        expect_same(m.get(), prefix, cpu, cfg,
+                    path.filename().string() + " structs, prefix of " + std::to_string(prefix.events.size()));
+      }
+      // Text in chunks of whole lines, a query after each.
+      auto mt = open(cpu, cfg);
+      std::size_t at = 0, lines = 0;
+      while (at < text.size()) {
+        std::size_t end = at;
+        for (int k = 0; k < 9 && end < text.size(); ++k) end = text.find('\n', end) + 1;
+        ASSERT_EQ(kacct_feed_text(mt.get(), text.data() + at, end - at), KACCT_OK) << kacct_error_message(mt.get());
+        at = end;
+        lines += 9;
+        auto part = trace::load(text.substr(0, at));
+        if (!part.ok()) continue;  // the header is not complete yet
+        expect_same(mt.get(), part.value(), cpu, cfg,
+                    path.filename().string() + " text, lines " + std::to_string(lines));
+      }
+    }
+  }
+}
+
 TEST(CApi, ErrorsCarryTheLoadersLineAndColumnWhateverTheChunking) {
   const std::string good = slurp(std::filesystem::path(KACCT_TRACES_DIR) / "two-threads-yield.trace");
   // A syntax error and a semantic error (prev is not the current task), each late in the trace.

@@ -2,10 +2,13 @@
 """Write a long `perf script` text (as tools/record-perf/ records it) to stdout with a fixed set
 of tasks: on each of 2 CPUs two threads of one process take turns through syscalls, runtime
 updates, ticks (a local_timer_entry with its callchain, then the tick hrtimer) and softirqs,
-so that a streamed converter's memory must not grow with it. Usage: gen_perf_stream.py MB"""
+so that a streamed converter's memory must not grow with it. With --marker, alpha (pid 2000)
+makes one marked read early on (marker syscall 100001, then getrusage), for perf-replay
+--read rusage_self@1. Usage: gen_perf_stream.py MB [--marker]"""
 import sys
 
 limit = int(sys.argv[1]) << 20
+marker = "--marker" in sys.argv[2:]
 out = sys.stdout
 TICK_CHAIN = ("\tffffffff813300d2 __sysvec_apic_timer_interrupt\n"
               "\tffffffff8225f790 sysvec_apic_timer_interrupt\n"
@@ -36,6 +39,17 @@ while written < limit:
                    "ffffffff81423c90 syscall_trace_enter"),
             sample(a, cpu, t + 3000, "raw_syscalls:sys_exit", "NR 0 = 4096", "ffffffff81423dbc syscall_exit_work"),
         ]
+        if marker and r == 1 and cpu == 0:  # the marked read: marker syscall, then getrusage(RUSAGE_SELF)
+            lines += [
+                sample(a, cpu, t + 5000, "raw_syscalls:sys_enter", "NR 100001 (0, 0, 0, 0, 0, 0)",
+                       "ffffffff81423c90 syscall_trace_enter"),
+                sample(a, cpu, t + 5500, "raw_syscalls:sys_exit", "NR 100001 = -38", "ffffffff81423dbc syscall_exit_work"),
+                sample(a, cpu, t + 6000, "raw_syscalls:sys_enter", "NR 98 (0, 7fff72af6ac0, 0, 0, 0, 0)",
+                       "ffffffff81423c90 syscall_trace_enter"),
+                sample(a, cpu, t + 7000, "sched:sched_stat_runtime", f"comm={a[0]} pid={a[2]} runtime=2000 [ns]",
+                       "ffffffff813b972a update_se"),
+                sample(a, cpu, t + 8000, "raw_syscalls:sys_exit", "NR 98 = 0", "ffffffff81423dbc syscall_exit_work"),
+            ]
         if r % 4 == 0:  # a user-mode tick
             lines.append(f"{a[0]} {a[1]}/{a[2]} [{cpu:03d}] {ts(t + 20000)}: irq_vectors:local_timer_entry: "
                          f"vector=236\n{TICK_CHAIN}\n")

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <tuple>
 
 #include "arch/registry.hpp"
 #include "model/sim/machine.hpp"
@@ -330,12 +331,10 @@ TEST(PerfSyscallReads, ReadsTheKernelDoesNotComputeAreNotPlaced) {
   EXPECT_NE(c.value().stats.cputime_syscalls[0].why.find("not placed"), std::string::npos);
 }
 
-// A child that ran 4.8 ms (one user tick) is reaped by its parent's wait4(); the parent's
-// RUSAGE_CHILDREN read after it has the child's adjusted times: all of rtime as utime, including
-// the slice of the zombie's final schedule (after sched_process_exit), which a non-leader thread
-// would lose. A waitid() reap names no child: the read after it is not predicted.
-TEST(PerfSyscallReads, ReapedChildTimes) {
-  const std::string text =
+// A parent forks a child that runs one tick and exits, reaps it with wait syscall NR (return
+// RET) and reads RUSAGE_CHILDREN (getrusage, NR 98) after.
+std::string reaped_child_text(const char* nr, const char* ret) {
+  std::string t =
       R"(         a.out  500/500  [000] 100.000000000:            sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a.out next_pid=500 next_prio=120 ffffffff82265ec8 __schedule
          a.out  500/500  [000] 100.000100000:      sched:sched_process_fork: comm=a.out pid=500 child_comm=a.out child_pid=501 ffffffff813a5531 __traceiter_sched_process_fork
          a.out  500/500  [000] 100.000200000:        raw_syscalls:sys_enter: NR WAITNR (ffffffffffffffff, 0, 0, 0, 0, 0) ffffffff81423c90 syscall_trace_enter
@@ -354,12 +353,17 @@ a.out 501/501 [000] 100.004000000: irq_vectors:local_timer_entry: vector=236
          a.out  500/500  [000] 100.005300000:        raw_syscalls:sys_enter: NR 98 (ffffffffffffffff, 1, 2, 3, 4, 5) ffffffff81423c90 syscall_trace_enter
          a.out  500/500  [000] 100.005400000:         raw_syscalls:sys_exit: NR 98 = 0 ffffffff81423dbc syscall_exit_work
 )";
-  const auto with = [&](const char* nr, const char* ret) {
-    auto t = text;
-    for (auto [from, to] : {std::pair{"WAITNR", nr}, std::pair{"WAITNR", nr}, std::pair{"WAITRET", ret}})
-      t.replace(t.find(from), std::string_view(from).size(), to);
-    return t;
-  };
+  for (auto [from, to] : {std::pair{"WAITNR", nr}, std::pair{"WAITNR", nr}, std::pair{"WAITRET", ret}})
+    t.replace(t.find(from), std::string_view(from).size(), to);
+  return t;
+}
+
+// A child that ran 4.8 ms (one user tick) is reaped by its parent's wait4(); the parent's
+// RUSAGE_CHILDREN read after it has the child's adjusted times: all of rtime as utime, including
+// the slice of the zombie's final schedule (after sched_process_exit), which a non-leader thread
+// would lose. A waitid() reap names no child: the read after it is not predicted.
+TEST(PerfSyscallReads, ReapedChildTimes) {
+  const auto with = reaped_child_text;
   sim::RecordedRead r;
   ASSERT_TRUE(sim::recorded_kind("rusage_children", r));
   r.spec.tid = 500;
@@ -667,6 +671,99 @@ TEST(PerfStream, SameAsWhole) {
   const auto vt = cli::read_input_maybe_xz(std::string(KACCT_FIXTURES) +
                                            "/../../conformance_gen/fixtures/amd64-sleep/trace.perf.xz");
   expect_same_conversion(vt, reads(), "gen vtime probes");
+}
+
+// sim::PredictStream, fed by convert_stream() as perf-replay feeds it and stepping its run every
+// few events, predicts what sim::predict() does on the whole conversion: the reads, checkpoints,
+// reaps and children's times (placed as the conversion finds them) and what is unknown, ticks,
+// threads and tasks.
+void expect_same_prediction(const std::string& text, const Options& o, const char* config, std::uint64_t pid,
+                            const std::string& what) {
+  const auto cpu = *arch::find_cpu("x86-64");
+  const auto cfg = *arch::find_config(config);
+  const auto whole = sim::predict(text, o, cpu, cfg, pid);
+  ASSERT_TRUE(whole) << what << ": " << whole.error().to_string();
+  const auto& a = whole.value();
+  // Steps of one event on small texts only (a fixture in steps of one event takes seconds).
+  const bool small = text.size() < 100'000;
+  for (std::size_t chunk : {small ? 1 : 97, small ? 3 : 1009, 1 << 16}) {
+    SCOPED_TRACE(what + ", run steps of " + std::to_string(chunk) + " events");
+    sim::PredictStream ps(o, cpu, cfg, pid, {}, chunk);
+    std::size_t pos = 0;
+    Source src{[&]() -> std::string_view {
+                 const auto n = std::min<std::size_t>(65536, text.size() - pos);
+                 const std::string_view v(text.data() + pos, n);
+                 pos += n;
+                 return v;
+               },
+               [&] { pos = 0; }, text.size()};
+    auto c = convert_stream(
+        src, o, [&](const Header& h) { ps.header(h); }, [&](const Event& e) { ps.event(e); },
+        [&](const Stats& st) { ps.stats(st); });
+    ASSERT_TRUE(c) << c.error().to_string();
+    auto got = ps.finish(std::move(c).value());
+    ASSERT_TRUE(got) << got.error().to_string();
+    // Also fed a whole conversion (statistics complete from the start, as for gen vtime
+    // traces) in the same steps: entries of tasks forked later must wait for them.
+    auto conv = convert(text, o);
+    ASSERT_TRUE(conv);
+    sim::PredictStream pw(o, cpu, cfg, pid, {}, chunk);
+    pw.stats(conv.value().stats);
+    pw.header(conv.value().trace.header);
+    for (const auto& e : conv.value().trace.events) pw.event(e);
+    auto got_whole = pw.finish(std::move(conv).value());
+    ASSERT_TRUE(got_whole) << got_whole.error().to_string();
+    for (const auto* bp : {&got.value(), &got_whole.value()}) {
+      const auto& b = *bp;
+      const auto read = [](const sim::PredictedRead& r) {
+        return std::tuple(r.marker, r.kind, r.tid, r.ts_ns, std::string(r.unit), r.utime, r.stime, r.utime_ns,
+                          r.stime_ns, r.value, r.rtime_ns, r.lost_events_before, r.steal_unknown_before);
+      };
+      ASSERT_EQ(a.reads.size(), b.reads.size());
+      for (std::size_t i = 0; i < a.reads.size(); ++i) EXPECT_EQ(read(a.reads[i]), read(b.reads[i])) << "read " << i;
+      EXPECT_EQ(a.checkpoints.total, b.checkpoints.total);
+      EXPECT_EQ(a.checkpoints.exact, b.checkpoints.exact);
+      EXPECT_EQ(a.checkpoints.diffs, b.checkpoints.diffs);
+      EXPECT_EQ(a.ticks_user, b.ticks_user);
+      EXPECT_EQ(a.ticks_kernel, b.ticks_kernel);
+      EXPECT_EQ(a.ticks_by_tid, b.ticks_by_tid);
+      EXPECT_EQ(a.threads, b.threads);
+      EXPECT_EQ(a.tids, b.tids);
+      EXPECT_EQ(a.children, b.children);
+      EXPECT_EQ(a.children_unknown, b.children_unknown);
+      const auto reap = [](const sim::ReapResult& r) {
+        return std::tuple(r.reaper_tid, r.child_tid, r.utime, r.stime, r.children_utime, r.children_stime, r.rtime,
+                          r.id);
+      };
+      ASSERT_EQ(a.reaps.size(), b.reaps.size());
+      for (std::size_t i = 0; i < a.reaps.size(); ++i) EXPECT_EQ(reap(a.reaps[i]), reap(b.reaps[i])) << "reap " << i;
+      EXPECT_EQ(a.wait4_reaps.size(), b.wait4_reaps.size());
+    }
+    EXPECT_TRUE(got.value().conversion.trace.events.empty());
+  }
+}
+
+TEST(PerfStream, PredictionSameAsWhole) {
+  expect_same_prediction(kFields, reads(), "6.12-tick-hz250", 500, "kFields");
+  sim::RecordedRead r;
+  ASSERT_TRUE(sim::recorded_kind("rusage_children", r));
+  r.spec.tid = 500;
+  r.spec.seq = 1;
+  r.spec.id = kSyscallReadBase;
+  Options o;
+  o.syscall_reads = {r.spec};
+  expect_same_prediction(reaped_child_text("61", "501"), o, "6.12-tick-hz250", 500, "a child reaped by wait4");
+  expect_same_prediction(reaped_child_text("247", "0"), o, "6.12-tick-hz250", 500, "a child reaped by waitid");
+  for (const char* fx : {"sleep", "readloop-steal", "mixed", "yield"}) {
+    const auto text = cli::read_input_maybe_xz(std::string(KACCT_FIXTURES) + "/" + fx + "/trace.perf.xz");
+    const auto meta = cli::read_input_maybe_xz(std::string(KACCT_FIXTURES) + "/" + fx + "/meta.json");
+    const auto at = meta.find("\"pid\": ");
+    ASSERT_NE(at, std::string::npos);
+    expect_same_prediction(text, reads(), "6.12-tick-steal-hz250", std::stoull(meta.substr(at + 7)), fx);
+  }
+  const auto vt = cli::read_input_maybe_xz(std::string(KACCT_FIXTURES) +
+                                           "/../../conformance_gen/fixtures/amd64-sleep/trace.perf.xz");
+  expect_same_prediction(vt, reads(), "6.1-gen-hz250", 171, "gen vtime probes");
 }
 
 }  // namespace
