@@ -24,12 +24,16 @@ trace::Result<std::vector<KernelRead>> parse_values(std::string_view text) {
     if (line.empty()) continue;
     json x = json::parse(line, nullptr, false);
     if (x.is_discarded()) {
-      // Parse again for the position: the non-throwing parse does not give it.
+      // Parse again for the position: the non-throwing parse does not give it. Not every error
+      // is a parse_error: a number beyond double's range ("1e999") is out_of_range (406).
       std::size_t byte = 1;
       try {
         const json again = json::parse(line);
         (void)again;
-      } catch (const json::parse_error& e) { byte = e.byte == 0 ? 1 : e.byte; }
+      } catch (const json::parse_error& e) {
+        byte = e.byte == 0 ? 1 : e.byte;
+      } catch (const json::exception&) {
+      }
       return fail(n, std::uint32_t(std::min<std::size_t>(byte, UINT32_MAX)), "not a JSON line");
     }
     if (!x.is_object()) return fail(n, 1, "not a JSON object");
