@@ -1,6 +1,8 @@
 #include "arch/registry.hpp"
 
 #include <algorithm>
+#include <map>
+#include <string>
 #include <span>
 
 namespace kacct::arch {
@@ -105,9 +107,16 @@ const std::vector<Config>& all_configs() {
 }
 
 std::optional<Config> find_config(std::string_view name) {
-  for (const auto& c : all_configs())
-    if (c.name() == name) return c;
-  return std::nullopt;
+  // Names built once (each name() allocates; the C API looks a config up per kacct_open).
+  static const std::map<std::string, std::size_t, std::less<>> index = [] {
+    std::map<std::string, std::size_t, std::less<>> m;
+    const auto& all = all_configs();
+    for (std::size_t i = all.size(); i-- > 0;) m[all[i].name()] = i;  // the first of equal names wins
+    return m;
+  }();
+  const auto it = index.find(name);
+  if (it == index.end()) return std::nullopt;
+  return all_configs()[it->second];
 }
 
 const std::vector<Combo>& combos() {

@@ -20,6 +20,7 @@
 #include "identify.hpp"
 #include "model/sim/machine.hpp"
 #include "model/sim/oracle.hpp"
+#include "model/sim/values.hpp"
 #include "model/trace/perf.hpp"
 #include "xz.hpp"
 
@@ -345,29 +346,12 @@ void for_each_json_line(const std::string& path, F&& f) {
   }
 }
 
-// kacct-workload's output: its first line names the run, each further line one read.
+// kacct-workload's output: its first line names the run, each further line one read (the
+// model library's reader, sim::parse_values; errors as FILE:LINE:COL).
 std::vector<sim::KernelRead> load_values(const std::string& path) {
-  std::vector<sim::KernelRead> out;
-  for_each_json_line(path, [&](const JsonLine& j) {
-    const json& x = j.x;
-    const auto n = j.n;
-    if (!x.contains("marker")) return;  // the header line {"pid": ...}
-    const auto number = [&](const char* key, bool required) { return j.number(key, required); };
-    sim::KernelRead r;
-    r.marker = *number("marker", true);
-    if (!x.contains("kind") || !x["kind"].is_string())
-      throw Failure(fmt::format("{}:{}:1: field \"kind\" missing or not a string", path, n));
-    const auto kind = x["kind"].get<std::string>();
-    bool found = false;
-    for (std::size_t k = 0; k < trace::kReadKindCount; ++k)
-      if (trace::name(trace::ReadKind(k)) == kind) r.kind = trace::ReadKind(k), found = true;
-    if (!found) throw Failure(fmt::format("{}:{}:1: unknown read kind '{}'", path, n, kind));
-    if (auto v = number("value", false)) r.value = *v;
-    if (auto v = number("utime", false)) r.utime = *v;
-    if (auto v = number("stime", false)) r.stime = *v;
-    out.push_back(r);
-  });
-  return out;
+  auto v = sim::parse_values(read_file(path));
+  if (!v) throw Failure(fmt::format("{}:{}:{}: {}", path, v.error().line, v.error().column, v.error().message));
+  return std::move(v).value();
 }
 
 std::string read_name(trace::ReadKind k, std::uint64_t marker) { return fmt::format("{}@{}", trace::name(k), marker); }

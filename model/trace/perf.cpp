@@ -386,6 +386,10 @@ Conversion Converter::run() {
   }
   vtime_setup();
   declare();
+  // The header the samples' tasks make must be one the tracker takes (else it has no CPUs and
+  // every sample is out of range): fuzz_perf found samples that make one invalid.
+  if (auto bad = check_header(conv_.trace.header); bad && !task_error_ && !recs_.empty())
+    task_error_ = Error{recs_.front().line, 1, "the samples' tasks make no valid trace: " + bad->message, "perf"};
   if (task_error_) return std::move(conv_);  // the caller reports it
   steal_setup();
   Tracker tr(conv_.trace.header);
@@ -408,6 +412,11 @@ Conversion Converter::run_stream(const std::function<void(const Header&)>& on_he
   }
   vtime_setup();  // no probes here (such traces are converted whole): sets the empty stats
   declare_finish();
+  if (auto bad = check_header(conv_.trace.header); bad && !task_error_) {  // as in run()
+    const Record* first = win_->at(0);
+    task_error_ = Error{first ? first->line : 1, 1, "the samples' tasks make no valid trace: " + bad->message, "perf"};
+  }
+  if (task_error_) return std::move(conv_);  // the caller reports it
   if (on_stats) on_stats(conv_.stats);
   on_header(conv_.trace.header);
   Tracker tr(conv_.trace.header);
@@ -1323,6 +1332,7 @@ Result<Conversion> convert_stream(const Source& src, const Options& o,
     }
     src.rewind();
     Conversion c = cv.run_stream(on_header, on_event, on_stats);
+    if (cv.task_error()) return *cv.task_error();
     c.stats.records = all;
     c.stats.duplicates = dups;
     c.stats.lines = lines;

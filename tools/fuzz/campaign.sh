@@ -5,14 +5,18 @@
 # (minimised) into DIR/min. Prints one table row: target, seconds, executions, exec/s, libFuzzer's
 # edge coverage (cov:) and features (ft:), corpus before -> after, crashes (artifacts in DIR).
 # Usage: tools/fuzz/campaign.sh TARGET SECONDS [DIR] [libFuzzer options...]   (DIR default build-asan/campaign/TARGET)
+# FUZZ_BIN_DIR: where fuzz_<x> is (default build-asan/fuzz; an $OUT of tools/fuzz/oss-fuzz-build.sh
+# with SANITIZER=address,undefined is the same ASan+UBSan build). The target's .options and .dict
+# are passed; TARGET kerneldiff is fuzz/kerneldiff/ (its corpus fuzz/kerneldiff/corpus).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 t=$1 secs=$2
 dir=${3:-$root/build-asan/campaign/$t}
 shift $(( $# >= 3 ? 3 : 2 ))
 mkdir -p "$dir" && dir=$(cd "$dir" && pwd)
-bin=$root/build-asan/fuzz/fuzz_$t
+bin=${FUZZ_BIN_DIR:-$root/build-asan/fuzz}/fuzz_$t
 seeds=$root/fuzz/corpus-$t
+[ "$t" = kerneldiff ] && seeds=$root/fuzz/kerneldiff/corpus
 rm -rf "$dir" && mkdir -p "$dir/corpus" "$dir/min" && cp "$seeds"/* "$dir/corpus/"
 opts=()
 if [ -f "$root/fuzz/fuzz_$t.options" ]; then
@@ -20,6 +24,7 @@ if [ -f "$root/fuzz/fuzz_$t.options" ]; then
     case $l in *=*) k=${l%%=*} v=${l#*=}; k=${k// /}; v=${v# }; [ "$k" = dict ] && v=$root/fuzz/$v; opts+=("-$k=$v") ;; esac
   done < <(grep -v '^\[' "$root/fuzz/fuzz_$t.options")
 fi
+if [ -f "$root/fuzz/fuzz_$t.dict" ]; then opts+=("-dict=$root/fuzz/fuzz_$t.dict"); fi
 before=$(find "$dir/corpus" -type f | wc -l)
 (cd "$dir" && ASAN_OPTIONS=detect_leaks=1 nice -n 15 "$bin" -max_total_time="$secs" -print_final_stats=1 \
   -artifact_prefix="$dir/" "${opts[@]}" "$@" corpus > log 2>&1)

@@ -3,7 +3,7 @@
 # environment variables, $SRC/kacct the checkout (a symlink), then checks the $OUT layout the
 # runners expect (what `helper.py check_build` checks): every fuzz/fuzz_<x>.cpp built, a seed
 # corpus zip next to it, and each target runs its whole seed corpus without a crash.
-# Usage: tools/fuzz/oss-fuzz-build.sh [DIR]   (default build-oss-fuzz/; SANITIZER=address|undefined|coverage)
+# Usage: tools/fuzz/oss-fuzz-build.sh [DIR]   (default build-oss-fuzz/; SANITIZER=address|undefined|address,undefined|none|coverage)
 # Writes DIR/src, DIR/work, DIR/out. CC/CXX default to clang-14 (Debian 12; through ccache when it
 # is installed: build.sh compiles everything each time, as OSS-Fuzz does); OSS-Fuzz's own clang is
 # newer, so a warning here may be an error there, not the reverse.
@@ -22,8 +22,11 @@ case $SANITIZER in
   undefined) san="-fsanitize=array-bounds,bool,builtin,enum,float-divide-by-zero,function,integer-divide-by-zero,null,object-size,return,returns-nonnull-attribute,shift,signed-integer-overflow,unsigned-integer-overflow,unreachable,vla-bound,vptr -fno-sanitize-recover=array-bounds,bool,builtin,enum,float-divide-by-zero,function,integer-divide-by-zero,null,object-size,return,returns-nonnull-attribute,shift,signed-integer-overflow,unreachable,vla-bound,vptr -fsanitize=fuzzer-no-link" ;;
   # ASan+UBSan in one binary: how the local campaigns run (docs/fuzzing.md).
   address,undefined) san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link" ;;
+  # No sanitizer, -O2: the plain libFuzzer build the per-input cost is measured on
+  # (tools/fuzz/exec-rate.sh, docs/fuzzing.md); OSS-Fuzz's `none` with our optimisation level.
+  none) san="-fsanitize=fuzzer-no-link"; base="-O2 -fno-omit-frame-pointer -gline-tables-only" ;;
   coverage) san="-fprofile-instr-generate -fcoverage-mapping -pthread -Wl,--no-as-needed -Wl,-ldl -Wl,-lm -Wno-unused-command-line-argument" ;;
-  *) echo "SANITIZER=$SANITIZER: address, undefined, address,undefined or coverage" >&2; exit 2 ;;
+  *) echo "SANITIZER=$SANITIZER: address, undefined, address,undefined, none or coverage" >&2; exit 2 ;;
 esac
 export CFLAGS="$base $san" CXXFLAGS="$base $san"
 export LIB_FUZZING_ENGINE=-fsanitize=fuzzer
