@@ -30,9 +30,7 @@ trace::Result<std::vector<KernelRead>> parse_values(std::string_view text) {
       try {
         const json again = json::parse(line);
         (void)again;
-      } catch (const json::parse_error& e) {
-        byte = e.byte == 0 ? 1 : e.byte;
-      } catch (const json::exception&) {
+      } catch (const json::parse_error& e) { byte = e.byte == 0 ? 1 : e.byte; } catch (const json::exception&) {
       }
       return fail(n, std::uint32_t(std::min<std::size_t>(byte, UINT32_MAX)), "not a JSON line");
     }
