@@ -53,6 +53,10 @@ inline constexpr std::array distro_builds = {
                 "-2 and -3 add an ext4 and an nfsd fix"},
     DistroBuild{"6.12.117-1~deb12u1", v(6, 12, 117), "Debian 12 (bookworm-backports)",
                 "/usr/share/doc/linux-source-6.12/changelog.Debian.gz: trixie's 6.12.117-1 rebuilt for bookworm"},
+    DistroBuild{"6.12.118-1~deb12u1", v(6, 12, 118), "Debian 12 (bookworm-security)",
+                "/usr/share/doc/linux-source-6.12/changelog.Debian.gz: trixie's 6.12.118-1 (ChangeLog-6.12.118: of the "
+                "modelled code only a tick/nohz re-evaluation of when the tick stops, not its accounting) rebuilt for "
+                "bookworm"},
 };
 constexpr KVersion distro_build(std::size_t i) {
   auto k = distro_builds[i].base;

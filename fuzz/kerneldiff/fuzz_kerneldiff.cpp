@@ -4,7 +4,7 @@
 // same inputs' generators, documented classes and verdicts as kernel_diff_test, but the inputs
 // drawn from the fuzzer's bytes instead of a seed.
 //
-// Input: byte 0 = selector: bit 0 the tree (6.1.192, 6.12.117), bit 1 the division flavour
+// Input: byte 0 = selector: bit 0 the tree (6.1.192, 6.12.118), bit 1 the division flavour
 // (mul_u64_u64_div_u64 and cputime_adjust: generic C or x86-64 divq), bits 2-4 the comparison
 // (mul_u64_u64_div_u64, cputime_adjust, account_process_tick, account_idle_ticks, the tick
 // helpers, irqtime_account_irq, gen vtime, psi_account_irqtime); the rest feeds the generators,

@@ -52,7 +52,7 @@ struct Tree {
   const kd_api* x86;  // mul_u64_u64_div_u64() from arch/x86/include/asm/div64.h (mulq; divq)
   const kd_api* gen;  // the generic C one of lib/math/div64.c (arm64, riscv, ...)
 };
-inline const Tree trees[] = {{"6.1.192", &k61x86_api, &k61gen_api}, {"6.12.117", &k612x86_api, &k612gen_api}};
+inline const Tree trees[] = {{"6.1.192", &k61x86_api, &k61gen_api}, {"6.12.118", &k612x86_api, &k612gen_api}};
 // trees[i]'s model configuration, looked up once.
 inline const ModelConfig& tree_config(const Tree& t) {
   static const ModelConfig c[] = {model_config_for_tree(trees[0].name), model_config_for_tree(trees[1].name)};

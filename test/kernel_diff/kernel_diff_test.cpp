@@ -1,5 +1,5 @@
 // The kernel's own accounting functions, cut out of Debian's linux-source-6.1 (6.1.192) and
-// linux-source-6.12 (6.12.117) at build time and compiled in user space (kdiff_glue.c), against
+// linux-source-6.12 (6.12.118) at build time and compiled in user space (kdiff_glue.c), against
 // the model's public functions on the same inputs: pinned inputs, edge values (0, 1, near 2^32,
 // 2^63 and 2^64, equal operands) and random ones. A disagreement fails the test unless it falls
 // in a class that docs/kernel-diff.md documents as an input the kernel's callers never pass.
