@@ -10,8 +10,8 @@ set -euo pipefail
 K=$(readlink -f "$1")
 if [ -d "$K/build" ]; then
 	B=$K/build
-	cmd=$(sed -n 's/^cmd_[^ ]*fork.o := //p' "$B/kernel/.fork.o.cmd")
-	[ -n "$cmd" ] || { echo "no compile command in $B/kernel/.fork.o.cmd" >&2; exit 1; }
+	. "$(dirname "$(readlink -f "$0")")/kbuild-offsets.sh"
+	cmd=$(kbuild_cmd "$B" kernel/fork)
 	T=$(mktemp -d /tmp/ltlb-off.XXXX)
 	trap 'rm -rf "$T"' EXIT
 	ppc=0
@@ -20,8 +20,10 @@ if [ -d "$K/build" ]; then
 		echo '#include <linux/kbuild.h>'
 		echo '#include <linux/sched.h>'
 		echo '#include <linux/mm_types.h>'
+		echo '#include <linux/mmu_context.h>'
 		[ $ppc = 1 ] && echo '#include <asm/paca.h>'
 		echo "#include \"$B/source/kernel/sched/sched.h\""
+		echo 'void kacct_offsets(void);'
 		echo 'void kacct_offsets(void)'
 		echo '{'
 		echo '	OFFSET(task_pid, task_struct, pid);'
@@ -36,9 +38,7 @@ if [ -d "$K/build" ]; then
 		[ $ppc = 1 ] && echo '	OFFSET(paca_data_offset, paca_struct, data_offset);'
 		echo '}'
 	} > "$T/off.c"
-	cmd=$(echo "$cmd" | sed -e 's/-Wp,-MMD,[^ ]*//' -e 's/ -c -o [^ ]* [^ ]*kernel\/fork\.c/ -S -o '"${T//\//\\/}"'\/off.s '"${T//\//\\/}"'\/off.c/')
-	(cd "$B" && eval "$cmd")
-	sed -n 's/.*->\([a-z_]*\) \$\{0,1\}\([0-9]*\) .*/\1 \2/p' "$T/off.s"
+	kbuild_offsets "$B" kernel/fork "$T/off.c"
 else
 	V=$K/vmlinux
 	[ -r "$V" ] || { echo "neither $K/build nor $V" >&2; exit 1; }

@@ -7,9 +7,8 @@
 set -euo pipefail
 K=$(readlink -f "$1")
 B=$K/build
-# Kbuild's .cmd files name it cmd_... in 6.1 and savedcmd_... in 6.12
-cmd=$(sed -n 's/^\(saved\)\{0,1\}cmd_[^ ]*cacheinfo.o := //p' "$B/arch/powerpc/kernel/.cacheinfo.o.cmd")
-[ -n "$cmd" ] || { echo "no compile command in $B/arch/powerpc/kernel/.cacheinfo.o.cmd" >&2; exit 1; }
+. "$(dirname "$(readlink -f "$0")")/kbuild-offsets.sh"
+kbuild_cmd "$B" arch/powerpc/kernel/cacheinfo >/dev/null
 T=$(mktemp -d /tmp/native-off.XXXX)
 trap 'rm -rf "$T"' EXIT
 cat > "$T/off.c" <<'C'
@@ -42,8 +41,5 @@ void kacct_offsets(void)
 	OFFSET(task_stimescaled, task_struct, stimescaled);
 }
 C
-# the same command with our file, to assembly, without the dependency file
-cmd=$(echo "$cmd" | sed -e 's/-Wp,-MMD,[^ ]*//' -e 's/ -c -o [^ ]* [^ ]*cacheinfo\.c/ -S -o '"${T//\//\\/}"'\/off.s '"${T//\//\\/}"'\/off.c/')
-(cd "$B" && eval "$cmd")
-sed -n 's/.*->\([a-z_]*\) \$\{0,1\}\([0-9]*\) .*/\1 \2/p' "$T/off.s"
+kbuild_offsets "$B" arch/powerpc/kernel/cacheinfo "$T/off.c"
 echo "kernel_cpustat 0x$(awk '$3 == "kernel_cpustat" {print $1}' "$K/System.map")"

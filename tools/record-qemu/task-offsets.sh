@@ -4,14 +4,11 @@
 # lines: the task's pid, utime, stime, gtime and se.sum_exec_runtime, and with
 # VIRT_CPU_ACCOUNTING_GEN its struct vtime (starttime, state, utime, stime, gtime).
 #   task-offsets.sh KERNEL_DIR      (build.sh's output: KERNEL_DIR/build is the O= tree)
-# 6.1's .fork.o.cmd names the command cmd_kernel/fork.o, 6.12's savedcmd_kernel/fork.o.
 set -euo pipefail
 K=$(readlink -f "$1")
 B=$K/build
-# Only the compiler: the recorded command goes on with objtool on the tree's own fork.o (x86),
-# which must not run on it again.
-cmd=$(sed -n 's/^\(saved\)\{0,1\}cmd_kernel\/fork\.o := \([^;]*\).*/\2/p' "$B/kernel/.fork.o.cmd")
-[ -n "$cmd" ] || { echo "no compile command in $B/kernel/.fork.o.cmd" >&2; exit 1; }
+. "$(dirname "$(readlink -f "$0")")/kbuild-offsets.sh"
+kbuild_cmd "$B" kernel/fork >/dev/null
 T=$(mktemp -d /tmp/task-off.XXXX)
 trap 'rm -rf "$T"' EXIT
 cat > "$T/off.c" <<'C'
@@ -35,7 +32,4 @@ void kacct_offsets(void)
 #endif
 }
 C
-# the same command with our file, to assembly, without the dependency file
-cmd=$(echo "$cmd" | sed -e 's/-Wp,-MMD,[^ ]*//' -e 's/ -c -o [^ ]* [^ ]*fork\.c/ -S -o '"${T//\//\\/}"'\/off.s '"${T//\//\\/}"'\/off.c/')
-(cd "$B" && eval "$cmd")
-sed -n 's/.*->\([a-z_]*\) \$\{0,1\}\([0-9]*\) .*/\1 \2/p' "$T/off.s"
+kbuild_offsets "$B" kernel/fork "$T/off.c"
