@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,20 @@ struct Solved {
 // `split_first`: check_step goes straight to the conjuncts (where the whole goal was measured
 // to time out and its parts not).
 // `rlimit_per_ms`: Z3 resource units per ms of budget (0: kRlimitPerMs, as without a hint).
+// Assumption sets one context has already found satisfiable (a vacuity check passed): a later
+// query with exactly the same set skips its own check. Keyed by the sorted AST ids of the set,
+// which are exact within one context (Z3 shares equal terms); the stored vectors hold the terms,
+// so their ids are never recycled. One per context, used by one thread.
+class SatSets {
+ public:
+  bool known(const std::vector<z3::expr>& as) const { return sets_.count(key(as)) > 0; }
+  void add(const std::vector<z3::expr>& as);
+  unsigned hits = 0;
+
+ private:
+  static std::vector<unsigned> key(const std::vector<z3::expr>& as);
+  std::map<std::vector<unsigned>, std::vector<z3::expr>> sets_;
+};
 struct SolveHint {
   int last = 0;
   bool split = false;
@@ -61,6 +76,8 @@ struct SolveHint {
   unsigned rlimit_per_ms = 0;
   bool lemmas = false;
   unsigned lemma_instances = 0;
+  // Sets of assumptions already found satisfiable in the query's context (null: check each).
+  SatSets* sat = nullptr;
 };
 // Two facts of 64-bit unsigned arithmetic, each proved for all a, b (the negation unsat over
 // fresh constants, once per process): b <= a -> a-b <= a, and b <= ~a (no carry) -> a <= a+b
