@@ -111,6 +111,29 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
     set_budget(p, timeout_ms, hint ? hint->rlimit_per_ms : 0);
     p.set("random_seed", 0u);  // determinism
     SatSets* sat = hint ? hint->sat : nullptr;
+    // The quick try (SolveHint::quick): one incremental solver of the context, one scope per
+    // query. unsat with the assumptions alone: vacuous; unsat with the goal's negation: holds.
+    if (hint && hint->quick) {
+      z3::solver& q = *hint->quick;
+      z3::params qp(ctx);  // a short budget: what it leaves undecided goes the usual way
+      set_budget(qp, std::min(timeout_ms, kQuickMs));
+      qp.set("random_seed", 0u);
+      q.set(qp);
+      q.push();
+      for (const auto& a : assumptions) q.add(a);
+      const auto qa = q.check();
+      const auto qr = qa == z3::sat ? (q.add(violated), q.check()) : qa;
+      q.pop();
+      if (qa == z3::unsat || qr == z3::unsat) {
+        ++hint->quick_decided;
+        out.verdict = qa == z3::unsat ? Verdict::Error : Verdict::Holds;
+        out.vacuous = qa == z3::unsat;
+        if (out.vacuous) out.reason = "the assumptions are contradictory (vacuous query)";
+        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return out;
+      }
+    }
+    if (hint && hint->quick_only) hint = nullptr;
     // Vacuity: the assumptions alone must be satisfiable. A separate solver keeps the main
     // query non-incremental, so that Z3's QF_BV tactic (bit-blast + SAT) handles it.
     if (sat && sat->known(assumptions)) {

@@ -26,6 +26,8 @@ namespace kacct::proofs {
 inline constexpr unsigned kRlimitPerMs = 4000;
 inline constexpr unsigned kWallBackstop = 8;
 inline constexpr unsigned kWallFloorMs = 600'000;
+// The budget of SolveHint::quick's try.
+inline constexpr unsigned kQuickMs = 1000;
 // Sets `p` to a budget of `budget_ms` (rlimit, and the wall-clock backstop).
 void set_budget(z3::params& p, unsigned budget_ms, unsigned rlimit_per_ms = kRlimitPerMs);
 // The resource units a solver's context has counted so far (the difference across a check() is
@@ -78,6 +80,14 @@ struct SolveHint {
   unsigned lemma_instances = 0;
   // Sets of assumptions already found satisfiable in the query's context (null: check each).
   SatSets* sat = nullptr;
+  // Many small queries in one context (lazy-TLB's ~500 per release): each is first tried on
+  // this one incremental solver (push, assumptions, check, goal, check, pop), which decides
+  // holds and vacuous without building two solvers and their tactics per query. Anything else
+  // (sat, unknown) goes the usual way, so a counterexample's model is the one it always was.
+  std::optional<z3::solver> quick;
+  unsigned quick_decided = 0;
+  // Only `sat` and `quick` are used: the strategies are those of a query without a hint.
+  bool quick_only = false;
 };
 // Two facts of 64-bit unsigned arithmetic, each proved for all a, b (the negation unsat over
 // fresh constants, once per process): b <= a -> a-b <= a, and b <= ~a (no carry) -> a <= a+b
