@@ -41,6 +41,9 @@ Result exact_facts_64(unsigned timeout_ms, const DivFactsFn& facts_of);
 // `only_ob` empty: every obligation, else one ("charge_exact", "lock_held", ...).
 std::vector<Result> psi_jobs(unsigned timeout_ms, model::psi::Variant variant, const std::string& only_ver,
                              const std::string& only_ob = {});
+// The same for a list of obligations (empty: every one), in psi_jobs' order.
+std::vector<Result> psi_jobs(unsigned timeout_ms, model::psi::Variant variant, const std::string& only_ver,
+                             const std::vector<std::string>& only_obs);
 
 // One cputime_adjust claim for one era and division routine: Z3 over one call from any prev
 // state (with the division abstracted), then bounded model checking from prev = 0 for a

@@ -162,8 +162,8 @@ struct LtCase {
 
 // One (state, event): every decision path, one query per path (an infeasible path is one whose
 // assumptions are contradictory: the prover reports it as vacuous, and it is skipped).
-bool prove_step(z3::context& ctx, const World<Concrete>& cw, const Cfg& cfg, const Event& e, unsigned timeout_ms,
-                StepJob& job, std::size_t& paths) {
+bool prove_step(z3::context& ctx, SolveHint& hint, const World<Concrete>& cw, const Cfg& cfg, const Event& e,
+                unsigned timeout_ms, StepJob& job, std::size_t& paths) {
   std::vector<std::vector<bool>> todo{{}};
   while (!todo.empty()) {
     LtCase c{cw, cfg, e, todo.back()};
@@ -183,7 +183,7 @@ bool prove_step(z3::context& ctx, const World<Concrete>& cw, const Cfg& cfg, con
     }
     ++paths;
     const std::string where = fmt::format("{} (decisions {})", event_text(e), c.decisions.size());
-    if (!job.add(check_step(c, c.names(), timeout_ms, "lazytlb " + event_text(e), &ctx), where)) return false;
+    if (!job.add(check_step(c, c.names(), timeout_ms, "lazytlb " + event_text(e), &ctx, &hint), where)) return false;
   }
   return true;
 }
@@ -276,9 +276,12 @@ std::vector<Result> step_jobs(const ModeCase& mc, unsigned timeout_ms, const std
                  "each event atomic; IPIs delivered synchronously in the sender's event"},
                 true);
     std::size_t paths = 0;
-    z3::context ctx;  // one for the many small queries of the job
+    z3::context ctx;  // one for the many small queries of the job, tried first on one solver
+    SolveHint hint;
+    hint.quick_only = true;
+    hint.quick.emplace(ctx);
     for (const auto& [w, e] : items)
-      if (!prove_step(ctx, *w, cfg, e, timeout_ms, job, paths)) break;
+      if (!prove_step(ctx, hint, *w, cfg, e, timeout_ms, job, paths)) break;
     const Verdict v = job.verdict();
     auto r = job.done("");
     const std::string failure = v == Verdict::Holds ? "" : "; first failure: " + r.detail;

@@ -53,6 +53,16 @@ void lemma_instances(const z3::expr& e, std::set<unsigned>& seen, std::vector<z3
 }
 }  // namespace
 
+std::vector<unsigned> SatSets::key(const std::vector<z3::expr>& as) {
+  std::vector<unsigned> k;
+  k.reserve(as.size());
+  for (const auto& a : as) k.push_back(a.id());
+  std::sort(k.begin(), k.end());
+  k.erase(std::unique(k.begin(), k.end()), k.end());
+  return k;
+}
+void SatSets::add(const std::vector<z3::expr>& as) { sets_.emplace(key(as), as); }
+
 void set_budget(z3::params& p, unsigned budget_ms, unsigned rlimit_per_ms) {
   const std::uint64_t units = std::uint64_t(budget_ms) * (rlimit_per_ms ? rlimit_per_ms : kRlimitPerMs);
   p.set("rlimit", unsigned(std::min<std::uint64_t>(units, UINT32_MAX)));
@@ -100,18 +110,49 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
     z3::params p(ctx);
     set_budget(p, timeout_ms, hint ? hint->rlimit_per_ms : 0);
     p.set("random_seed", 0u);  // determinism
+    SatSets* sat = hint ? hint->sat : nullptr;
+    // The quick try (SolveHint::quick): one incremental solver of the context, one scope per
+    // query. unsat with the assumptions alone: vacuous; unsat with the goal's negation: holds.
+    if (hint && hint->quick) {
+      z3::solver& q = *hint->quick;
+      z3::params qp(ctx);  // a short budget: what it leaves undecided goes the usual way
+      set_budget(qp, std::min(timeout_ms, kQuickMs));
+      qp.set("random_seed", 0u);
+      q.set(qp);
+      q.push();
+      for (const auto& a : assumptions) q.add(a);
+      const auto qa = q.check();
+      const auto qr = qa == z3::sat ? (q.add(violated), q.check()) : qa;
+      q.pop();
+      if (qa == z3::unsat || qr == z3::unsat) {
+        ++hint->quick_decided;
+        out.verdict = qa == z3::unsat ? Verdict::Error : Verdict::Holds;
+        out.vacuous = qa == z3::unsat;
+        if (out.vacuous) out.reason = "the assumptions are contradictory (vacuous query)";
+        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return out;
+      }
+    }
+    if (hint && hint->quick_only) hint = nullptr;
     // Vacuity: the assumptions alone must be satisfiable. A separate solver keeps the main
     // query non-incremental, so that Z3's QF_BV tactic (bit-blast + SAT) handles it.
-    if (!assumptions.empty()) {
+    if (sat && sat->known(assumptions)) {
+      ++sat->hits;
+    } else if (!assumptions.empty()) {
       z3::solver v(ctx, "QF_BV");
       v.set(p);
       for (const auto& a : assumptions) v.add(a);
-      if (v.check() == z3::unsat) {
+      const std::uint64_t before = rlimit_count(v);
+      const auto vr = v.check();
+      if (std::getenv("KACCT_PROOF_RLIMIT"))
+        fmt::print(stderr, "rlimit: vacuity check: {} units\n", rlimit_count(v) - before);
+      if (vr == z3::unsat) {
         out.verdict = Verdict::Error;
         out.vacuous = true;
         out.reason = "the assumptions are contradictory (vacuous query)";
         return out;
       }
+      if (sat && vr == z3::sat) sat->add(assumptions);
     }
     // Strategy 1: Z3's default solver, on a short budget: most step queries take ~0.1 s.
     // Strategy 2: cofactor the ite terms that branch merging creates, normalise sums (so that

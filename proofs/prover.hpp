@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ namespace kacct::proofs {
 inline constexpr unsigned kRlimitPerMs = 4000;
 inline constexpr unsigned kWallBackstop = 8;
 inline constexpr unsigned kWallFloorMs = 600'000;
+// The budget of SolveHint::quick's try.
+inline constexpr unsigned kQuickMs = 1000;
 // Sets `p` to a budget of `budget_ms` (rlimit, and the wall-clock backstop).
 void set_budget(z3::params& p, unsigned budget_ms, unsigned rlimit_per_ms = kRlimitPerMs);
 // The resource units a solver's context has counted so far (the difference across a check() is
@@ -54,6 +57,20 @@ struct Solved {
 // `split_first`: check_step goes straight to the conjuncts (where the whole goal was measured
 // to time out and its parts not).
 // `rlimit_per_ms`: Z3 resource units per ms of budget (0: kRlimitPerMs, as without a hint).
+// Assumption sets one context has already found satisfiable (a vacuity check passed): a later
+// query with exactly the same set skips its own check. Keyed by the sorted AST ids of the set,
+// which are exact within one context (Z3 shares equal terms); the stored vectors hold the terms,
+// so their ids are never recycled. One per context, used by one thread.
+class SatSets {
+ public:
+  bool known(const std::vector<z3::expr>& as) const { return sets_.count(key(as)) > 0; }
+  void add(const std::vector<z3::expr>& as);
+  unsigned hits = 0;
+
+ private:
+  static std::vector<unsigned> key(const std::vector<z3::expr>& as);
+  std::map<std::vector<unsigned>, std::vector<z3::expr>> sets_;
+};
 struct SolveHint {
   int last = 0;
   bool split = false;
@@ -61,6 +78,16 @@ struct SolveHint {
   unsigned rlimit_per_ms = 0;
   bool lemmas = false;
   unsigned lemma_instances = 0;
+  // Sets of assumptions already found satisfiable in the query's context (null: check each).
+  SatSets* sat = nullptr;
+  // Many small queries in one context (lazy-TLB's ~500 per release): each is first tried on
+  // this one incremental solver (push, assumptions, check, goal, check, pop), which decides
+  // holds and vacuous without building two solvers and their tactics per query. Anything else
+  // (sat, unknown) goes the usual way, so a counterexample's model is the one it always was.
+  std::optional<z3::solver> quick;
+  unsigned quick_decided = 0;
+  // Only `sat` and `quick` are used: the strategies are those of a query without a hint.
+  bool quick_only = false;
 };
 // Two facts of 64-bit unsigned arithmetic, each proved for all a, b (the negation unsat over
 // fresh constants, once per process): b <= a -> a-b <= a, and b <= ~a (no carry) -> a <= a+b
