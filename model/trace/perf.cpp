@@ -1153,9 +1153,16 @@ void Converter::on_stat_runtime(const Record& r) {
   if (!pid || !rt) return bad(r, "pid and runtime");
   if (*pid == 0) return;
   used(r);
+  // Where __exit_signal() folded an exiting thread into its group. On a tick CPU the sample's
+  // header says: release_task() detaches the task's pid there (__unhash_process()), after which
+  // perf prints its tid as -1 (kernel/events/core.c perf_event_pid_type(): !pid_alive()). An
+  // update of the thread with its own tid came before the release and is the group's (a zombie
+  // reaped later, by a parent or a ptracer; an autoreaped thread's updates in do_exit()); the
+  // first with -1 came after. Without one the thread joins at its final switch. Vtime CPUs keep
+  // the older rule: the update just before the final switch (X or Z) comes after the release.
   if (o_.exit_at == Options::ExitAt::Inferred && *pid == cpu(c).current && exiting_.count(*pid) &&
-      !tr_->current(c).exiting && final_switch_follows(r))
-    final_exit(c, r);  // __exit_signal() ran before the final __schedule()'s update_curr()
+      !tr_->current(c).exiting && (vcpu(c) ? final_switch_follows(r) : !r.tid_known))
+    final_exit(c, r);
   Event e = ev(Kind::Runtime, c);
   e.a = *pid;
   e.b = *rt;

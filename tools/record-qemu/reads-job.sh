@@ -52,7 +52,7 @@ for mode in $MODES; do
 	echo "$mode: $cmd"
 	# perf's -C: the program's CPU only; perf itself reads its buffers from CPU 0.
 	taskset -c 0 perf record -q -m "${PERF_MMAP:-16M}" -C "$CPU" $EV -o /tmp/$mode.perf.data -- \
-		taskset -c "$CPU" strace -ff -qq -v -y -s 256 --seccomp-bpf -e trace=getrusage,times,clock_gettime,read,wait4 \
+		taskset -c "$CPU" strace -ff -qq -v -y -s 256 --seccomp-bpf -e trace=getrusage,times,clock_gettime,read,wait4,clock_nanosleep \
 		-e signal=none -o $S/st sh -c 'echo $$ > "$0"; exec "$@"' $S/root $cmd > $O/$mode.output.txt 2>&1
 	echo "$?" > $O/$mode.rc
 	echo "$mode: rc=$(cat $O/$mode.rc)"

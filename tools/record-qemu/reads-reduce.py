@@ -51,8 +51,11 @@ for p, d in todo:
     root = open(os.path.join(out, p + '.root')).read().strip()
     sdir = os.path.join(out, p + '.strace')
     files = [os.path.join(sdir, f) for f in os.listdir(sdir) if f.startswith('st.')]
-    reads = subprocess.run([sys.executable, os.path.join(here, '..', 'record-reads', 'decode.py'), '--arch', arch, root] + files,
-                           check=True, capture_output=True, text=True).stdout
+    dec = subprocess.run([sys.executable, os.path.join(here, '..', 'record-reads', 'decode.py'), '--arch', arch, root] + files,
+                         capture_output=True, text=True)
+    if dec.returncode != 0:
+        sys.exit(f'reads-reduce.py: {p}: {dec.stderr.strip()}')
+    reads = dec.stdout
     pids = {root}
     kept, total, lost, lost_records = [], 0, 0, 0
     for line in lzma.open(script, 'rt'):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Decode `strace -ff -v -y -s 256 -e trace=getrusage,times,clock_gettime,read` output (one file
+"""Decode `strace -ff -v -y -s 256 -e trace=getrusage,times,clock_gettime,read,wait4,clock_nanosleep` output (one file
 per thread, PREFIX.TID) into the reads file `kacct perf-replay --recorded` takes: a header line
 {"recorder", "root", "tids"}, then one line per CPU-time read, what the kernel returned:
   {"tid", "nr", "seq", "read", "call", "arg0", "target", "utime"/"stime" or "value"}
@@ -87,6 +87,22 @@ def proc_file(path):
     return None
 
 
+def cpu_nanosleep(tid, m, f):
+    """clock_nanosleep() on a CPU clock: the kernel refuses a thread clock of the caller
+    (posix_cpu_nsleep(): EINVAL; CLOCK_THREAD_CPUTIME_ID has no nsleep: EOPNOTSUPP; 6.1 and 6.12
+    kernel/time/posix-cpu-timers.c, posix-timers.c) before it samples anything: not a read. Any
+    other outcome sampled the clock (the wake, the remaining time): kacct does not predict CPU-clock
+    sleeps, so the recording is refused rather than passed with the read left out."""
+    c = clock(tid, tid, m.group(2))
+    if c is None:
+        return
+    e = re.match(r'\s*(E[A-Z0-9]+)', m.group(4))
+    if m.group(3).startswith('-') and e and e.group(1) in ('EINVAL', 'EOPNOTSUPP'):
+        return  # refused before a sample
+    sys.exit(f'decode.py: {f}: clock_nanosleep() on a CPU clock ({c[1]}) that the kernel ran '
+             f'(= {m.group(3)}{m.group(4)}): kacct does not predict CPU-clock sleeps')
+
+
 def main():
     global NR
     args = sys.argv[1:]
@@ -105,6 +121,8 @@ def main():
         seq = {}
         for line in open(f, errors='replace'):
             m = call_re.match(line.rstrip('\n'))
+            if m and m.group(1) == 'clock_nanosleep':
+                cpu_nanosleep(tid, m, f)
             if not m or m.group(1) not in NR:
                 continue
             name, args, ret = m.group(1), m.group(2), m.group(3)

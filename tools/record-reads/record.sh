@@ -38,7 +38,7 @@ steal() { awk '/^cpu /{print $9}' /proc/stat; }   # USER_HZ ticks, all CPUs
 # strace stops the program only at the syscalls it traces (--seccomp-bpf); read is traced
 # whole so that every thread's read() calls are counted the same way as in the perf trace.
 # wait4: the rusage it returns with a reap (the child's times, RUSAGE_BOTH).
-trace=getrusage,times,clock_gettime,read,wait4
+trace=getrusage,times,clock_gettime,read,wait4,clock_nanosleep
 steal_start
 steal0=$(steal)
 rc=0
