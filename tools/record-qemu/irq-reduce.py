@@ -152,7 +152,7 @@ def main():
     created, exited, seen = set(), set(), set()
     per_cpu = [[] for _ in range(ncpus)]  # events in order
     pending = [None] * ncpus  # ia event whose clock the next ia gives
-    last_enter = [None] * ncpus  # (index in per_cpu, outer was process context)
+    last_enter = [None] * ncpus  # (irq_enter event, outer was process context)
     first = [None] * ncpus  # (event, tick_delta)
     counts = {'ia': 0, 'tk': 0, 'switch': 0, 'wakeup': 0, 'fork': 0, 'exit': 0, 'mode_fix': 0}
     seq = 0
@@ -231,7 +231,7 @@ def main():
             e.snap = snap
             pending[c] = e
             if kind == 'irq_enter':
-                last_enter[c] = (len(per_cpu[c]) - 1, depth[c] == 0 and not soft[c])
+                last_enter[c] = (e, depth[c] == 0 and not soft[c])
                 depth[c] += 1
             elif kind == 'irq_exit':
                 depth[c] -= 1
@@ -253,8 +253,12 @@ def main():
                 if task[0] != cur[c]:
                     raise SystemExit(f'cpu {c}: tick of {task[0]}, model has {cur[c]}: {raw}')
                 counts['task_ticks'] = counts.get('task_ticks', 0) + 1
-            idx, outer_proc = last_enter[c]
-            enter = per_cpu[c][idx]
+            enter, outer_proc = last_enter[c]
+            # its index now: ticks put before it move it (6.12 under TCG: hrtimer_interrupt() can
+            # run tick_sched_timer twice in one interrupt when the forwarded expiry has passed)
+            idx = next(i for i in range(len(per_cpu[c]) - 1, -1, -1) if per_cpu[c][i] is enter)
+            if enter.snap is None and outer_proc:
+                counts['ticks_same_irq'] = counts.get('ticks_same_irq', 0) + 1
             if outer_proc:
                 fixes = set_mode(c, cur[c], 'user' if ut else 'kernel', None)
                 tick = Ev(c, 'tick')
