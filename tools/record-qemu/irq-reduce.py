@@ -192,7 +192,11 @@ def main():
         ftrace_ns = int(s) * 1_000_000_000 + int(us) * 1000
         kv = dict(KV.findall(rest))
         if ev.startswith('tk') and sco is None:
+            # __sched_clock_offset is an s64 (negative when sched_clock() ran ahead of the TSC's
+            # base), fetched as u64: before this, every approximate clock was 2^64 too high
+            # and so clamped to its CPU's next exact boundary
             sco = int(kv['sco'])
+            sco -= (1 << 64) if sco >= 1 << 63 else 0
         approx = ftrace_ns + (sco or 0)
         if ev.startswith('ia'):
             counts['ia'] += 1
