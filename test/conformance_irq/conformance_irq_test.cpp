@@ -225,7 +225,7 @@ TEST(ConformanceIrq, WrongMechanismMisses) {
 // CPU's weight is 0), so its growth between the reads must match the model's (psi_off). The root
 // spans both CPUs: the kernel's non-idle-weighted mean is not modelled and not compared.
 struct PsiReads {
-  std::map<std::string, std::array<std::uint64_t, 3>> us;  // start/end -> root, A, B
+  std::map<std::string, std::map<std::string, std::uint64_t>> us;  // start/end -> group name -> total
 };
 PsiReads psi_reads(const std::string& dir) {
   PsiReads r;
@@ -233,12 +233,24 @@ PsiReads psi_reads(const std::string& dir) {
   for (std::string line; std::getline(f, line);) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream s(line);
-    std::string mark, n0, n1, n2;
-    std::array<std::uint64_t, 3> v{};
-    s >> mark >> n0 >> v[0] >> n1 >> v[1] >> n2 >> v[2];
-    r.us[mark] = v;
+    std::string mark, name;
+    s >> mark;
+    for (std::uint64_t v; s >> name >> v;) r.us[mark][name] = v;
   }
   return r;
+}
+// The script's group ids by the cgroup's last path component ("group 3 parent 2  # cgroup /B/C").
+std::map<std::string, std::size_t> psi_groups(const std::string& script) {
+  std::map<std::string, std::size_t> out;
+  std::istringstream s(script);
+  for (std::string line; std::getline(s, line);) {
+    if (line.rfind("group ", 0) != 0) continue;
+    const auto c = line.find("# cgroup ");
+    if (c == std::string::npos) continue;
+    const auto path = line.substr(c + 9);
+    out[path.substr(path.rfind('/') + 1)] = std::stoul(line.substr(6));
+  }
+  return out;
 }
 // Per group, times[IRQ_FULL] summed over CPUs (ns), after the script up to the mark.
 std::vector<std::vector<std::uint64_t>> psi_at(const std::string& text, const std::string& mark,
@@ -259,7 +271,8 @@ std::vector<std::vector<std::uint64_t>> psi_at(const std::string& text, const st
   }
   return out;
 }
-// Groups A (1) and B (2), on the one CPU each ran on. The guest's shell read each irq.pressure in a
+// Groups A, B and (later recordings) B's child C, on the one CPU each ran on; a group's total
+// includes its children's (every ancestor is charged). The guest's shell read each irq.pressure in a
 // forked child ('# mark start.A.lo' at its fork, '.hi' at its exit): the kernel's growth between
 // the two reads must lie within the model's growth between the outer and the inner ends of those
 // windows, +-1 us (both totals are truncated to us).
@@ -267,23 +280,32 @@ int psi_off(const std::string& dir, std::optional<arch::KVersion> ver, std::stri
   std::stringstream ss(cli::read_input_maybe_xz(dir + "/psi-irq.psi.xz"));
   const auto k = psi_reads(dir);
   if (!k.us.count("start") || !k.us.count("end")) return -1;
-  int off = 0;
-  for (std::size_t g = 1; g <= 2; ++g) {
-    const std::string n = g == 1 ? "A" : "B";
+  const auto ids = psi_groups(ss.str());
+  int off = 0, compared = 0;
+  // A ran on CPU 0, B (with its child C, when the recording has it) on CPU 1: one CPU each
+  for (const std::string n : {"A", "B", "C"}) {
+    if (!k.us.at("start").count(n) || !k.us.at("end").count(n)) continue;
+    if (!ids.count(n)) {
+      *detail += n + ": no such group in the script; ";
+      ++off;
+      continue;
+    }
+    const auto g = ids.at(n);
     auto total = [&](const std::string& mark) {
       const auto t = psi_at(ss.str(), mark, ver);
       return t.size() > g ? std::accumulate(t[g].begin(), t[g].end(), std::uint64_t{0}) : 0;
     };
     const auto s_lo = total("start." + n + ".lo"), s_hi = total("start." + n + ".hi");
     const auto e_lo = total("end." + n + ".lo"), e_hi = total("end." + n + ".hi");
-    const auto kern = k.us.at("end")[g] - k.us.at("start")[g];
+    const auto kern = k.us.at("end").at(n) - k.us.at("start").at(n);
     const auto min_us = e_lo > s_hi ? (e_lo - s_hi) / 1000 : 0, max_us = (e_hi - s_lo) / 1000;
     const bool ok = kern + 1 >= min_us && kern <= max_us + 1;
     off += !ok;
+    ++compared;
     *detail += n + ": kernel " + std::to_string(kern) + " us, model " + std::to_string(min_us) + ".." +
                std::to_string(max_us) + " us" + (ok ? "" : " (off)") + "; ";
   }
-  return off;
+  return compared ? off : -1;
 }
 
 TEST(ConformanceIrq, PsiIrqSingleCpuGroupsWithinReadWindows) {

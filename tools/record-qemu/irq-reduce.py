@@ -51,7 +51,10 @@ def psi_script(out, marks, group_of, tasks, ncpus, pids, version):
     guest read irq.pressure (the test cuts the script there)."""
     groups = {'/': 0}
     for g in sorted(set(group_of.values())):
-        groups.setdefault(g, len(groups))
+        # ancestors first (a nested group's parent needs its id)
+        parts = g.strip('/').split('/')
+        for k in range(1, len(parts) + 1):
+            groups.setdefault('/' + '/'.join(parts[:k]), len(groups))
     # script task ids (at most 256): an exited task's id is reused by a later fork of its group
     ids, free, next_id, decl = {}, {}, 1, {}
 
@@ -70,7 +73,7 @@ def psi_script(out, marks, group_of, tasks, ncpus, pids, version):
          f'cpus {ncpus}']
     for g, i in groups.items():
         if i:
-            h.append(f'group {i} parent 0  # cgroup {g}')
+            h.append(f'group {i} parent {groups.get(g.rsplit("/", 1)[0] or "/", 0)}  # cgroup {g}')
     ev, now, cur, soft_ks, in_soft = [], None, [0] * ncpus, [False] * ncpus, [False] * ncpus
     ms = list(marks)
     for ts, _, e in out:
@@ -143,6 +146,9 @@ def main():
         if len(p) == 2 and p[0].isdigit() and '::' in p[1]:
             group_of[int(p[0])] = p[1].split('::', 1)[1].strip() or '/'
     lines = decode_trace(sec['trace'])
+    # the groups the guest read, in its order: "MARK root N A N B N ..." (irq-init.sh)
+    psi_lines = [l.split() for l in sec.get('psi', []) if l.strip()]
+    read_order = psi_lines[0][1::2] if psi_lines else ['root', 'A', 'B']
     sco = None
     ncpus = 2
     started = [False] * ncpus
@@ -331,7 +337,7 @@ def main():
             continue
         if ev == 'tracing_mark_write' and rest.startswith('kacct psi '):
             add(c, Ev(c, 'mark', rest.split()[-1], approx=approx))
-            pending_reads[:] = [f'{rest.split()[-1]}.{g}' for g in ('root', 'A', 'B')]
+            pending_reads[:] = [f'{rest.split()[-1]}.{g}' for g in read_order]
             continue
         if ev == 'sched_process_fork':
             counts['fork'] += 1
@@ -470,7 +476,7 @@ def main():
         xz('task-checkpoints', '# event_index cpu tid utime stime (kernel ns, the ticked task before the tick)\n'
            + '\n'.join(tcps) + '\n')
     with open(fix + '/psi-kernel', 'w') as f:
-        f.write('# irq.pressure full total= (us) read at the marks: root, cgroup A, cgroup B\n')
+        f.write(f'# irq.pressure full total= (us) read at the marks: {", ".join(read_order)}{" (C is /B/C)" if "C" in read_order else ""}\n')
         f.write('\n'.join(sec.get('psi', [])) + '\n')
     meta = open(rec + '/meta').read() if os.path.exists(rec + '/meta') else ''
     with open(fix + '/meta', 'w') as f:
