@@ -47,6 +47,7 @@ struct Fixture {
   std::string name, text, config;
   std::vector<Checkpoint> cps;
   std::vector<TaskCheckpoint> task_cps;
+  std::optional<std::uint32_t> nohz_full;  // gen vtime recordings: the nohz_full CPU (meta)
 };
 
 std::vector<Fixture> fixtures() {
@@ -65,6 +66,7 @@ std::vector<Fixture> fixtures() {
       for (auto& v : p.k) s >> v;
       f.cps.push_back(p);
     }
+    if (const auto n = conformance::meta_value(d, "nohz_full"); !n.empty()) f.nohz_full = std::stoul(n);
     if (std::filesystem::exists(d / "task-checkpoints.xz")) {
       std::istringstream tc(cli::read_input_maybe_xz((d / "task-checkpoints.xz").string()));
       for (std::string line; std::getline(tc, line);) {
@@ -86,6 +88,7 @@ struct Outcome {
   std::string first_off;
   std::size_t task_checked = 0, task_exact = 0;  // the ticked task's utime and stime
   std::string task_first_off;
+  std::size_t nohz_checked = 0, nohz_exact = 0;  // the kcpustat checkpoints of the nohz_full CPU
 };
 
 // Model state before each event (the state after the previous one), per CPU: kcpustat columns
@@ -133,6 +136,10 @@ Outcome compare(const Fixture& f, const std::string& config) {
         }
       }
       o.exact += all;
+      if (f.nohz_full && c->cpu == *f.nohz_full) {
+        ++o.nohz_checked;
+        o.nohz_exact += all;
+      }
     }
   };
   // Task checkpoints: growth of the task's utime/stime since its first checkpoint (the trace
@@ -173,7 +180,10 @@ Outcome compare(const Fixture& f, const std::string& config) {
     check_tasks(i + 1, r);
   };
   check(0);
-  sim::run(prog.value(), sim::model_cfg(*cpu, *cfg), opt);
+  auto mcfg = sim::model_cfg(*cpu, *cfg);
+  // vtime only on the recording's nohz_full CPU; the other keeps tick accounting
+  if (f.nohz_full && cfg->acct == arch::Accounting::Gen) mcfg.gen.nohz_full = std::uint64_t{1} << *f.nohz_full;
+  sim::run(prog.value(), mcfg, opt);
   return o;
 }
 
@@ -192,6 +202,11 @@ TEST(ConformanceIrq, EveryCheckpointExact) {
     if (!f.task_cps.empty())
       std::printf("%s: %zu/%zu task checkpoints (utime, stime) exact\n", f.name.c_str(), o.task_exact, o.task_checked);
     with_tasks += !f.task_cps.empty();
+    if (f.nohz_full) {
+      EXPECT_GT(o.nohz_checked, 0u) << f.name;
+      std::printf("%s: nohz_full CPU %u: %zu/%zu kcpustat checkpoints exact\n", f.name.c_str(), *f.nohz_full,
+                  o.nohz_exact, o.nohz_checked);
+    }
   }
   // the 6.12.118 recordings fetched the ticked task's times: task growth is compared somewhere
   EXPECT_GT(with_tasks, 0u) << "no fixture with task-checkpoints.xz: task times compared nowhere";

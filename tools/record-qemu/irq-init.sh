@@ -29,6 +29,9 @@ while read -r l; do echo "$l" >> $T/kprobe_events || say "kprobe failed: $l"; do
 for c in 0 1; do
 	for e in ia tk; do echo "cpu == $c" > $T/events/kacct/$e$c/filter; done
 done
+# gen vtime kernels: the vtime hooks' probes, on the nohz_full CPU 1 only
+for f in $T/events/kacct/*_in/filter $T/events/kacct/*_out/filter; do [ ! -e "$f" ] || echo "cpu == 1" > "$f"; done
+say "nohz_full $(cat /sys/devices/system/cpu/nohz_full 2> /dev/null)"
 echo 16384 > $T/buffer_size_kb
 IRQ=$(cat /sys/class/tty/ttyS1/irq)
 echo 2 > "/proc/irq/$IRQ/smp_affinity" || say "cannot bind irq $IRQ"
