@@ -277,8 +277,10 @@ def main():
             if hook == 'task_switch' and side == 'out':
                 sw = per_cpu[c][-1] if per_cpu[c] else None
                 if not started[c]:
-                    if vt[0] == 0:
-                        continue  # start where a task (not idle) is switched in: its vtime is declared
+                    if vt[0] == 0 or int(kv['td']):
+                        # start where a task (not idle) is switched in, its vtime declared, and no
+                        # irq time pending (a trace has no event inside a switch's gap to seed it)
+                        continue
                     started[c] = True
                     cur[c] = vt[0]
                     seen.add(vt[0])
@@ -523,12 +525,9 @@ def main():
         e0, td = first[c]
         t0 = e0.ts - origin
         if c == G:
-            # the gen CPU starts where a task was switched in: a switch from idle whose gap ends at
-            # the kernel's starttime for it (t0), with the pending tick_delta as one irq inside
-            # the gap (no vtime runs there), so the task's first flush finds it pending
-            out.append((t0 - td - 6000, -3, Ev(c, 'switch', f'prev=0 next={e0.args} prev_state=R gap={td + 6000}')))
-            out.append((t0 - td - 4000, -2, Ev(c, 'irq_enter')))
-            out.append((t0 - 4000, -1, Ev(c, 'irq_exit')))
+            # the gen CPU starts where a task was switched in with no irq time pending: a switch
+            # from idle whose gap ends at the kernel's starttime for it (t0)
+            out.append((t0 - 6000, -1, Ev(c, 'switch', f'prev=0 next={e0.args} prev_state=R gap=6000')))
         else:
             # pending tick_delta as one irq before the start, then the task found running
             out.append((t0 - td - 4000, -3, Ev(c, 'irq_enter')))
