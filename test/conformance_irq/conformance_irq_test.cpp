@@ -11,13 +11,16 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "arch/patches.hpp"
 #include "arch/registry.hpp"
 #include "arch/version.hpp"
+#include "model/gen/result.hpp"
 #include "model/psi/script.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/trace.hpp"
@@ -43,42 +46,61 @@ struct TaskCheckpoint {
   std::uint32_t cpu;
   std::uint64_t tid, utime, stime;
 };
+// Gen vtime recordings: the task's struct vtime before each vtime hook and switch on the nohz_full
+// CPU (tid 0: that CPU's idle task; starttime on the trace's clock, utime/stime residues).
+struct VtimeCheckpoint {
+  std::size_t event;
+  std::uint32_t cpu;
+  std::uint64_t tid, starttime, utime, stime;
+};
 struct Fixture {
   std::string name, text, config;
   std::vector<Checkpoint> cps;
   std::vector<TaskCheckpoint> task_cps;
+  std::vector<VtimeCheckpoint> vtime_cps;
   std::optional<std::uint32_t> nohz_full;  // gen vtime recordings: the nohz_full CPU (meta)
 };
 
-std::vector<Fixture> fixtures() {
-  std::vector<Fixture> out;
-  for (const auto& d : conformance::fixture_dirs(KACCT_IRQ_FIXTURES)) {
-    Fixture f;
-    f.name = d.filename();
-    f.config = conformance::meta_value(d, "config");
-    f.text = cli::read_input_maybe_xz((d / "trace.xz").string());
-    std::istringstream c(cli::read_input_maybe_xz((d / "checkpoints.xz").string()));
-    for (std::string line; std::getline(c, line);) {
+Fixture load_fixture(const std::filesystem::path& d) {
+  Fixture f;
+  f.name = d.filename();
+  f.config = conformance::meta_value(d, "config");
+  f.text = cli::read_input_maybe_xz((d / "trace.xz").string());
+  std::istringstream c(cli::read_input_maybe_xz((d / "checkpoints.xz").string()));
+  for (std::string line; std::getline(c, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream s(line);
+    Checkpoint p{};
+    s >> p.event >> p.cpu;
+    for (auto& v : p.k) s >> v;
+    f.cps.push_back(p);
+  }
+  if (const auto n = conformance::meta_value(d, "nohz_full"); !n.empty()) f.nohz_full = std::stoul(n);
+  if (std::filesystem::exists(d / "vtime-checkpoints.xz")) {
+    std::istringstream vc(cli::read_input_maybe_xz((d / "vtime-checkpoints.xz").string()));
+    for (std::string line; std::getline(vc, line);) {
       if (line.empty() || line[0] == '#') continue;
       std::istringstream s(line);
-      Checkpoint p{};
-      s >> p.event >> p.cpu;
-      for (auto& v : p.k) s >> v;
-      f.cps.push_back(p);
+      VtimeCheckpoint p{};
+      s >> p.event >> p.cpu >> p.tid >> p.starttime >> p.utime >> p.stime;
+      f.vtime_cps.push_back(p);
     }
-    if (const auto n = conformance::meta_value(d, "nohz_full"); !n.empty()) f.nohz_full = std::stoul(n);
-    if (std::filesystem::exists(d / "task-checkpoints.xz")) {
-      std::istringstream tc(cli::read_input_maybe_xz((d / "task-checkpoints.xz").string()));
-      for (std::string line; std::getline(tc, line);) {
-        if (line.empty() || line[0] == '#') continue;
-        std::istringstream s(line);
-        TaskCheckpoint p{};
-        s >> p.event >> p.cpu >> p.tid >> p.utime >> p.stime;
-        f.task_cps.push_back(p);
-      }
-    }
-    out.push_back(std::move(f));
   }
+  if (std::filesystem::exists(d / "task-checkpoints.xz")) {
+    std::istringstream tc(cli::read_input_maybe_xz((d / "task-checkpoints.xz").string()));
+    for (std::string line; std::getline(tc, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream s(line);
+      TaskCheckpoint p{};
+      s >> p.event >> p.cpu >> p.tid >> p.utime >> p.stime;
+      f.task_cps.push_back(p);
+    }
+  }
+  return f;
+}
+std::vector<Fixture> fixtures() {
+  std::vector<Fixture> out;
+  for (const auto& d : conformance::fixture_dirs(KACCT_IRQ_FIXTURES)) out.push_back(load_fixture(d));
   return out;
 }
 
@@ -187,6 +209,58 @@ Outcome compare(const Fixture& f, const std::string& config) {
   return o;
 }
 
+// The model's struct vtime before each vtime checkpoint, absolute (the converter declares each
+// task's residues as the gen CPU first found them). sim::run's observer sees no backend state, so
+// the trace runs as a LiveRun cut before every checkpoint and reads backend_now() there.
+struct VtimeOutcome {
+  std::size_t checked = 0, exact = 0;
+  std::string first_off;
+};
+VtimeOutcome compare_vtime(const Fixture& f, const std::string& config) {
+  VtimeOutcome o;
+  auto t = trace::load(f.text);
+  const auto cpu = arch::find_cpu("x86-64");
+  const auto cfg = arch::find_config(config);
+  if (!t.ok() || !cpu || !cfg || !f.nohz_full) return o;
+  auto mcfg = sim::model_cfg(*cpu, *cfg);
+  if (cfg->acct == arch::Accounting::Gen) mcfg.gen.nohz_full = std::uint64_t{1} << *f.nohz_full;
+  std::map<std::size_t, std::vector<const VtimeCheckpoint*>> at;
+  for (const auto& c : f.vtime_cps) at[c.event].push_back(&c);
+  sim::Compiler comp(t.value().header);
+  const sim::RunOptions ro;
+  sim::LiveRun run(comp.program(), mcfg, ro);
+  const auto& events = t.value().events;
+  for (std::size_t i = 0; i <= events.size(); ++i) {
+    if (const auto it = at.find(i); it != at.end()) {
+      run.advance();
+      comp.next_chunk();
+      const auto br = run.backend_now();
+      const auto* g = std::get_if<model::GenResult>(&br);
+      const auto& tasks = comp.program().tasks;
+      for (const auto* c : it->second) {
+        ++o.checked;
+        std::optional<std::size_t> idx;
+        if (c->tid == 0) idx = c->cpu;
+        for (std::size_t k = comp.program().header.ncpus; !idx && k < tasks.size(); ++k)
+          if (tasks[k].tid == c->tid) idx = k;
+        std::string why;
+        if (!g || !idx || *idx >= g->vtime.size()) {
+          why = "no model vtime for task " + std::to_string(c->tid);
+        } else if (const auto& v = g->vtime[*idx];
+                   v.starttime != c->starttime || v.utime != c->utime || v.stime != c->stime) {
+          why = "task " + std::to_string(c->tid) + ": kernel starttime " + std::to_string(c->starttime) + " utime " +
+                std::to_string(c->utime) + " stime " + std::to_string(c->stime) + ", model " +
+                std::to_string(v.starttime) + " " + std::to_string(v.utime) + " " + std::to_string(v.stime);
+        }
+        o.exact += why.empty();
+        if (!why.empty() && o.first_off.empty()) o.first_off = "event " + std::to_string(i) + " " + why;
+      }
+    }
+    if (i < events.size() && comp.add(events[i])) return o;  // the trace compiled above: not reached
+  }
+  return o;
+}
+
 TEST(ConformanceIrq, EveryCheckpointExact) {
   const auto fs = fixtures();
   ASSERT_FALSE(fs.empty());
@@ -204,12 +278,36 @@ TEST(ConformanceIrq, EveryCheckpointExact) {
     with_tasks += !f.task_cps.empty();
     if (f.nohz_full) {
       EXPECT_GT(o.nohz_checked, 0u) << f.name;
-      std::printf("%s: nohz_full CPU %u: %zu/%zu kcpustat checkpoints exact\n", f.name.c_str(), *f.nohz_full,
-                  o.nohz_exact, o.nohz_checked);
+      ASSERT_FALSE(f.vtime_cps.empty()) << f.name << ": a gen recording without vtime checkpoints";
+      const auto v = compare_vtime(f, f.config);
+      EXPECT_EQ(v.checked, f.vtime_cps.size()) << f.name;
+      EXPECT_EQ(v.exact, v.checked) << f.name << ": first off: " << v.first_off;
+      std::printf("%s: nohz_full CPU %u: %zu/%zu kcpustat checkpoints, %zu/%zu vtime checkpoints exact\n",
+                  f.name.c_str(), *f.nohz_full, o.nohz_exact, o.nohz_checked, v.exact, v.checked);
     }
   }
   // the 6.12.118 recordings fetched the ticked task's times: task growth is compared somewhere
   EXPECT_GT(with_tasks, 0u) << "no fixture with task-checkpoints.xz: task times compared nowhere";
+}
+
+// The converter's gen path on a hand-written recording (handwritten/gen-irqtime/ftrace.txt, whose
+// header derives the kernel's struct vtime at each hook from 6.12 cputime.c; reduce_gen_test.py
+// checks the reduction): the model must give the same vtime at every hook, and without irq time
+// (account_other_time() takes nothing) must not.
+TEST(ConformanceIrq, HandwrittenGenVtimeWithIrqTime) {
+  const auto f = load_fixture(std::filesystem::path(KACCT_IRQ_HANDWRITTEN) / "gen-irqtime");
+  ASSERT_TRUE(f.nohz_full);
+  ASSERT_EQ(f.vtime_cps.size(), 5u);
+  const auto v = compare_vtime(f, f.config);
+  EXPECT_EQ(v.checked, 5u);
+  EXPECT_EQ(v.exact, 5u) << v.first_off;
+  std::string plain = f.config;
+  plain.erase(plain.find("-irqtime"), 8);
+  const auto w = compare_vtime(f, plain);
+  EXPECT_EQ(w.checked, 5u);
+  EXPECT_LT(w.exact, w.checked) << "as " << plain;
+  std::printf("handwritten gen-irqtime: %zu/%zu exact; as %s %zu/%zu (must miss: %s)\n", v.exact, v.checked,
+              plain.c_str(), w.exact, w.checked, w.first_off.c_str());
 }
 
 // Negative controls: without irq time accounting (plain tick) the ticks take whole TICK_NSECs and
