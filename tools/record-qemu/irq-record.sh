@@ -5,7 +5,9 @@
 # irq-init.sh as /init: kprobes on irqtime_account_irq (every hardirq/softirq boundary) and
 # account_process_tick read the per-CPU irqtime and kcpustat through __per_cpu_offset, plus
 # sched tracepoints, under a load of timers, a fork loop, a serial flood (irq bound to CPU 1) and
-# a user spinner, in cgroups A and B (irq.pressure read inside the traced window). OUTDIR gets
+# a user spinner, in cgroups A, B and B/C (irq.pressure read inside the traced window). On a gen
+# vtime kernel (config VIRT_CPU_ACCOUNTING_GEN) CPU 1 boots nohz_full and its vtime hooks are
+# probed too (below). OUTDIR gets
 # trace.txt (the guest's sections: tasks, cgroups, /proc/stat, psi, the ftrace text),
 # console.log, meta, probes.txt (offsets.txt: the task_struct offsets the tick probes fetch).
 # Needs busybox-static and qemu-system-x86; one guest at a time. The tick never stops

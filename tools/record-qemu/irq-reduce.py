@@ -23,6 +23,16 @@ task-checkpoints.xz when the tick probes fetched the task ("EVENT_INDEX CPU TID 
 ticked task's times before each tick, idle ticks left out),
 psi-irq.psi.xz (the same events as a `kacct psi-irq` script), psi-kernel (the guest's
 irq.pressure reads) and meta.
+
+Gen vtime recordings (probes.txt has the vtime hooks; default config KERNEL_VERSION-gen-irqtime-
+hz250): CPU 1 is nohz_full. It starts at the first vtime switch-in of a task with no irq time
+pending (declared with the residues the probe shows, a synthetic switch whose gap= ends at the
+kernel's starttime); each vtime_user_enter/exit becomes syscall_exit/syscall_enter at the clock
+its return probe shows (vtime.starttime), each switch goes to prev's flush clock (the flush1
+probe, else next's starttime at prev's next switch-in there, else clamped as above) with gap= to
+next's starttime; the hooks' entry probes are checkpoints, and vtime-checkpoints.xz ("EVENT_INDEX
+CPU TID starttime vtime_utime vtime_stime", starttime on the trace's clock) holds the task's
+struct vtime before each. meta gets "nohz_full 1". The tick's mode fixes are not used there.
 """
 import lzma
 import os
