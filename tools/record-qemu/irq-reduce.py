@@ -583,7 +583,7 @@ def main():
 
     def xz(name, text):
         with open(f'{fix}/{name}.xz', 'wb') as f:
-            f.write(lzma.compress(text.encode(), preset=9))
+            f.write(lzma.compress(text.encode(), preset=6))
     xz('trace', '\n'.join(hdr + body) + '\n')
     xz('checkpoints', '# event_index cpu user nice system softirq irq idle tick_delta (kernel ns, before the event)\n'
        + '\n'.join(cps) + '\n')
