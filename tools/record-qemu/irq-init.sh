@@ -67,20 +67,29 @@ for e in kacct sched/sched_switch sched/sched_wakeup sched/sched_process_fork sc
 	echo 1 > $T/events/$e/enable
 done
 echo 1 > $T/tracing_on
-# irq.pressure totals (us) of the root, A, B and B/C (named C), read inside the traced window
-# (marked), each by a forked sed in this order (irq-reduce.py takes the order from these lines)
+# irq.pressure totals (us) of the root, A, B and B/C (named C), read inside the traced window by
+# the shell's own `read` (no fork), each between two trace_marker lines "kacct read MARK.GROUP.lo"
+# and ".hi" (irq-reduce.py puts the model's reads there)
 psi() {
 	echo "kacct psi $1" > $T/trace_marker
-	echo "$1 root $(sed -n 's/.*total=//p' /proc/pressure/irq)" \
-		"A $(sed -n 's/.*total=//p' /sys/fs/cgroup/A/irq.pressure)" \
-		"B $(sed -n 's/.*total=//p' /sys/fs/cgroup/B/irq.pressure)" \
-		"C $(sed -n 's/.*total=//p' /sys/fs/cgroup/B/C/irq.pressure)" >> /tmp/psi
+	line=$1
+	for g in root:/proc/pressure/irq A:/sys/fs/cgroup/A/irq.pressure B:/sys/fs/cgroup/B/irq.pressure \
+		C:/sys/fs/cgroup/B/C/irq.pressure; do
+		echo "kacct read $1.${g%%:*}.lo" > $T/trace_marker
+		read -r l < "${g#*:}"
+		echo "kacct read $1.${g%%:*}.hi" > $T/trace_marker
+		line="$line ${g%%:*} ${l##*total=}"
+	done
+	echo "$line" >> /tmp/psi
 }
 taskset 1 dd if=/dev/zero of=/dev/ttyS1 bs=4096 count=8 2> /dev/null &
 usleep 100000 # each CPU's irq time pending at the trace's start is charged before the first read
 psi start
 usleep $((MS * 1000))
 psi end
+# keep tracing: each CPU's events after the reads resolve the clocks up to them (irq-reduce.py
+# cuts the trace at the earliest CPU's last exact clock; a read after it would miss charges)
+usleep 100000
 echo 0 > $T/tracing_on
 kill $SPIN $SLEEPER $FORKER 2> /dev/null
 sect proc_stat_after

@@ -165,6 +165,9 @@ def main():
     # the groups the guest read, in its order: "MARK root N A N B N ..." (irq-init.sh)
     psi_lines = [l.split() for l in sec.get('psi', []) if l.strip()]
     read_order = psi_lines[0][1::2] if psi_lines else ['root', 'A', 'B']
+    # since session 13 the guest reads with its shell's `read` between "kacct read" marks; before,
+    # each read was a forked sed whose fork and exit bracket it
+    builtin_reads = any('kacct read ' in l for l in lines)
     sco = None
     ncpus = 2
     # gen vtime kernels (irq-record.sh probes the vtime hooks): CPU 1 is nohz_full and runs vtime
@@ -438,9 +441,14 @@ def main():
                 e.kind = 'psi_wakeup'  # only in the psi script
                 e.psi = f'wakeup {tgt} by {c}'
             continue
+        if ev == 'tracing_mark_write' and rest.startswith('kacct read '):
+            # the guest's shell read a group's irq.pressure itself between these two marks
+            add(c, Ev(c, 'mark', rest.split()[-1], approx=approx))
+            continue
         if ev == 'tracing_mark_write' and rest.startswith('kacct psi '):
             add(c, Ev(c, 'mark', rest.split()[-1], approx=approx))
-            pending_reads[:] = [f'{rest.split()[-1]}.{g}' for g in read_order]
+            if not builtin_reads:
+                pending_reads[:] = [f'{rest.split()[-1]}.{g}' for g in read_order]
             continue
         if ev == 'sched_process_fork':
             counts['fork'] += 1
