@@ -1,8 +1,8 @@
 #!/bin/busybox sh
 # /init of the irq-time recording guest (irq-record.sh builds the initramfs with /probes.txt).
 # Traces irq_record_ms (kernel argument, default 1500) ms of: a user spinner on CPU 0 (cgroup
-# A), a timer sleeper (2 ms read timeouts) and a fork loop (RCU softirq work) on CPU 1 (cgroup
-# B), and a serial flood written from CPU 0 whose irq runs on CPU 1 (cross-CPU wakeups, IPIs). The ftrace text goes gzip+uuencode to ttyS2
+# A), a timer sleeper (2 ms read timeouts, cgroup B) and a fork loop (RCU softirq work, cgroup
+# B/C: nested, so B's irq pressure has a child's) on CPU 1, and a serial flood written from CPU 0 whose irq runs on CPU 1 (cross-CPU wakeups, IPIs). The ftrace text goes gzip+uuencode to ttyS2
 # (QEMU -serial file:), framed by "==== NAME" sections; console lines start with "IRQ:".
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -29,18 +29,21 @@ while read -r l; do echo "$l" >> $T/kprobe_events || say "kprobe failed: $l"; do
 for c in 0 1; do
 	for e in ia tk; do echo "cpu == $c" > $T/events/kacct/$e$c/filter; done
 done
+# gen vtime kernels: the vtime hooks' probes, on the nohz_full CPU 1 only
+for f in $T/events/kacct/*_in/filter $T/events/kacct/*_out/filter; do [ ! -e "$f" ] || echo "cpu == 1" > "$f"; done
+say "nohz_full $(cat /sys/devices/system/cpu/nohz_full 2> /dev/null)"
 echo 16384 > $T/buffer_size_kb
 IRQ=$(cat /sys/class/tty/ttyS1/irq)
 echo 2 > "/proc/irq/$IRQ/smp_affinity" || say "cannot bind irq $IRQ"
 mkfifo /tmp/fifo
-# cgroups for PSI irq: A has the spinner, B the sleeper and the fork loop, the rest is in the root
-mkdir /sys/fs/cgroup/A /sys/fs/cgroup/B
+# cgroups for PSI irq: A has the spinner, B the sleeper, B/C the fork loop, the rest is in the root
+mkdir /sys/fs/cgroup/A /sys/fs/cgroup/B /sys/fs/cgroup/B/C
 # background load, started before tracing so that the trace sees running tasks
 taskset 1 sh -c 'echo $$ > /sys/fs/cgroup/A/cgroup.procs; while :; do :; done' &
 SPIN=$!
 taskset 2 sh -c 'echo $$ > /sys/fs/cgroup/B/cgroup.procs; exec 3<> /tmp/fifo; while :; do read -t 0.002 x <&3; done' &
 SLEEPER=$!
-taskset 2 sh -c 'echo $$ > /sys/fs/cgroup/B/cgroup.procs; while :; do /bin/true; usleep 1000; done' &
+taskset 2 sh -c 'echo $$ > /sys/fs/cgroup/B/C/cgroup.procs; while :; do /bin/true; usleep 1000; done' &
 FORKER=$!
 usleep 300000
 sect tasks
@@ -64,18 +67,29 @@ for e in kacct sched/sched_switch sched/sched_wakeup sched/sched_process_fork sc
 	echo 1 > $T/events/$e/enable
 done
 echo 1 > $T/tracing_on
-# irq.pressure totals (us) of the root, A and B, read inside the traced window (marked)
+# irq.pressure totals (us) of the root, A, B and B/C (named C), read inside the traced window by
+# the shell's own `read` (no fork), each between two trace_marker lines "kacct read MARK.GROUP.lo"
+# and ".hi" (irq-reduce.py puts the model's reads there)
 psi() {
 	echo "kacct psi $1" > $T/trace_marker
-	echo "$1 root $(sed -n 's/.*total=//p' /proc/pressure/irq)" \
-		"A $(sed -n 's/.*total=//p' /sys/fs/cgroup/A/irq.pressure)" \
-		"B $(sed -n 's/.*total=//p' /sys/fs/cgroup/B/irq.pressure)" >> /tmp/psi
+	line=$1
+	for g in root:/proc/pressure/irq A:/sys/fs/cgroup/A/irq.pressure B:/sys/fs/cgroup/B/irq.pressure \
+		C:/sys/fs/cgroup/B/C/irq.pressure; do
+		echo "kacct read $1.${g%%:*}.lo" > $T/trace_marker
+		read -r l < "${g#*:}"
+		echo "kacct read $1.${g%%:*}.hi" > $T/trace_marker
+		line="$line ${g%%:*} ${l##*total=}"
+	done
+	echo "$line" >> /tmp/psi
 }
 taskset 1 dd if=/dev/zero of=/dev/ttyS1 bs=4096 count=8 2> /dev/null &
 usleep 100000 # each CPU's irq time pending at the trace's start is charged before the first read
 psi start
 usleep $((MS * 1000))
 psi end
+# keep tracing: each CPU's events after the reads resolve the clocks up to them (irq-reduce.py
+# cuts the trace at the earliest CPU's last exact clock; a read after it would miss charges)
+usleep 100000
 echo 0 > $T/tracing_on
 kill $SPIN $SLEEPER $FORKER 2> /dev/null
 sect proc_stat_after

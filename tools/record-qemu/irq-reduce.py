@@ -23,7 +23,19 @@ task-checkpoints.xz when the tick probes fetched the task ("EVENT_INDEX CPU TID 
 ticked task's times before each tick, idle ticks left out),
 psi-irq.psi.xz (the same events as a `kacct psi-irq` script), psi-kernel (the guest's
 irq.pressure reads) and meta.
+
+Gen vtime recordings (probes.txt has the vtime hooks; default config KERNEL_VERSION-gen-irqtime-
+hz250): CPU 1 is nohz_full. It starts at the first vtime switch-in of a task with no irq time
+pending (declared with the residues the probe shows, a synthetic switch whose gap= ends at the
+kernel's starttime); each vtime_user_enter/exit becomes syscall_exit/syscall_enter at the clock
+its return probe shows (vtime.starttime), each switch goes to prev's flush clock (the flush1
+probe, else next's starttime at prev's next switch-in there, else clamped as above) with gap= to
+next's starttime; the hooks' entry probes are checkpoints, and vtime-checkpoints.xz ("EVENT_INDEX
+CPU TID starttime vtime_utime vtime_stime", starttime on the trace's clock) holds the task's
+struct vtime before each. meta gets "nohz_full 1". The tick's mode fixes are not used there.
 """
+import lzma
+import os
 import re
 import sys
 
@@ -37,12 +49,14 @@ KV = re.compile(r'(\w+)=(\S+)')
 
 
 class Ev:
-    __slots__ = ('cpu', 'kind', 'args', 'ts', 'exact', 'approx', 'seq', 'snap', 'psi', 'ub', 'task')
+    __slots__ = ('cpu', 'kind', 'args', 'ts', 'exact', 'approx', 'seq', 'snap', 'psi', 'ub', 'task', 'vt', 'startnext')
 
     def __init__(self, cpu, kind, args='', exact=None, approx=None, seq=0):
         self.cpu, self.kind, self.args = cpu, kind, args
         self.ts, self.exact, self.approx, self.seq, self.snap, self.psi, self.ub = None, exact, approx, seq, None, None, None
         self.task = None  # a tick's (pid, utime, stime) of the ticked task, before the tick
+        self.vt = None  # gen vtime: (pid, vtime.starttime, .utime, .stime) before the event
+        self.startnext = None  # gen vtime switch: next's vtime.starttime (the second clock read)
 
 
 def psi_script(out, marks, group_of, tasks, ncpus, pids, version):
@@ -51,7 +65,10 @@ def psi_script(out, marks, group_of, tasks, ncpus, pids, version):
     guest read irq.pressure (the test cuts the script there)."""
     groups = {'/': 0}
     for g in sorted(set(group_of.values())):
-        groups.setdefault(g, len(groups))
+        # ancestors first (a nested group's parent needs its id)
+        parts = g.strip('/').split('/')
+        for k in range(1, len(parts) + 1):
+            groups.setdefault('/' + '/'.join(parts[:k]), len(groups))
     # script task ids (at most 256): an exited task's id is reused by a later fork of its group
     ids, free, next_id, decl = {}, {}, 1, {}
 
@@ -70,7 +87,7 @@ def psi_script(out, marks, group_of, tasks, ncpus, pids, version):
          f'cpus {ncpus}']
     for g, i in groups.items():
         if i:
-            h.append(f'group {i} parent 0  # cgroup {g}')
+            h.append(f'group {i} parent {groups.get(g.rsplit("/", 1)[0] or "/", 0)}  # cgroup {g}')
     ev, now, cur, soft_ks, in_soft = [], None, [0] * ncpus, [False] * ncpus, [False] * ncpus
     ms = list(marks)
     for ts, _, e in out:
@@ -130,7 +147,9 @@ def main():
     # psi version 6.1.192 (Debian's revision is not a version kacct models)
     kmeta = dict(l.split(' ', 1) for l in open(rec + '/meta').read().splitlines() if ' ' in l)
     kver = kmeta.get('kernel_version', '6.1.192').strip()
-    config = sys.argv[sys.argv.index('--config') + 1] if '--config' in sys.argv else f'{kver}-tick-irqtime-hz250'
+    gen_kernel = 'vtime_user_enter' in (open(rec + '/probes.txt').read() if os.path.exists(rec + '/probes.txt') else '')
+    config = (sys.argv[sys.argv.index('--config') + 1] if '--config' in sys.argv else
+              f'{kver}-{"gen" if gen_kernel else "tick"}-irqtime-hz250')
     sec = sections(rec + '/trace.txt')
     tasks = {}  # pid -> (kthread, tgid, comm)
     for l in sec.get('tasks', []):
@@ -143,8 +162,20 @@ def main():
         if len(p) == 2 and p[0].isdigit() and '::' in p[1]:
             group_of[int(p[0])] = p[1].split('::', 1)[1].strip() or '/'
     lines = decode_trace(sec['trace'])
+    # the groups the guest read, in its order: "MARK root N A N B N ..." (irq-init.sh)
+    psi_lines = [l.split() for l in sec.get('psi', []) if l.strip()]
+    read_order = psi_lines[0][1::2] if psi_lines else ['root', 'A', 'B']
+    # since session 13 the guest reads with its shell's `read` between "kacct read" marks; before,
+    # each read was a forked sed whose fork and exit bracket it
+    builtin_reads = any('kacct read ' in l for l in lines)
     sco = None
     ncpus = 2
+    # gen vtime kernels (irq-record.sh probes the vtime hooks): CPU 1 is nohz_full and runs vtime
+    probes = open(rec + '/probes.txt').read() if os.path.exists(rec + '/probes.txt') else ''
+    G = 1 if 'vtime_user_enter' in probes else None
+    switch_out = {}  # gen CPU: pid -> its last switch-out there, whose flush clock is not known yet
+    vt_decl = {}  # gen CPU: pid -> (vtime utime, stime) residues when the trace first sees it there
+    pending_vt = None  # gen CPU: the vtime event whose clock the return probe gives
     started = [False] * ncpus
     depth, soft = [0] * ncpus, [False] * ncpus
     cur = [0] * ncpus
@@ -152,7 +183,7 @@ def main():
     created, exited, seen = set(), set(), set()
     per_cpu = [[] for _ in range(ncpus)]  # events in order
     pending = [None] * ncpus  # ia event whose clock the next ia gives
-    last_enter = [None] * ncpus  # (index in per_cpu, outer was process context)
+    last_enter = [None] * ncpus  # (irq_enter event, outer was process context)
     first = [None] * ncpus  # (event, tick_delta)
     counts = {'ia': 0, 'tk': 0, 'switch': 0, 'wakeup': 0, 'fork': 0, 'exit': 0, 'mode_fix': 0}
     seq = 0
@@ -192,7 +223,11 @@ def main():
         ftrace_ns = int(s) * 1_000_000_000 + int(us) * 1000
         kv = dict(KV.findall(rest))
         if ev.startswith('tk') and sco is None:
+            # __sched_clock_offset is an s64 (negative when sched_clock() ran ahead of the TSC's
+            # base), fetched as u64: before this, every approximate clock was 2^64 too high
+            # and so clamped to its CPU's next exact boundary
             sco = int(kv['sco'])
+            sco -= (1 << 64) if sco >= 1 << 63 else 0
         approx = ftrace_ns + (sco or 0)
         if ev.startswith('ia'):
             counts['ia'] += 1
@@ -206,6 +241,8 @@ def main():
                 pending[c].exact = int(kv['st'])
                 pending[c] = None
             outer = (pc - off) if off else pc
+            if not started[c] and c == G:
+                continue  # the gen CPU starts at a vtime switch (below)
             if not started[c]:
                 if off == 0 or outer & (HARDIRQ_MASK | SOFTIRQ_OFFSET):
                     continue
@@ -231,12 +268,90 @@ def main():
             e.snap = snap
             pending[c] = e
             if kind == 'irq_enter':
-                last_enter[c] = (len(per_cpu[c]) - 1, depth[c] == 0 and not soft[c])
+                last_enter[c] = (e, depth[c] == 0 and not soft[c])
                 depth[c] += 1
             elif kind == 'irq_exit':
                 depth[c] -= 1
             else:
                 soft[c] = kind == 'softirq_enter'
+            continue
+        if G is not None and ev == 'flush1' and c == G:
+            # inside vtime_task_switch_generic(): prev's starttime is now its flush clock
+            if started[c]:
+                sw = per_cpu[c][-1]
+                if sw.kind != 'switch' or int(kv['p']) != int(sw.args.split('prev=')[1].split()[0]):
+                    raise SystemExit(f'cpu {c}: flush of {kv["p"]} without its switch: {raw}')
+                sw.exact = int(kv['fs'])
+                counts['gen_flush_probe'] = counts.get('gen_flush_probe', 0) + 1
+            continue
+        if G is not None and ev.endswith(('_in', '_out')) and c == G:
+            hook, side = ev.rsplit('_', 1)
+            vt = (int(kv['p']), int(kv['vs']), int(kv['vu']), int(kv['vss']))
+            if hook == 'task_switch' and side == 'out':
+                sw = per_cpu[c][-1] if per_cpu[c] else None
+                if not started[c]:
+                    if vt[0] == 0 or int(kv['td']):
+                        # start where a task (not idle) is switched in, its vtime declared, and no
+                        # irq time pending (a trace has no event inside a switch's gap to seed it)
+                        continue
+                    started[c] = True
+                    cur[c] = vt[0]
+                    seen.add(vt[0])
+                    mode[vt[0]] = 'kernel'
+                    vt_decl.setdefault(vt[0], vt[2:])
+                    e0 = Ev(c, 'start', str(vt[0]), exact=vt[1])
+                    first[c] = (e0, int(kv['td']))
+                    add(c, e0)
+                    counts['gen_start_clock'] = vt[1]
+                    continue
+                if sw is None or sw.kind != 'switch' or vt[0] != cur[c]:
+                    raise SystemExit(f'cpu {c}: vtime switch to {vt[0]} without its sched_switch: {raw}')
+                sw.startnext = vt[1]
+                if vt[0] not in created and vt[0] not in vt_decl:
+                    vt_decl[vt[0]] = vt[2:]  # existed before the trace: its residues as found
+                prev = int(sw.args.split('prev=')[1].split()[0])
+                if prev:
+                    switch_out[prev] = sw
+                counts['gen_switch'] = counts.get('gen_switch', 0) + 1
+                continue
+            if not started[c]:
+                continue
+            if side == 'out':
+                if pending_vt is None or vt[0] != cur[c]:
+                    raise SystemExit(f'cpu {c}: vtime return without its entry: {raw}')
+                pending_vt.exact = vt[1]  # get_vtime_delta() moved starttime to the clock it read
+                pending_vt = None
+                continue
+            snap = [int(kv[k]) for k in ('us', 'ni', 'sy', 'si', 'hi', 'id', 'td')]
+            if hook == 'task_switch':
+                sw = per_cpu[c][-1]
+                if sw.kind != 'switch' or vt[0] != int(sw.args.split('prev=')[1].split()[0]):
+                    raise SystemExit(f'cpu {c}: vtime switch from {vt[0]} without its sched_switch: {raw}')
+                sw.snap, sw.vt = snap, vt
+                sw.task = (vt[0], int(kv['tu']), int(kv['ts']))
+                # next's starttime is still the clock of its last switch-out flush
+                np_, nst = int(kv['np']), int(kv['nst'])
+                if np_ in switch_out:
+                    o = switch_out.pop(np_)
+                    if isinstance(o.exact, int) and o.exact != nst:
+                        raise SystemExit(f'cpu {c}: flush clock {o.exact} of {np_}, its starttime at switch-in {nst}')
+                    o.exact = nst
+                    counts['gen_flush_exact'] = counts.get('gen_flush_exact', 0) + 1
+                continue
+            if vt[0] != cur[c] or depth[c] or soft[c]:
+                raise SystemExit(f'cpu {c}: vtime {hook} of {vt[0]}, tracked {cur[c]} depth {depth[c]}: {raw}')
+            want = 'kernel' if hook == 'user_exit' else 'user'
+            if mode.get(vt[0], 'kernel') == want:  # the trace's mode disagrees: switch it at the same clock
+                counts['gen_mode_fix'] = counts.get('gen_mode_fix', 0) + 1
+                add(c, Ev(c, 'syscall_exit' if want == 'kernel' else 'syscall_enter', '' if want == 'kernel' else 'nr=0',
+                          exact=('link', None)))
+            mode[vt[0]] = want
+            e = add(c, Ev(c, 'syscall_enter' if want == 'kernel' else 'syscall_exit', 'nr=0' if want == 'kernel' else ''))
+            if per_cpu[c][-2].exact == ('link', None):
+                per_cpu[c][-2].exact = ('link', e)
+            e.snap, e.vt, e.task = snap, vt, (vt[0], int(kv['tu']), int(kv['ts']))
+            pending_vt = e
+            counts['gen_' + hook] = counts.get('gen_' + hook, 0) + 1
             continue
         if not started[c]:
             if ev == 'sched_wakeup':
@@ -253,10 +368,15 @@ def main():
                 if task[0] != cur[c]:
                     raise SystemExit(f'cpu {c}: tick of {task[0]}, model has {cur[c]}: {raw}')
                 counts['task_ticks'] = counts.get('task_ticks', 0) + 1
-            idx, outer_proc = last_enter[c]
-            enter = per_cpu[c][idx]
+            enter, outer_proc = last_enter[c]
+            # its index now: ticks put before it move it (6.12 under TCG: hrtimer_interrupt() can
+            # run tick_sched_timer twice in one interrupt when the forwarded expiry has passed)
+            idx = next(i for i in range(len(per_cpu[c]) - 1, -1, -1) if per_cpu[c][i] is enter)
+            if enter.snap is None and outer_proc:
+                counts['ticks_same_irq'] = counts.get('ticks_same_irq', 0) + 1
             if outer_proc:
-                fixes = set_mode(c, cur[c], 'user' if ut else 'kernel', None)
+                # the gen CPU's modes come from its vtime hooks (its tick accounts nothing)
+                fixes = [] if c == G else set_mode(c, cur[c], 'user' if ut else 'kernel', None)
                 tick = Ev(c, 'tick')
                 tick.snap = snap  # the entry from process context charged nothing
                 tick.task = task
@@ -267,7 +387,7 @@ def main():
                     n.exact = ('link', enter)
                 per_cpu[c][idx:idx] = new
             else:
-                if ut:
+                if ut and c != G:
                     raise SystemExit(f'cpu {c}: user tick outside process context: {raw}')
                 tick = add(c, Ev(c, 'tick'))
                 tick.snap = snap
@@ -321,9 +441,14 @@ def main():
                 e.kind = 'psi_wakeup'  # only in the psi script
                 e.psi = f'wakeup {tgt} by {c}'
             continue
+        if ev == 'tracing_mark_write' and rest.startswith('kacct read '):
+            # the guest's shell read a group's irq.pressure itself between these two marks
+            add(c, Ev(c, 'mark', rest.split()[-1], approx=approx))
+            continue
         if ev == 'tracing_mark_write' and rest.startswith('kacct psi '):
             add(c, Ev(c, 'mark', rest.split()[-1], approx=approx))
-            pending_reads[:] = [f'{rest.split()[-1]}.{g}' for g in ('root', 'A', 'B')]
+            if not builtin_reads:
+                pending_reads[:] = [f'{rest.split()[-1]}.{g}' for g in read_order]
             continue
         if ev == 'sched_process_fork':
             counts['fork'] += 1
@@ -366,17 +491,19 @@ def main():
                 nx = evs[i].exact
             nxt_exact[i] = nx
         for i, e in enumerate(evs):
-            if e.kind == 'start':
+            if e.kind == 'start' and not isinstance(e.exact, int):
                 e.ts = nxt_exact[i]
             elif isinstance(e.exact, int):
-                e.ts = e.exact
+                e.ts = e.ub = e.exact  # ub: the cross-CPU order below never moves it
             else:
                 t = e.approx
                 if prev is not None:
                     t = max(t, prev)
                 if nxt_exact[i] is not None:
                     t = min(t, nxt_exact[i])
-                e.ts, e.ub = t, nxt_exact[i]
+                if e.startnext is not None:  # a gen switch flushes prev before it reads next's clock
+                    t = min(t, e.startnext)
+                e.ts, e.ub = t, min(x for x in (nxt_exact[i], e.startnext, 1 << 64) if x is not None)
             if prev is not None and e.ts < prev:
                 raise SystemExit(f'cpu {c}: clock went back at {e.kind} {e.ts} < {prev}')
             prev = e.ts
@@ -401,23 +528,30 @@ def main():
             if prev is not None and e.ts < prev and not isinstance(e.exact, int):
                 e.ts = prev
             prev = e.ts
+            if e.startnext is not None and e.ts > e.startnext:
+                raise SystemExit(f'cpu {c}: switch at {e.ts} after its next clock {e.startnext}')
     counts['order_conflicts'] = conflicts
     end = min(per_cpu[c][-1].ts for c in range(ncpus) if per_cpu[c])
     for c in range(ncpus):
         per_cpu[c] = [e for e in per_cpu[c] if e.ts <= end or e.kind == 'mark']
     starts = [first[c] for c in range(ncpus) if first[c]]
-    origin = min(e.ts - td for e, td in starts) - 10000
+    origin = min(e.ts - td for e, td in starts) - (10000 if G is None else 20000)
     out = []
     for c in range(ncpus):
         if not first[c]:
             continue
         e0, td = first[c]
         t0 = e0.ts - origin
-        # pending tick_delta as one irq before the start, then the task found running
-        out.append((t0 - td - 4000, -3, Ev(c, 'irq_enter')))
-        out.append((t0 - 4000, -2, Ev(c, 'irq_exit')))
-        if e0.args:
-            out.append((t0 - 2000, -1, Ev(c, 'switch', f'prev=0 next={e0.args} prev_state=R')))
+        if c == G:
+            # the gen CPU starts where a task was switched in with no irq time pending: a switch
+            # from idle whose gap ends at the kernel's starttime for it (t0)
+            out.append((t0 - 6000, -1, Ev(c, 'switch', f'prev=0 next={e0.args} prev_state=R gap=6000')))
+        else:
+            # pending tick_delta as one irq before the start, then the task found running
+            out.append((t0 - td - 4000, -3, Ev(c, 'irq_enter')))
+            out.append((t0 - 4000, -2, Ev(c, 'irq_exit')))
+            if e0.args:
+                out.append((t0 - 2000, -1, Ev(c, 'switch', f'prev=0 next={e0.args} prev_state=R')))
         for e in per_cpu[c]:
             if e.kind != 'start':
                 out.append((e.ts - origin, e.seq, e))
@@ -436,40 +570,50 @@ def main():
     hdr = ['kacct-trace 1', 'cpu x86-64', f'ncpus {ncpus}', 'clock ns']
     for pid in sorted(seen):
         kt, tgid, comm = tasks.get(pid, (False, pid, 'task'))
-        hdr.append(f'task {pid} pid={tgid} kthread comm={sane_comm(comm)}' if kt else
-                   f'task {pid} pid={tgid} comm={sane_comm(comm)} mm={tgid}')
+        # gen: the residues its struct vtime had when the gen CPU first switched it in
+        vd = f' vtime_utime={vt_decl[pid][0]} vtime_stime={vt_decl[pid][1]}' if pid in vt_decl else ''
+        hdr.append(f'task {pid} pid={tgid} kthread comm={sane_comm(comm)}{vd}' if kt else
+                   f'task {pid} pid={tgid} comm={sane_comm(comm)} mm={tgid}{vd}')
     hdr.append('events')
     out = [x for x in out if x[2].kind not in ('mark', 'psi_wakeup')]
-    body, cps, tcps = [], [], []
+    body, cps, tcps, vcps = [], [], [], []
     for i, (ts, _, e) in enumerate(out):
+        if e.startnext is not None:  # gen: next's starttime is read gap ns after prev's flush
+            e.args += f' gap={e.startnext - origin - ts}'
+        if e.vt is not None:  # gen: the task's (or idle's) vtime before the event (starttime on the trace's clock)
+            vcps.append(f'{i} {e.cpu} {e.vt[0]} {e.vt[1] - origin} {e.vt[2]} {e.vt[3]}')
         body.append(f'{ts} {e.cpu} {e.kind}' + (f' {e.args}' if e.args else ''))
         if e.snap is not None:
             cps.append(f'{i} {e.cpu} ' + ' '.join(map(str, e.snap)))
         if e.task is not None and e.task[0] != 0:  # the idle tasks' times do not move
             tcps.append(f'{i} {e.cpu} ' + ' '.join(map(str, e.task)))
-    import os
     os.makedirs(fix, exist_ok=True)
-    import lzma
 
     def xz(name, text):
         with open(f'{fix}/{name}.xz', 'wb') as f:
-            f.write(lzma.compress(text.encode(), preset=9))
+            f.write(lzma.compress(text.encode(), preset=6))
     xz('trace', '\n'.join(hdr + body) + '\n')
     xz('checkpoints', '# event_index cpu user nice system softirq irq idle tick_delta (kernel ns, before the event)\n'
        + '\n'.join(cps) + '\n')
     xz('psi-irq.psi', psi_text)
+    if vcps:
+        xz('vtime-checkpoints', '# event_index cpu tid starttime vtime_utime vtime_stime (trace ns; the task before the '
+           'event: its vtime hook or its switch-out)\n' + '\n'.join(vcps) + '\n')
     if tcps:
         xz('task-checkpoints', '# event_index cpu tid utime stime (kernel ns, the ticked task before the tick)\n'
            + '\n'.join(tcps) + '\n')
     with open(fix + '/psi-kernel', 'w') as f:
-        f.write('# irq.pressure full total= (us) read at the marks: root, cgroup A, cgroup B\n')
+        f.write(f'# irq.pressure full total= (us) read at the marks: {", ".join(read_order)}{" (C is /B/C)" if "C" in read_order else ""}\n')
         f.write('\n'.join(sec.get('psi', [])) + '\n')
     meta = open(rec + '/meta').read() if os.path.exists(rec + '/meta') else ''
     with open(fix + '/meta', 'w') as f:
         f.write(meta)
         f.write(f'config {config}\nsched_clock_offset {sco}\norigin {origin}\n')
+        if G is not None:
+            f.write(f'nohz_full {G}\n')
         f.write('counts ' + ' '.join(f'{k}={v}' for k, v in counts.items()) + '\n')
-        f.write(f'events {len(body)} checkpoints {len(cps)} task_checkpoints {len(tcps)}\n')
+        f.write(f'events {len(body)} checkpoints {len(cps)} task_checkpoints {len(tcps)}'
+                + (f' vtime_checkpoints {len(vcps)}' if vcps else '') + '\n')
     print(f'{fix}: {len(body)} events, {len(cps)} checkpoints, {len(tcps)} task checkpoints, {counts}')
 
 

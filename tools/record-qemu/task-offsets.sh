@@ -2,7 +2,7 @@
 # task_struct offsets for kprobe fetches on a tools/kernel-build tree (no debug info needed):
 # compiles a few offsetof()s with the flags Kbuild used for kernel/fork.o and prints "NAME VALUE"
 # lines: the task's pid, utime, stime, gtime and se.sum_exec_runtime, and with
-# VIRT_CPU_ACCOUNTING_GEN its struct vtime (starttime, state, utime, stime, gtime).
+# VIRT_CPU_ACCOUNTING_GEN its struct vtime (starttime, state, utime, stime, gtime, cpu).
 #   task-offsets.sh KERNEL_DIR      (build.sh's output: KERNEL_DIR/build is the O= tree)
 set -euo pipefail
 K=$(readlink -f "$1")
@@ -29,6 +29,7 @@ void kacct_offsets(void)
 	OFFSET(vtime_utime, vtime, utime);
 	OFFSET(vtime_stime, vtime, stime);
 	OFFSET(vtime_gtime, vtime, gtime);
+	OFFSET(vtime_cpu, vtime, cpu);
 #endif
 }
 C
