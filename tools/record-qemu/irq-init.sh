@@ -23,15 +23,54 @@ say "kernel $(uname -r) cpus $(cat /sys/devices/system/cpu/online) record_ms $MS
 say "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 dmesg | grep -i -E 'tsc.*(unstable|reliable)|irq time|sched_clock' | sed 's/^/IRQ: dmesg /'
 O=/dev/ttyS2
+[ -e /dev/ttyS2 ] || O=/dev/hvc1 # ppc64le: a second sPAPR VTY
 stty -F $O raw 2> /dev/null
 sect() { echo "==== $1" > $O; }
-while read -r l; do echo "$l" >> $T/kprobe_events || say "kprobe failed: $l"; done < /probes.txt
+if [ -e /pcpu.env ]; then
+	# ppc64le: a per-CPU variable of CPU c is at ADDR + paca->data_offset, r13 holds the paca;
+	# each CPU's data_offset - r13 measured with one probe, then +@ADDR@(%gpr13) rewritten for
+	# the CPU in the probe's name (ia0, tk1, ...)
+	. /pcpu.env
+	echo "p:kacct/dbg irqtime_account_irq r13=%gpr13:s64 do=+$DOFF(%gpr13):s64" >> $T/kprobe_events
+	echo 1 > $T/events/kacct/dbg/enable
+	taskset 2 usleep 20000
+	usleep 20000
+	echo 0 > $T/events/kacct/dbg/enable
+	for c in 0 1; do
+		l=$(grep "\[00$c\].* dbg:" $T/trace | tail -1)
+		r13=$(echo "$l" | sed -n 's/.*r13=\(-*[0-9]*\).*/\1/p')
+		do=$(echo "$l" | sed -n 's/.*do=\(-*[0-9]*\).*/\1/p')
+		[ -n "$r13" ] && [ -n "$do" ] || say "no r13/data_offset for cpu $c"
+		eval "D$c=$((do - r13))"
+		say "cpu $c r13 $r13 data_offset $do"
+	done
+	echo "-:kacct/dbg" >> $T/kprobe_events
+	echo > $T/trace
+	while read -r l; do
+		n=${l%% *}
+		eval "d=\$D${n#${n%?}}"
+		out=
+		while [ "${l#*@}" != "$l" ]; do
+			a=${l#*@}
+			v=$((${a%%@*} + d))
+			[ $v -ge -2147483648 ] && [ $v -le 2147483647 ] || say "per-CPU offset $v from r13 out of range: $n"
+			out="$out${l%%@*}$v"
+			l=${a#*@}
+		done
+		echo "$out$l" >> $T/kprobe_events || say "kprobe failed: $out$l"
+	done < /probes.txt
+else
+	while read -r l; do echo "$l" >> $T/kprobe_events || say "kprobe failed: $l"; done < /probes.txt
+fi
+grep . $T/error_log 2> /dev/null | sed "s/^/IRQ: error_log /"
 for c in 0 1; do
 	for e in ia tk; do echo "cpu == $c" > $T/events/kacct/$e$c/filter; done
 done
 echo 16384 > $T/buffer_size_kb
-IRQ=$(cat /sys/class/tty/ttyS1/irq)
-echo 2 > "/proc/irq/$IRQ/smp_affinity" || say "cannot bind irq $IRQ"
+if [ -e /sys/class/tty/ttyS1/irq ]; then
+	IRQ=$(cat /sys/class/tty/ttyS1/irq)
+	echo 2 > "/proc/irq/$IRQ/smp_affinity" || say "cannot bind irq $IRQ"
+fi
 mkfifo /tmp/fifo
 # cgroups for PSI irq: A has the spinner, B the sleeper and the fork loop, the rest is in the root
 mkdir /sys/fs/cgroup/A /sys/fs/cgroup/B
@@ -71,13 +110,19 @@ psi() {
 		"A $(sed -n 's/.*total=//p' /sys/fs/cgroup/A/irq.pressure)" \
 		"B $(sed -n 's/.*total=//p' /sys/fs/cgroup/B/irq.pressure)" >> /tmp/psi
 }
-taskset 1 dd if=/dev/zero of=/dev/ttyS1 bs=4096 count=8 2> /dev/null &
+if [ -n "${IRQ:-}" ]; then
+	taskset 1 dd if=/dev/zero of=/dev/ttyS1 bs=4096 count=8 2> /dev/null &
+else
+	# no 8250 (ppc64le): CPU 0 wakes the sleeper on CPU 1 every ms (IPIs to an idle CPU 1)
+	taskset 1 sh -c 'exec 3> /tmp/fifo; while :; do echo x >&3; usleep 1000; done' &
+	PINGER=$!
+fi
 usleep 100000 # each CPU's irq time pending at the trace's start is charged before the first read
 psi start
 usleep $((MS * 1000))
 psi end
 echo 0 > $T/tracing_on
-kill $SPIN $SLEEPER $FORKER 2> /dev/null
+kill $SPIN $SLEEPER $FORKER ${PINGER:-} 2> /dev/null
 sect proc_stat_after
 cat /proc/stat > $O
 sect pressure_after

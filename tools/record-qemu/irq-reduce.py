@@ -72,6 +72,7 @@ def psi_script(out, marks, group_of, tasks, ncpus, pids, version):
         if i:
             h.append(f'group {i} parent 0  # cgroup {g}')
     ev, now, cur, soft_ks, in_soft = [], None, [0] * ncpus, [False] * ncpus, [False] * ncpus
+    hard = [0] * ncpus  # hardirq depth: powerpc replays soft-masked interrupts inside an irq_enter()
     ms = list(marks)
     for ts, _, e in out:
         while ms and ms[0][0] <= ts:
@@ -89,11 +90,18 @@ def psi_script(out, marks, group_of, tasks, ncpus, pids, version):
         ks = sane_comm(tasks.get(cur[c], (0, 0, ''))[2]).startswith('ksoftirqd/')
         # the psi model does not nest irqs: a hardirq inside a softirq closes the softirq stretch
         # and reopens it after (irq_time_read() sums both kinds alike)
+        # (and a nested hardirq is part of the outer one's stretch: irq_time_read() has both)
         if e.kind == 'irq_enter':
+            hard[c] += 1
+            if hard[c] > 1:
+                continue
             if in_soft[c]:
                 ev.append(f'irq_exit {c}')
             ev.append(f'irq_enter {c}')
         elif e.kind == 'irq_exit':
+            hard[c] -= 1
+            if hard[c]:
+                continue
             ev.append(f'irq_exit {c}')
             if in_soft[c]:
                 ev.append(f'irq_enter {c} soft')
@@ -154,6 +162,7 @@ def main():
     pending = [None] * ncpus  # ia event whose clock the next ia gives
     last_enter = [None] * ncpus  # (index in per_cpu, outer was process context)
     first = [None] * ncpus  # (event, tick_delta)
+    ticked = [None] * ncpus  # the irq_enter of each CPU's last tick
     counts = {'ia': 0, 'tk': 0, 'switch': 0, 'wakeup': 0, 'fork': 0, 'exit': 0, 'mode_fix': 0}
     seq = 0
     sched_on = False
@@ -192,7 +201,8 @@ def main():
         ftrace_ns = int(s) * 1_000_000_000 + int(us) * 1000
         kv = dict(KV.findall(rest))
         if ev.startswith('tk') and sco is None:
-            sco = int(kv['sco'])
+            # powerpc has no __sched_clock_offset: sched_clock_cpu() is sched_clock(), ftrace's clock
+            sco = int(kv.get('sco', 0))
         approx = ftrace_ns + (sco or 0)
         if ev.startswith('ia'):
             counts['ia'] += 1
@@ -231,6 +241,8 @@ def main():
             e.snap = snap
             pending[c] = e
             if kind == 'irq_enter':
+                if depth[c]:  # powerpc: a replayed soft-masked interrupt inside the replay's irq_enter()
+                    counts['irq_nested'] = counts.get('irq_nested', 0) + 1
                 last_enter[c] = (len(per_cpu[c]) - 1, depth[c] == 0 and not soft[c])
                 depth[c] += 1
             elif kind == 'irq_exit':
@@ -255,6 +267,10 @@ def main():
                 counts['task_ticks'] = counts.get('task_ticks', 0) + 1
             idx, outer_proc = last_enter[c]
             enter = per_cpu[c][idx]
+            assert enter.kind == 'irq_enter', raw
+            if ticked[c] is enter:  # more than one account_process_tick() in one interrupt
+                counts['ticks_in_one_irq'] = counts.get('ticks_in_one_irq', 0) + 1
+            ticked[c] = enter
             if outer_proc:
                 fixes = set_mode(c, cur[c], 'user' if ut else 'kernel', None)
                 tick = Ev(c, 'tick')
@@ -266,7 +282,10 @@ def main():
                     n.seq = enter.seq  # same clock as the entry, before it
                     n.exact = ('link', enter)
                 per_cpu[c][idx:idx] = new
+                # a second tick in the same interrupt (seen on ppc64le) goes after this one
+                last_enter[c] = (idx + len(new), outer_proc)
             else:
+                counts['tick_not_from_process'] = counts.get('tick_not_from_process', 0) + 1
                 if ut:
                     raise SystemExit(f'cpu {c}: user tick outside process context: {raw}')
                 tick = add(c, Ev(c, 'tick'))
@@ -433,7 +452,8 @@ def main():
     psi_text = psi_script(out, marks_all, group_of, tasks, ncpus, set(seen) | created, kver)
     seen -= created
     seen.discard(0)
-    hdr = ['kacct-trace 1', 'cpu x86-64', f'ncpus {ncpus}', 'clock ns']
+    cpu_model = {'amd64': 'x86-64', 'ppc64le': 'POWER9'}[kmeta.get('arch', 'amd64').strip()]  # QEMU's -cpu
+    hdr = ['kacct-trace 1', f'cpu {cpu_model}', f'ncpus {ncpus}', 'clock ns']
     for pid in sorted(seen):
         kt, tgid, comm = tasks.get(pid, (False, pid, 'task'))
         hdr.append(f'task {pid} pid={tgid} kthread comm={sane_comm(comm)}' if kt else
