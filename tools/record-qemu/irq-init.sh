@@ -97,6 +97,8 @@ sect proc_stat_before
 cat /proc/stat > $O
 sect pressure_before
 cat /proc/pressure/irq > $O 2>&1
+sect interrupts_before
+cat /proc/interrupts > $O
 echo 0 > $T/tracing_on # all events on at once (irq-reduce.py starts at the first switch anyway)
 echo > $T/trace
 for e in kacct sched/sched_switch sched/sched_wakeup sched/sched_process_fork sched/sched_process_exit; do
@@ -127,6 +129,8 @@ sect proc_stat_after
 cat /proc/stat > $O
 sect pressure_after
 cat /proc/pressure/irq > $O 2>&1
+sect interrupts_after
+cat /proc/interrupts > $O
 sect psi
 cat /tmp/psi > $O
 say "trace lines $(wc -l < $T/trace), lost $(grep -c LOST $T/trace)"

@@ -22,7 +22,7 @@ checkpoints.xz ("EVENT_INDEX CPU user nice system softirq irq idle tick_delta", 
 task-checkpoints.xz when the tick probes fetched the task ("EVENT_INDEX CPU TID utime stime": the
 ticked task's times before each tick, idle ticks left out),
 psi-irq.psi.xz (the same events as a `kacct psi-irq` script), psi-kernel (the guest's
-irq.pressure reads) and meta.
+irq.pressure reads), interrupts (/proc/interrupts around the window, when recorded) and meta.
 """
 import re
 import sys
@@ -484,6 +484,11 @@ def main():
     with open(fix + '/psi-kernel', 'w') as f:
         f.write('# irq.pressure full total= (us) read at the marks: root, cgroup A, cgroup B\n')
         f.write('\n'.join(sec.get('psi', [])) + '\n')
+    if 'interrupts_before' in sec:  # what raised the irqs (not compared)
+        with open(fix + '/interrupts', 'w') as f:
+            f.write('# the guest\'s /proc/interrupts before and after the traced window (not compared)\n')
+            f.write('\n'.join(['==== before'] + sec['interrupts_before'] + ['==== after'] + sec.get('interrupts_after', []))
+                    + '\n')
     meta = open(rec + '/meta').read() if os.path.exists(rec + '/meta') else ''
     with open(fix + '/meta', 'w') as f:
         f.write(meta)
