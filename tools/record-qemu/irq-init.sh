@@ -70,6 +70,14 @@ echo 16384 > $T/buffer_size_kb
 if [ -e /sys/class/tty/ttyS1/irq ]; then
 	IRQ=$(cat /sys/class/tty/ttyS1/irq)
 	echo 2 > "/proc/irq/$IRQ/smp_affinity" || say "cannot bind irq $IRQ"
+elif [ -e /dev/hvc2 ]; then
+	# ppc64le: a VTY fed from a file; opening it requests its irq (the last hvc_console one),
+	# bound to CPU 1; read from CPU 1 in the traced window
+	exec 4< /dev/hvc2
+	stty -F /dev/hvc2 raw -echo 2> /dev/null
+	HVCIRQ=$(sed -n 's/^ *\([0-9]*\):.*hvc_console.*/\1/p' /proc/interrupts | tail -1)
+	echo 2 > "/proc/irq/$HVCIRQ/smp_affinity" || say "cannot bind hvc irq $HVCIRQ"
+	say "hvc2 irq $HVCIRQ affinity $(cat /proc/irq/$HVCIRQ/smp_affinity 2> /dev/null)"
 fi
 mkfifo /tmp/fifo
 # cgroups for PSI irq: A has the spinner, B the sleeper and the fork loop, the rest is in the root
@@ -118,13 +126,17 @@ else
 	# no 8250 (ppc64le): CPU 0 wakes the sleeper on CPU 1 every ms (IPIs to an idle CPU 1)
 	taskset 1 sh -c 'exec 3> /tmp/fifo; while :; do echo x >&3; usleep 1000; done' &
 	PINGER=$!
+	if [ -n "${HVCIRQ:-}" ]; then
+		taskset 2 cat <&4 > /dev/null &
+		READER=$!
+	fi
 fi
 usleep 100000 # each CPU's irq time pending at the trace's start is charged before the first read
 psi start
 usleep $((MS * 1000))
 psi end
 echo 0 > $T/tracing_on
-kill $SPIN $SLEEPER $FORKER ${PINGER:-} 2> /dev/null
+kill $SPIN $SLEEPER $FORKER ${PINGER:-} ${READER:-} 2> /dev/null
 sect proc_stat_after
 cat /proc/stat > $O
 sect pressure_after

@@ -85,10 +85,23 @@ chmod 755 "$R/root/init" "$R/root/bin/busybox"
 (cd "$R/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$R/initrd.cpio.gz"
 rm -f "$OUT/trace.txt"
 if [ "$ARCH" = ppc64le ]; then
-	# hvc0: console; a second sPAPR VTY (hvc1) carries the trace
+	# hvc0: console; a second sPAPR VTY (hvc1) carries the trace; a third (hvc2) reads
+	# IRQ_HVC_IN_KB (default 256, 0: none) of text from a file: device interrupts (the VTY
+	# raises one when its empty input buffer gets data)
+	# (a pipe chardev: QEMU 7.2's file chardev has no input-path; the feeders are ours to end)
+	HVC=() FEED=()
+	if [ "${IRQ_HVC_IN_KB:-256}" -gt 0 ]; then
+		mkfifo "$R/hvc.in" "$R/hvc.out"
+		(yes kacct || :) | head -c $((${IRQ_HVC_IN_KB:-256} * 1024)) > "$R/hvc.in" &
+		FEED+=($!)
+		cat "$R/hvc.out" > /dev/null &
+		FEED+=($!)
+		trap 'kill "${FEED[@]}" 2> /dev/null || :; rm -rf "$R"' EXIT
+		HVC=(-chardev pipe,id=inp,path="$R/hvc" -device spapr-vty,chardev=inp)
+	fi
 	timeout "${IRQ_TIMEOUT:-900}" qemu-system-ppc64 -accel tcg -M pseries,x-vof=on -cpu POWER9 -smp 2 \
 		-m 1G -nographic -no-reboot -chardev file,id=trc,path="$OUT/trace.txt" \
-		-device spapr-vty,chardev=trc -kernel "$K/vmlinux" -initrd "$R/initrd.cpio.gz" \
+		-device spapr-vty,chardev=trc "${HVC[@]}" -kernel "$K/vmlinux" -initrd "$R/initrd.cpio.gz" \
 		-append "console=hvc0 nohz=off $*" < /dev/null 2>&1 | tr -d '\r' > "$OUT/console.log" || true
 	grep -a '^IRQ:' "$OUT/console.log" || tail -20 "$OUT/console.log"
 	ls -la "$OUT"
