@@ -4,6 +4,8 @@
 # A), a timer sleeper (2 ms read timeouts) and a fork loop (RCU softirq work) on CPU 1 (cgroup
 # B), and a serial flood written from CPU 0 whose irq runs on CPU 1 (cross-CPU wakeups, IPIs). The ftrace text goes gzip+uuencode to ttyS2
 # (QEMU -serial file:), framed by "==== NAME" sections; console lines start with "IRQ:".
+# ppc64le (no 8250; /pcpu.env present): the trace goes to hvc1, a CPU-0 task wakes the CPU-1
+# sleeper every ms, and a reader on CPU 1 drains hvc2 (the host feeds it; its irq bound to CPU 1).
 /bin/busybox --install -s /bin
 export PATH=/bin
 mkdir -p /proc /sys /dev /tmp

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Record irq time accounting on a kernel from tools/kernel-build (amd64, IRQ_TIME_ACCOUNTING).
+# Record irq time accounting on a kernel from tools/kernel-build (amd64 or ppc64le, IRQ_TIME_ACCOUNTING).
 #   irq-record.sh KERNEL_DIR OUTDIR [KERNEL_ARGS...]
 # KERNEL_DIR: build.sh's output (bzImage, System.map, meta). Boots QEMU TCG (-smp 2), runs
 # irq-init.sh as /init: kprobes on irqtime_account_irq (every hardirq/softirq boundary) and
@@ -14,7 +14,7 @@
 # static ppc64el busybox), probe arguments in %gpr3/%gpr4, the preempt count from the current
 # task's thread_info (irqtime_account_irq's curr), per-CPU fetches relative to r13 (irq-init.sh
 # measures each CPU's paca), no __sched_clock_offset; the trace goes to hvc1, and wakeups of a
-# CPU-1 task from CPU 0 replace the serial flood (no 8250).
+# CPU-1 task from CPU 0 plus input on hvc2 (IRQ_HVC_IN_KB) replace the serial flood (no 8250).
 set -euo pipefail
 K=$(readlink -f "$1") OUT=$(readlink -f "$2"); shift 2
 HERE=$(dirname "$(readlink -f "$0")")
