@@ -1,4 +1,4 @@
-// Replays recorded irq-time traces (tick accounting + IRQ_TIME_ACCOUNTING, amd64, kernels built
+// Replays recorded irq-time traces (tick accounting + IRQ_TIME_ACCOUNTING, amd64 and ppc64le, kernels built
 // from Debian's sources) and compares the model's kcpustat and irqtime.tick_delta with the
 // kernel's at every checkpoint: the values kprobes read at each hardirq/softirq boundary and
 // each tick, in ns. Deltas from each CPU's first checkpoint (the trace starts mid-run); the
@@ -121,7 +121,7 @@ Outcome compare(const Fixture& f, const std::string& config) {
   if (!t.ok()) return {};
   auto prog = sim::compile(t.value());
   EXPECT_TRUE(prog.ok());
-  const auto cpu = arch::find_cpu("x86-64");
+  const auto cpu = arch::find_cpu(t.value().header.cpu_model);  // x86-64 or POWER9
   const auto cfg = arch::find_config(config);
   EXPECT_TRUE(cpu && cfg) << config;
   if (!prog.ok() || !cpu || !cfg) return {};

@@ -4,6 +4,8 @@
 # A), a timer sleeper (2 ms read timeouts, cgroup B) and a fork loop (RCU softirq work, cgroup
 # B/C: nested, so B's irq pressure has a child's) on CPU 1, and a serial flood written from CPU 0 whose irq runs on CPU 1 (cross-CPU wakeups, IPIs). The ftrace text goes gzip+uuencode to ttyS2
 # (QEMU -serial file:), framed by "==== NAME" sections; console lines start with "IRQ:".
+# ppc64le (no 8250; /pcpu.env present): the trace goes to hvc1, a CPU-0 task wakes the CPU-1
+# sleeper every ms, and a reader on CPU 1 drains hvc2 (the host feeds it; its irq bound to CPU 1).
 /bin/busybox --install -s /bin
 export PATH=/bin
 mkdir -p /proc /sys /dev /tmp
@@ -23,9 +25,46 @@ say "kernel $(uname -r) cpus $(cat /sys/devices/system/cpu/online) record_ms $MS
 say "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 dmesg | grep -i -E 'tsc.*(unstable|reliable)|irq time|sched_clock' | sed 's/^/IRQ: dmesg /'
 O=/dev/ttyS2
+[ -e /dev/ttyS2 ] || O=/dev/hvc1 # ppc64le: a second sPAPR VTY
 stty -F $O raw 2> /dev/null
 sect() { echo "==== $1" > $O; }
-while read -r l; do echo "$l" >> $T/kprobe_events || say "kprobe failed: $l"; done < /probes.txt
+if [ -e /pcpu.env ]; then
+	# ppc64le: a per-CPU variable of CPU c is at ADDR + paca->data_offset, r13 holds the paca;
+	# each CPU's data_offset - r13 measured with one probe, then +@ADDR@(%gpr13) rewritten for
+	# the CPU in the probe's name (ia0, tk1, ...)
+	. /pcpu.env
+	echo "p:kacct/dbg irqtime_account_irq r13=%gpr13:s64 do=+$DOFF(%gpr13):s64" >> $T/kprobe_events
+	echo 1 > $T/events/kacct/dbg/enable
+	taskset 2 usleep 20000
+	usleep 20000
+	echo 0 > $T/events/kacct/dbg/enable
+	for c in 0 1; do
+		l=$(grep "\[00$c\].* dbg:" $T/trace | tail -1)
+		r13=$(echo "$l" | sed -n 's/.*r13=\(-*[0-9]*\).*/\1/p')
+		do=$(echo "$l" | sed -n 's/.*do=\(-*[0-9]*\).*/\1/p')
+		[ -n "$r13" ] && [ -n "$do" ] || say "no r13/data_offset for cpu $c"
+		eval "D$c=$((do - r13))"
+		say "cpu $c r13 $r13 data_offset $do"
+	done
+	echo "-:kacct/dbg" >> $T/kprobe_events
+	echo > $T/trace
+	while read -r l; do
+		n=${l%% *}
+		eval "d=\$D${n#${n%?}}"
+		out=
+		while [ "${l#*@}" != "$l" ]; do
+			a=${l#*@}
+			v=$((${a%%@*} + d))
+			[ $v -ge -2147483648 ] && [ $v -le 2147483647 ] || say "per-CPU offset $v from r13 out of range: $n"
+			out="$out${l%%@*}$v"
+			l=${a#*@}
+		done
+		echo "$out$l" >> $T/kprobe_events || say "kprobe failed: $out$l"
+	done < /probes.txt
+else
+	while read -r l; do echo "$l" >> $T/kprobe_events || say "kprobe failed: $l"; done < /probes.txt
+fi
+grep . $T/error_log 2> /dev/null | sed "s/^/IRQ: error_log /"
 for c in 0 1; do
 	for e in ia tk; do echo "cpu == $c" > $T/events/kacct/$e$c/filter; done
 done
@@ -33,8 +72,18 @@ done
 for f in $T/events/kacct/*_in/filter $T/events/kacct/*_out/filter; do [ ! -e "$f" ] || echo "cpu == 1" > "$f"; done
 say "nohz_full $(cat /sys/devices/system/cpu/nohz_full 2> /dev/null)"
 echo 16384 > $T/buffer_size_kb
-IRQ=$(cat /sys/class/tty/ttyS1/irq)
-echo 2 > "/proc/irq/$IRQ/smp_affinity" || say "cannot bind irq $IRQ"
+if [ -e /sys/class/tty/ttyS1/irq ]; then
+	IRQ=$(cat /sys/class/tty/ttyS1/irq)
+	echo 2 > "/proc/irq/$IRQ/smp_affinity" || say "cannot bind irq $IRQ"
+elif [ -e /dev/hvc2 ]; then
+	# ppc64le: a VTY fed from a file; opening it requests its irq (the last hvc_console one),
+	# bound to CPU 1; read from CPU 1 in the traced window
+	exec 4< /dev/hvc2
+	stty -F /dev/hvc2 raw -echo 2> /dev/null
+	HVCIRQ=$(sed -n 's/^ *\([0-9]*\):.*hvc_console.*/\1/p' /proc/interrupts | tail -1)
+	echo 2 > "/proc/irq/$HVCIRQ/smp_affinity" || say "cannot bind hvc irq $HVCIRQ"
+	say "hvc2 irq $HVCIRQ affinity $(cat /proc/irq/$HVCIRQ/smp_affinity 2> /dev/null)"
+fi
 mkfifo /tmp/fifo
 # cgroups for PSI irq: A has the spinner, B the sleeper, B/C the fork loop, the rest is in the root
 mkdir /sys/fs/cgroup/A /sys/fs/cgroup/B /sys/fs/cgroup/B/C
@@ -61,6 +110,8 @@ sect proc_stat_before
 cat /proc/stat > $O
 sect pressure_before
 cat /proc/pressure/irq > $O 2>&1
+sect interrupts_before
+cat /proc/interrupts > $O
 echo 0 > $T/tracing_on # all events on at once (irq-reduce.py starts at the first switch anyway)
 echo > $T/trace
 for e in kacct sched/sched_switch sched/sched_wakeup sched/sched_process_fork sched/sched_process_exit; do
@@ -82,7 +133,17 @@ psi() {
 	done
 	echo "$line" >> /tmp/psi
 }
-taskset 1 dd if=/dev/zero of=/dev/ttyS1 bs=4096 count=8 2> /dev/null &
+if [ -n "${IRQ:-}" ]; then
+	taskset 1 dd if=/dev/zero of=/dev/ttyS1 bs=4096 count=8 2> /dev/null &
+else
+	# no 8250 (ppc64le): CPU 0 wakes the sleeper on CPU 1 every ms (IPIs to an idle CPU 1)
+	taskset 1 sh -c 'exec 3> /tmp/fifo; while :; do echo x >&3; usleep 1000; done' &
+	PINGER=$!
+	if [ -n "${HVCIRQ:-}" ]; then
+		taskset 2 cat <&4 > /dev/null &
+		READER=$!
+	fi
+fi
 usleep 100000 # each CPU's irq time pending at the trace's start is charged before the first read
 psi start
 usleep $((MS * 1000))
@@ -91,11 +152,13 @@ psi end
 # cuts the trace at the earliest CPU's last exact clock; a read after it would miss charges)
 usleep 100000
 echo 0 > $T/tracing_on
-kill $SPIN $SLEEPER $FORKER 2> /dev/null
+kill $SPIN $SLEEPER $FORKER ${PINGER:-} ${READER:-} 2> /dev/null
 sect proc_stat_after
 cat /proc/stat > $O
 sect pressure_after
 cat /proc/pressure/irq > $O 2>&1
+sect interrupts_after
+cat /proc/interrupts > $O
 sect psi
 cat /tmp/psi > $O
 say "trace lines $(wc -l < $T/trace), lost $(grep -c LOST $T/trace)"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Record irq time accounting on a kernel from tools/kernel-build (amd64, IRQ_TIME_ACCOUNTING).
+# Record irq time accounting on a kernel from tools/kernel-build (amd64 or ppc64le, IRQ_TIME_ACCOUNTING).
 #   irq-record.sh KERNEL_DIR OUTDIR [KERNEL_ARGS...]
 # KERNEL_DIR: build.sh's output (bzImage, System.map, meta). Boots QEMU TCG (-smp 2), runs
 # irq-init.sh as /init: kprobes on irqtime_account_irq (every hardirq/softirq boundary) and
@@ -12,6 +12,11 @@
 # console.log, meta, probes.txt (offsets.txt: the task_struct offsets the tick probes fetch).
 # Needs busybox-static and qemu-system-x86; one guest at a time. The tick never stops
 # (nohz=off): the nohz idle catch-up (account_idle_ticks) is not recorded.
+# ppc64le kernels (meta "arch ppc64le"): QEMU pseries POWER9 (as native-record.sh; env BUSYBOX, a
+# static ppc64el busybox), probe arguments in %gpr3/%gpr4, the preempt count from the current
+# task's thread_info (irqtime_account_irq's curr), per-CPU fetches relative to r13 (irq-init.sh
+# measures each CPU's paca), no __sched_clock_offset; the trace goes to hvc1, and wakeups of a
+# CPU-1 task from CPU 0 plus input on hvc2 (IRQ_HVC_IN_KB) replace the serial flood (no 8250).
 set -euo pipefail
 K=$(readlink -f "$1") OUT=$(readlink -f "$2"); shift 2
 HERE=$(dirname "$(readlink -f "$0")")
@@ -19,26 +24,41 @@ mkdir -p "$OUT"
 R=$(mktemp -d /tmp/irq-rec.XXXX)
 trap 'rm -rf "$R"' EXIT
 sym() { awk -v s="$1" '$3 == s {print "0x" $1; exit}' "$K/System.map"; }
+ARCH=$(awk '$1 == "arch" {print $2}' "$K/meta")
+IRQT=$(sym cpu_irqtime) KCS=$(sym kernel_cpustat)
 # the preempt count: per-CPU __preempt_count (6.1), pcpu_hot.preempt_count after current_task
-# (x86 from 6.2 on, so 6.12)
-PCPU_PC=$(sym __preempt_count) IRQT=$(sym cpu_irqtime) KCS=$(sym kernel_cpustat)
+# (x86 from 6.2 on, so 6.12); powerpc: thread_info.preempt_count, first in the task
+PCPU_PC=$(sym __preempt_count)
 [ -n "$PCPU_PC" ] || { h=$(sym pcpu_hot) && [ -n "$h" ] && PCPU_PC=$((h + 8)); }
+[ "$ARCH" != ppc64le ] || PCPU_PC=ppc
 for v in PCPU_PC IRQT KCS; do [ -n "${!v}" ] || { echo "no symbol for $v in System.map" >&2; exit 1; }; done
 # per-CPU fetches: +ADDR(@__per_cpu_offset+8*cpu); struct irqtime {total, tick_delta,
 # irq_start_time}; kernel_cpustat.cpustat[user nice system softirq irq idle iowait steal].
+# powerpc: the per-CPU symbols are 0xc000... addresses, too wide for a fetch offset (an int):
+# +@ADDR@(%gpr13), which irq-init.sh rewrites per CPU to ADDR + data_offset - r13.
 fetch() { # fetch CPU -> that CPU's argument list (the event is filtered to run on it)
-	local b="@__per_cpu_offset+$((8 * $1))"
-	printf ' pc=+%d(%s):u32' $((PCPU_PC)) "$b"
-	printf ' st=+%d(%s):u64 td=+%d(%s):u64' $((IRQT + 16)) "$b" $((IRQT + 8)) "$b"
+	local b="@__per_cpu_offset+$((8 * $1))" f='+%d(%s)'
+	if [ "$ARCH" = ppc64le ]; then
+		b=%gpr13 f='+@%d@(%s)'
+	else
+		printf ' pc=+%d(%s):u32' $((PCPU_PC)) "$b"
+	fi
+	printf " st=$f:u64 td=$f:u64" $((IRQT + 16)) "$b" $((IRQT + 8)) "$b"
 	local i=0
-	for n in us ni sy si hi id; do printf ' %s=+%d(%s):u64' $n $((KCS + 8 * i)) "$b"; i=$((i + 1)); done
+	for n in us ni sy si hi id; do printf " %s=$f:u64" $n $((KCS + 8 * i)) "$b"; i=$((i + 1)); done
 }
+# the probed functions' arguments (irqtime_account_irq(curr, offset), account_process_tick(p,
+# user_tick)) and the clock offset of the ftrace timestamps
+A1=%di A2=%si SCO=' sco=@__sched_clock_offset:u64' PC=''
+if [ "$ARCH" = ppc64le ]; then
+	A1=%gpr3 A2=%gpr4 SCO='' PC=' pc=+0(%gpr3):u32'
+fi
 # The ticked task's pid, utime and stime (account_process_tick's p, in %di), with offsets from
 # task-offsets.sh when the build tree is there (recordings before it have no task fields).
 TASK=""
 if [ -d "$K/build" ] && "$HERE/task-offsets.sh" "$K" > "$OUT/offsets.txt"; then
 	o() { awk -v n="$1" '$1 == n {print $2}' "$OUT/offsets.txt"; }
-	TASK=" tp=+$(o task_pid)(%di):s32 tu=+$(o task_utime)(%di):u64 ts=+$(o task_stime)(%di):u64"
+	TASK=" tp=+$(o task_pid)($A1):s32 tu=+$(o task_utime)($A1):u64 ts=+$(o task_stime)($A1):u64"
 	[[ $TASK != *"+("* ]] || { echo "missing task offsets in $OUT/offsets.txt" >&2; exit 1; }
 else
 	echo "no task offsets (no $K/build tree?): task times not recorded" >&2
@@ -67,8 +87,8 @@ fi
 # tk<N>: the tick's accounting on CPU N (ut: user_tick). sco: sched_clock_cpu() - sched_clock().
 {
 	for c in 0 1; do
-		echo "p:kacct/ia$c irqtime_account_irq off=%si:u32$(fetch $c)"
-		echo "p:kacct/tk$c account_process_tick ut=%si:u32 sco=@__sched_clock_offset:u64$(fetch $c)$TASK"
+		echo "p:kacct/ia$c irqtime_account_irq off=$A2:u32$PC$(fetch $c)"
+		echo "p:kacct/tk$c account_process_tick ut=$A2:u32$SCO$(fetch $c)$TASK"
 	done
 	if [ -n "$GEN" ]; then
 		for h in vtime_user_enter vtime_user_exit vtime_task_switch_generic; do
@@ -104,14 +124,44 @@ fi
 cp "$K/meta" "$OUT/meta"
 [ -z "$GEN" ] || set -- nohz_full=1 "$@"
 mkdir -p "$R/root"/{bin,proc,sys,dev,tmp}
-cp /bin/busybox "$R/root/bin/busybox"
+if [ "$ARCH" = ppc64le ]; then
+	cp "${BUSYBOX:?set BUSYBOX to a static ppc64el busybox}" "$R/root/bin/busybox"
+	o() { awk -v n="$1" '$1 == n {print $2}' "$OUT/offsets.txt"; }
+	[ -n "$(o paca_data_offset)" ] || { echo "no paca_data_offset in $OUT/offsets.txt" >&2; exit 1; }
+	echo "DOFF=$(o paca_data_offset)" > "$R/root/pcpu.env"
+else
+	cp /bin/busybox "$R/root/bin/busybox"
+fi
 cp "$HERE/irq-init.sh" "$R/root/init"
 cp "$OUT/probes.txt" "$R/root/probes.txt"
 chmod 755 "$R/root/init" "$R/root/bin/busybox"
 (cd "$R/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$R/initrd.cpio.gz"
+rm -f "$OUT/trace.txt"
+if [ "$ARCH" = ppc64le ]; then
+	# hvc0: console; a second sPAPR VTY (hvc1) carries the trace; a third (hvc2) reads
+	# IRQ_HVC_IN_KB (default 256, 0: none) of text from a file: device interrupts (the VTY
+	# raises one when its empty input buffer gets data)
+	# (a pipe chardev: QEMU 7.2's file chardev has no input-path; the feeders are ours to end)
+	HVC=() FEED=()
+	if [ "${IRQ_HVC_IN_KB:-256}" -gt 0 ]; then
+		mkfifo "$R/hvc.in" "$R/hvc.out"
+		(yes kacct || :) | head -c $((${IRQ_HVC_IN_KB:-256} * 1024)) > "$R/hvc.in" &
+		FEED+=($!)
+		cat "$R/hvc.out" > /dev/null &
+		FEED+=($!)
+		trap 'kill "${FEED[@]}" 2> /dev/null || :; rm -rf "$R"' EXIT
+		HVC=(-chardev pipe,id=inp,path="$R/hvc" -device spapr-vty,chardev=inp)
+	fi
+	timeout "${IRQ_TIMEOUT:-900}" qemu-system-ppc64 -accel tcg -M pseries,x-vof=on -cpu POWER9 -smp 2 \
+		-m 1G -nographic -no-reboot -chardev file,id=trc,path="$OUT/trace.txt" \
+		-device spapr-vty,chardev=trc "${HVC[@]}" -kernel "$K/vmlinux" -initrd "$R/initrd.cpio.gz" \
+		-append "console=hvc0 nohz=off $*" < /dev/null 2>&1 | tr -d '\r' > "$OUT/console.log" || true
+	grep -a '^IRQ:' "$OUT/console.log" || tail -20 "$OUT/console.log"
+	ls -la "$OUT"
+	exit 0
+fi
 # As psi-irq.sh: tsc=reliable and tsc_early_khz keep irq time accounting on under a loaded TCG.
 KHZ=$(awk -F: '/^cpu MHz/ {printf "%d", $2 * 1000; exit}' /proc/cpuinfo)
-rm -f "$OUT/trace.txt"
 timeout "${IRQ_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg -M pc -cpu max -smp 2,sockets=2,cores=1,threads=1 -m 512M -nographic \
 	-serial mon:stdio -serial null -serial file:"$OUT/trace.txt" -no-reboot -kernel "$K/bzImage" \
 	-initrd "$R/initrd.cpio.gz" -append "console=ttyS0 tsc=reliable tsc_early_khz=$KHZ nohz=off $*" \

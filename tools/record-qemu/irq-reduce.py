@@ -22,7 +22,7 @@ checkpoints.xz ("EVENT_INDEX CPU user nice system softirq irq idle tick_delta", 
 task-checkpoints.xz when the tick probes fetched the task ("EVENT_INDEX CPU TID utime stime": the
 ticked task's times before each tick, idle ticks left out),
 psi-irq.psi.xz (the same events as a `kacct psi-irq` script), psi-kernel (the guest's
-irq.pressure reads) and meta.
+irq.pressure reads), interrupts (/proc/interrupts around the window, when recorded) and meta.
 
 Gen vtime recordings (probes.txt has the vtime hooks; default config KERNEL_VERSION-gen-irqtime-
 hz250): CPU 1 is nohz_full. It starts at the first vtime switch-in of a task with no irq time
@@ -89,6 +89,7 @@ def psi_script(out, marks, group_of, tasks, ncpus, pids, version):
         if i:
             h.append(f'group {i} parent {groups.get(g.rsplit("/", 1)[0] or "/", 0)}  # cgroup {g}')
     ev, now, cur, soft_ks, in_soft = [], None, [0] * ncpus, [False] * ncpus, [False] * ncpus
+    hard = [0] * ncpus  # hardirq depth: powerpc replays soft-masked interrupts inside an irq_enter()
     ms = list(marks)
     for ts, _, e in out:
         while ms and ms[0][0] <= ts:
@@ -106,11 +107,18 @@ def psi_script(out, marks, group_of, tasks, ncpus, pids, version):
         ks = sane_comm(tasks.get(cur[c], (0, 0, ''))[2]).startswith('ksoftirqd/')
         # the psi model does not nest irqs: a hardirq inside a softirq closes the softirq stretch
         # and reopens it after (irq_time_read() sums both kinds alike)
+        # (and a nested hardirq is part of the outer one's stretch: irq_time_read() has both)
         if e.kind == 'irq_enter':
+            hard[c] += 1
+            if hard[c] > 1:
+                continue
             if in_soft[c]:
                 ev.append(f'irq_exit {c}')
             ev.append(f'irq_enter {c}')
         elif e.kind == 'irq_exit':
+            hard[c] -= 1
+            if hard[c]:
+                continue
             ev.append(f'irq_exit {c}')
             if in_soft[c]:
                 ev.append(f'irq_enter {c} soft')
@@ -185,6 +193,7 @@ def main():
     pending = [None] * ncpus  # ia event whose clock the next ia gives
     last_enter = [None] * ncpus  # (irq_enter event, outer was process context)
     first = [None] * ncpus  # (event, tick_delta)
+    ticked = [None] * ncpus  # the irq_enter of each CPU's last tick
     counts = {'ia': 0, 'tk': 0, 'switch': 0, 'wakeup': 0, 'fork': 0, 'exit': 0, 'mode_fix': 0}
     seq = 0
     sched_on = False
@@ -225,8 +234,9 @@ def main():
         if ev.startswith('tk') and sco is None:
             # __sched_clock_offset is an s64 (negative when sched_clock() ran ahead of the TSC's
             # base), fetched as u64: before this, every approximate clock was 2^64 too high
-            # and so clamped to its CPU's next exact boundary
-            sco = int(kv['sco'])
+            # and so clamped to its CPU's next exact boundary. powerpc has none:
+            # sched_clock_cpu() is sched_clock(), ftrace's clock
+            sco = int(kv.get('sco', 0))
             sco -= (1 << 64) if sco >= 1 << 63 else 0
         approx = ftrace_ns + (sco or 0)
         if ev.startswith('ia'):
@@ -268,6 +278,8 @@ def main():
             e.snap = snap
             pending[c] = e
             if kind == 'irq_enter':
+                if depth[c]:  # powerpc: a replayed soft-masked interrupt inside the replay's irq_enter()
+                    counts['irq_nested'] = counts.get('irq_nested', 0) + 1
                 last_enter[c] = (e, depth[c] == 0 and not soft[c])
                 depth[c] += 1
             elif kind == 'irq_exit':
@@ -369,11 +381,13 @@ def main():
                     raise SystemExit(f'cpu {c}: tick of {task[0]}, model has {cur[c]}: {raw}')
                 counts['task_ticks'] = counts.get('task_ticks', 0) + 1
             enter, outer_proc = last_enter[c]
-            # its index now: ticks put before it move it (6.12 under TCG: hrtimer_interrupt() can
-            # run tick_sched_timer twice in one interrupt when the forwarded expiry has passed)
+            # its index now: ticks put before it move it (6.12 under TCG, amd64 and ppc64le:
+            # hrtimer_interrupt() can run tick_sched_timer twice in one interrupt when the
+            # forwarded expiry has passed)
             idx = next(i for i in range(len(per_cpu[c]) - 1, -1, -1) if per_cpu[c][i] is enter)
-            if enter.snap is None and outer_proc:
+            if ticked[c] is enter:  # more than one account_process_tick() in one interrupt
                 counts['ticks_same_irq'] = counts.get('ticks_same_irq', 0) + 1
+            ticked[c] = enter
             if outer_proc:
                 # the gen CPU's modes come from its vtime hooks (its tick accounts nothing)
                 fixes = [] if c == G else set_mode(c, cur[c], 'user' if ut else 'kernel', None)
@@ -387,6 +401,7 @@ def main():
                     n.exact = ('link', enter)
                 per_cpu[c][idx:idx] = new
             else:
+                counts['tick_not_from_process'] = counts.get('tick_not_from_process', 0) + 1
                 if ut and c != G:
                     raise SystemExit(f'cpu {c}: user tick outside process context: {raw}')
                 tick = add(c, Ev(c, 'tick'))
@@ -567,7 +582,8 @@ def main():
     psi_text = psi_script(out, marks_all, group_of, tasks, ncpus, set(seen) | created, kver)
     seen -= created
     seen.discard(0)
-    hdr = ['kacct-trace 1', 'cpu x86-64', f'ncpus {ncpus}', 'clock ns']
+    cpu_model = {'amd64': 'x86-64', 'ppc64le': 'POWER9'}[kmeta.get('arch', 'amd64').strip()]  # QEMU's -cpu
+    hdr = ['kacct-trace 1', f'cpu {cpu_model}', f'ncpus {ncpus}', 'clock ns']
     for pid in sorted(seen):
         kt, tgid, comm = tasks.get(pid, (False, pid, 'task'))
         # gen: the residues its struct vtime had when the gen CPU first switched it in
@@ -605,6 +621,11 @@ def main():
     with open(fix + '/psi-kernel', 'w') as f:
         f.write(f'# irq.pressure full total= (us) read at the marks: {", ".join(read_order)}{" (C is /B/C)" if "C" in read_order else ""}\n')
         f.write('\n'.join(sec.get('psi', [])) + '\n')
+    if 'interrupts_before' in sec:  # what raised the irqs (not compared)
+        with open(fix + '/interrupts', 'w') as f:
+            f.write('# the guest\'s /proc/interrupts before and after the traced window (not compared)\n')
+            f.write('\n'.join(['==== before'] + sec['interrupts_before'] + ['==== after'] + sec.get('interrupts_after', []))
+                    + '\n')
     meta = open(rec + '/meta').read() if os.path.exists(rec + '/meta') else ''
     with open(fix + '/meta', 'w') as f:
         f.write(meta)

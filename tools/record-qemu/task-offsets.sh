@@ -2,7 +2,8 @@
 # task_struct offsets for kprobe fetches on a tools/kernel-build tree (no debug info needed):
 # compiles a few offsetof()s with the flags Kbuild used for kernel/fork.o and prints "NAME VALUE"
 # lines: the task's pid, utime, stime, gtime and se.sum_exec_runtime, and with
-# VIRT_CPU_ACCOUNTING_GEN its struct vtime (starttime, state, utime, stime, gtime, cpu).
+# VIRT_CPU_ACCOUNTING_GEN its struct vtime (starttime, state, utime, stime, gtime, cpu); on ppc64 the
+# paca's data_offset (per-CPU fetches relative to r13).
 #   task-offsets.sh KERNEL_DIR      (build.sh's output: KERNEL_DIR/build is the O= tree)
 set -euo pipefail
 K=$(readlink -f "$1")
@@ -14,6 +15,9 @@ trap 'rm -rf "$T"' EXIT
 cat > "$T/off.c" <<'C'
 #include <linux/kbuild.h>
 #include <linux/sched.h>
+#ifdef CONFIG_PPC64
+#include <asm/paca.h>
+#endif
 void kacct_offsets(void);
 void kacct_offsets(void)
 {
@@ -30,6 +34,9 @@ void kacct_offsets(void)
 	OFFSET(vtime_stime, vtime, stime);
 	OFFSET(vtime_gtime, vtime, gtime);
 	OFFSET(vtime_cpu, vtime, cpu);
+#endif
+#ifdef CONFIG_PPC64
+	OFFSET(paca_data_offset, paca_struct, data_offset);
 #endif
 }
 C
