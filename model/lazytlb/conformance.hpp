@@ -24,7 +24,8 @@ struct Expectation {
   std::uint64_t mask = 0;  // mm_cpumask bits 0..63
   std::uint32_t line = 0;
   // `exit@S`: taken while a task holding the mm ran on another CPU towards its exit, the model's
-  // step S: exit_mm()/mmput() are not atomic there, so the kernel's counters may also be those
+  // step S, or while it was preempted inside its exit_mm()/mmput() (S its held-back `mmput`):
+  // exit_mm()/mmput() are not atomic there, so the kernel's counters may also be those
   // after S, or one of the two states inside it (after exit_mm()'s lazy mmgrab: count + 1; after
   // mmput()'s decrement, before __mmput()'s mmdrop: S's count + 1).
   std::size_t exit_step = 0;

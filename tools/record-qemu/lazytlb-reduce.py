@@ -35,7 +35,8 @@ gives the IPIs so far (handlers on other CPUs than the step's). Writes FIXTUREDI
 expect (`lazytlb-expect 1` lines: STEP CPU TASK MM USERS COUNT MASK, STEP the 1-based event
 index the line follows; `exit@S` after a row taken while a task holding that mm on another CPU
 was on its way to exit_files(), S its exit step: the comparison then also accepts the kernel's
-states inside exit_mm()/mmput(); `fork@S` after a row taken while a task on that mm ran on
+states inside exit_mm()/mmput(); also rows on the mm of a task preempted inside its
+exit_mm()/mmput(), S its held-back `mmput` step; `fork@S` after a row taken while a task on that mm ran on
 another CPU with its CLONE_VM fork's wake_up_new_task() as its next probe there, S the fork's
 step: copy_mm()'s mmget() may already have counted the new user), meta, and prints counts.
 """
@@ -303,6 +304,10 @@ def main():
         else:
             expect.append(f'{nstep} {c} {t} {mm} {a["mu"]} {a["mc"]} {a["mk"]:x}')
             w = in_flight(c, ca, i) if i is not None else None
+            if w is None:
+                # a task preempted inside its exit_mm()/mmput() of this mm (held back): its
+                # mmput() may be past the decrement, inside __mmput(), until its mmput step
+                w = next((t for t, mp in pending_put.items() if mp == ca), None)
             if w is not None:
                 window.setdefault(w, []).append(len(expect) - 1)
             f = fork_flight(c, ca, i) if i is not None else None
@@ -438,6 +443,9 @@ def main():
                 continue
             if a['cp'] in pending_put:
                 ev(f'mmput {c} {mmslot[pending_put.pop(a["cp"])]}')
+                nstep += 1
+                exit_step(a['cp'])
+                nstep -= 1
             elif not hasmm.get(a['cp'], False):
                 continue  # a kernel thread's exit touches no mm
             else:
