@@ -274,7 +274,8 @@ void compare_cmd(const std::string& path, const std::string& epath, const Target
         c.rows, e.value().rows.size(), c.place, c.counted ? c.counts_exact : 0, c.counted, c.mask_exact, c.counted,
         c.mask_subset, c.counted);
     if (c.counts_bound)
-      fmt::print("  {} rows within the states of an exit under way on another CPU (exit@S)\n", c.counts_bound);
+      fmt::print("  {} rows within the states of an exit or a CLONE_VM fork under way (exit@S, fork@S)\n",
+                 c.counts_bound);
     if (c.ipi_rows) fmt::print("  IPI totals {}/{} exact\n", c.ipi_exact, c.ipi_rows);
     for (std::size_t i = 0; i < std::min<std::size_t>(c.off.size(), 10); ++i)
       fmt::print("  {}:{}: after step {}, CPU {}: {}\n", ename, c.off[i].want.line, c.off[i].want.step,

@@ -24,17 +24,22 @@ struct Expectation {
   std::uint64_t mask = 0;  // mm_cpumask bits 0..63
   std::uint32_t line = 0;
   // `exit@S`: taken while a task holding the mm ran on another CPU towards its exit, the model's
-  // step S: exit_mm()/mmput() are not atomic there, so the kernel's counters may also be those
+  // step S, or while it was preempted inside its exit_mm()/mmput() (S its held-back `mmput`):
+  // exit_mm()/mmput() are not atomic there, so the kernel's counters may also be those
   // after S, or one of the two states inside it (after exit_mm()'s lazy mmgrab: count + 1; after
   // mmput()'s decrement, before __mmput()'s mmdrop: S's count + 1).
   std::size_t exit_step = 0;
+  // `fork@S`: taken while a task on the mm ran on another CPU towards its CLONE_VM fork, the
+  // model's step S (at wake_up_new_task()): copy_mm()'s mmget() comes earlier, so the kernel's
+  // mm_users may already be one above the model's at the row (the count unchanged).
+  std::size_t fork_step = 0;
 };
 struct Expected {
   std::size_t prefix = 0;  // events that rebuild the state at the trace's start (not compared)
   std::vector<Expectation> rows;
 };
 // Format (`lazytlb-expect 1`, '#' comments, `prefix N`, then one row a line:
-// STEP CPU TASK|idle MM|init USERS COUNT MASKHEX [exit@S], the last three `-` for init; or STEP ipis N:
+// STEP CPU TASK|idle MM|init USERS COUNT MASKHEX [exit@S|fork@S], the last three `-` for init; or STEP ipis N:
 // the IPIs the kernel's handlers saw since the trace's start). Errors LINE:COL.
 script::Result<Expected> parse_expected(std::string_view text);
 
@@ -47,7 +52,7 @@ struct Comparison {
   std::size_t place = 0;                    // current task and active_mm both as the kernel's (not ipi rows)
   std::size_t counted = 0;                  // rows on a user mm (mm_users, mm_count compared)
   std::size_t counts_exact = 0;             // both counters equal
-  std::size_t counts_bound = 0;             // exit@S rows not exact but at one of the exit's states
+  std::size_t counts_bound = 0;             // exit@S/fork@S rows not exact but at one of the exit's/fork's states
   std::size_t mask_exact = 0;               // mask word equal
   std::size_t mask_subset = 0;              // the kernel's bits all set in the model's mask
   std::size_t ipi_rows = 0, ipi_exact = 0;  // `ipis` rows: the model's IPIs since the prefix

@@ -378,6 +378,13 @@ Outcome compare(const Fixture& f, const std::string& config, bool scaled_from_mo
   std::vector<StatPoint> sps = f.sps;  // a forked child prints its reads before its parent
   std::sort(sps.begin(), sps.end(), [](const StatPoint& a, const StatPoint& b) { return a.lo < b.lo; });
   for (const auto& sp : sps) {
+    if (sp.cpu >= cbase.size() || sp.reader >= cbase.size()) {  // a line the reduction misread: off
+      ++o.stat_checked;
+      note(o, "proc_stat.cpu",
+           "read " + std::to_string(sp.id) + ": cpu " + std::to_string(sp.cpu) + " read on cpu " +
+               std::to_string(sp.reader));
+      continue;
+    }
     const auto lo = stat_model(sp, sp.lo), hi = stat_model(sp, sp.hi);
     if (!lo || !hi) continue;
     ++o.stat_checked;

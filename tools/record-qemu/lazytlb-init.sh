@@ -43,6 +43,14 @@ RQ=$(ksym runqueues)
 CUR=$(ksym current_task)
 [ -n "$CUR" ] || CUR=$(ksym pcpu_hot)
 INIT_MM=$(ksym init_mm)
+# no data symbols in kallsyms (no KALLSYMS_ALL): the host's, if the text agrees
+if [ -z "$INIT_MM" ] && [ -n "$(off sym_init_mm)" ]; then
+	if [ "$(ksym wake_up_new_task)" = "$(off sym_wake_up_new_task)" ]; then
+		INIT_MM=$(off sym_init_mm)
+	else
+		say "kallsyms wake_up_new_task $(ksym wake_up_new_task), image $(off sym_wake_up_new_task): init_mm unknown"
+	fi
+fi
 FTS=$(kfunc finish_task_switch) WNT=$(kfunc wake_up_new_task) EXF=$(kfunc exit_files) SNE=$(kfunc setup_new_exec)
 XFL=$(kfunc do_exit_flush_lazy_tlb) SHL=$(kfunc do_shoot_lazy_tlb)
 say "symbols current $CUR init_mm $INIT_MM finish $FTS wake $WNT exit $EXF exec $SNE exit-flush $XFL shoot $SHL"

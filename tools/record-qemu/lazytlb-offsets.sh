@@ -4,8 +4,9 @@
 #   lazytlb-offsets.sh KERNEL_DIR
 # KERNEL_DIR from tools/kernel-build (KERNEL_DIR/build is the O= tree, no debug info): compiles
 # offsetof()s with the flags Kbuild used for kernel/fork.o, as native-offsets.sh does.
-# Otherwise KERNEL_DIR/vmlinux with BTF (a Debian stock kernel: extract-vmlinux of its vmlinuz):
-# read with pahole.
+# Otherwise KERNEL_DIR/vmlinux with BTF (a Debian stock kernel: extract-vmlinux of its vmlinuz),
+# or KERNEL_DIR/vmlinux-dbg with DWARF (the -dbg package's usr/lib/debug/boot/vmlinux-*: Debian's
+# 6.1 ppc64el kernels have no BTF): read with pahole.
 set -euo pipefail
 K=$(readlink -f "$1")
 if [ -d "$K/build" ]; then
@@ -41,6 +42,7 @@ if [ -d "$K/build" ]; then
 	kbuild_offsets "$B" kernel/fork "$T/off.c"
 else
 	V=$K/vmlinux
+	[ -r "$K/vmlinux-dbg" ] && V=$K/vmlinux-dbg
 	[ -r "$V" ] || { echo "neither $K/build nor $V" >&2; exit 1; }
 	m() { pahole -C "$1" "$V" | awk -v f="$2" '{for (i = 1; i < NF; i++) if ($i == f ";" || index($i, f "[") == 1) {for (j = i; j <= NF; j++) if ($j == "/*") {print $(j + 1); exit}}}'; }
 	echo "task_pid $(m task_struct pid)"
@@ -55,4 +57,8 @@ else
 		echo "paca_current $(m paca_struct __current)"
 		echo "paca_data_offset $(m paca_struct data_offset)"
 	fi
+	# without KALLSYMS_ALL (Debian's 6.1 ppc64el) /proc/kallsyms has no data symbols: init_mm
+	# from the image's symbol table, with a text symbol the guest checks against kallsyms
+	# (the same address there: the image was not relocated)
+	nm "$K/vmlinux" 2> /dev/null | awk '$3 == "init_mm" || $3 == "wake_up_new_task" {print "sym_" $3, $1}'
 fi

@@ -5,7 +5,8 @@
 #   lazytlb-record.sh KERNEL_DIR OUTDIR [KERNEL_ARGS...]
 # KERNEL_DIR: tools/kernel-build output (bzImage or vmlinux, meta, build/), or a directory with
 # a Debian stock kernel: amd64 bzImage plus its vmlinux (extract-vmlinux; BTF for the offsets),
-# ppc64el vmlinux (the image itself, with BTF). powerpc needs env BUSYBOX, a static ppc64el
+# ppc64el vmlinux (the image itself, with BTF; Debian's 6.1 has none: add the -dbg package's
+# usr/lib/debug/boot/vmlinux-* as vmlinux-dbg, lazytlb-offsets.sh reads its DWARF). powerpc needs env BUSYBOX, a static ppc64el
 # busybox (native-record.sh says where from), gcc-powerpc64le-linux-gnu and qemu-system-ppc. OUTDIR gets trace.txt (the
 # guest's sections: header with init_mm and the probe lines, the gzip+base64 ftrace text),
 # console.log, offsets and meta (if KERNEL_DIR has one). Needs busybox-static, gcc and

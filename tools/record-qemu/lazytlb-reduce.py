@@ -35,7 +35,10 @@ gives the IPIs so far (handlers on other CPUs than the step's). Writes FIXTUREDI
 expect (`lazytlb-expect 1` lines: STEP CPU TASK MM USERS COUNT MASK, STEP the 1-based event
 index the line follows; `exit@S` after a row taken while a task holding that mm on another CPU
 was on its way to exit_files(), S its exit step: the comparison then also accepts the kernel's
-states inside exit_mm()/mmput()), meta, and prints counts.
+states inside exit_mm()/mmput(); also rows on the mm of a task preempted inside its
+exit_mm()/mmput(), S its held-back `mmput` step; `fork@S` after a row taken while a task on that mm ran on
+another CPU with its CLONE_VM fork's wake_up_new_task() as its next probe there, S the fork's
+step: copy_mm()'s mmget() may already have counted the new user), meta, and prints counts.
 """
 import argparse
 import os
@@ -267,6 +270,26 @@ def main():
         for r in window.pop(t, []):
             expect[r] += f' exit@{nstep}'
 
+    fwindow = {}  # pid -> indexes in expect of rows taken while that task's CLONE_VM fork was in flight
+
+    def fork_flight(c, m, i):
+        # a task on m running on another CPU whose next probe there is its CLONE_VM fork's
+        # wake_up_new_task(): copy_mm()'s mmget() came earlier, at a moment no probe shows
+        for c2, t in curr.items():
+            if c2 == c or mm_of.get(t) != m or not hasmm.get(t):
+                continue
+            for e in evs[i + 1:]:
+                if e[3] != c2:
+                    continue
+                if e[2] == 'wf' and e[4]['cp'] == t and e[4]['chm'] == e[4]['cm'] == m:
+                    return t
+                break
+        return None
+
+    def fork_step(t):
+        for r in fwindow.pop(t, []):
+            expect[r] += f' fork@{nstep}'
+
     def observe(c, a, k, i=None):
         ca = a['ca']
         if ca == init_mm:
@@ -281,8 +304,17 @@ def main():
         else:
             expect.append(f'{nstep} {c} {t} {mm} {a["mu"]} {a["mc"]} {a["mk"]:x}')
             w = in_flight(c, ca, i) if i is not None else None
+            if w is None:
+                # a task preempted inside its exit_mm()/mmput() of this mm (held back): its
+                # mmput() may be past the decrement, inside __mmput(), until its mmput step
+                w = next((t for t, mp in pending_put.items() if mp == ca), None)
             if w is not None:
                 window.setdefault(w, []).append(len(expect) - 1)
+            f = fork_flight(c, ca, i) if i is not None else None
+            if f is not None:
+                if w is not None:
+                    raise Reject(f'step {nstep}: a row inside both an exit and a fork')
+                fwindow.setdefault(f, []).append(len(expect) - 1)
         counts['expect'] += 1
 
     trim = {}  # cpu -> mm pointer of a trim flush IPI being handled there
@@ -389,6 +421,9 @@ def main():
             if hasmm.get(a['cp'], False) and a['cm']:
                 if a['chm'] == a['cm']:
                     ev(f'forkvm {c} {slot[ch]}')
+                    nstep += 1
+                    fork_step(a['cp'])
+                    nstep -= 1
                 else:
                     ev(f'fork {c} {slot[ch]}')
                     mmslot[a['chm']] = nmm
@@ -408,6 +443,9 @@ def main():
                 continue
             if a['cp'] in pending_put:
                 ev(f'mmput {c} {mmslot[pending_put.pop(a["cp"])]}')
+                nstep += 1
+                exit_step(a['cp'])
+                nstep -= 1
             elif not hasmm.get(a['cp'], False):
                 continue  # a kernel thread's exit touches no mm
             else:

@@ -444,6 +444,8 @@ def main():
         w = l.split()
         if w[0] != 'P' or len(w) != 11 or int(w[1]) not in pstat or len(pstat[int(w[1])]) != 2:
             continue
+        if not 0 <= int(w[2]) < ncpus:
+            raise Fail(f'/proc/stat read {w[1]}: cpu {w[2]} is not one of the {ncpus} CPUs')
         (t0, c0), (t1, c1) = pstat[int(w[1])]['pstat'], pstat[int(w[1])]['pdone']
         if c0 != c1 or not cpus[c0].started:
             continue

@@ -148,6 +148,8 @@ static void proc_stat(int id) {
   b[len] = 0;
   for (char* l = b; l && *l && ng < 2; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
     struct pval p = {.id = id};
+    // the first line is the sum ("cpu  ..."): "cpu%d" would take its first column for a CPU number
+    if (strncmp(l, "cpu", 3) || l[3] < '0' || l[3] > '9') continue;
     if (sscanf(l, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &p.cpu, &p.v[0], &p.v[1], &p.v[2], &p.v[3], &p.v[4],
                &p.v[5], &p.v[6], &p.v[7]) == 9)
       got[ng++] = p;
