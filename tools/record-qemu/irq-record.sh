@@ -102,15 +102,25 @@ fi
 		# prev's flush clock: vtime_task_switch_generic() right after its `vtime->cpu = -1` store,
 		# where prev's starttime is the clock the flush read (found in the build's vmlinux: the
 		# store's base register holds prev or &prev->vtime). Without it the converter bounds it.
+		# GCC 12 (6.12 amd64-irqtime-gen) merges `state = VTIME_INACTIVE; cpu = -1` into one 8-byte
+		# store of 0xffffffff00000000 at state's offset (cpu right after state): matched too.
 		d=$((TV + $(o vtime_cpu)))
+		[ $(($(o vtime_cpu) - $(o vtime_state))) = 4 ] && ds=$((TV + $(o vtime_state))) vs=$(o vtime_state) || ds=-1 vs=-1
 		objdump -d --no-show-raw-insn "$K/build/vmlinux" --disassemble=vtime_task_switch_generic 2> /dev/null |
-			awk -v a="$(printf '0x%x' $d)" -v b="$(printf '0x%x' "$(o vtime_cpu)")" '
+			awk -v a="$(printf '0x%x' $d)" -v b="$(printf '0x%x' "$(o vtime_cpu)")" \
+				-v sa="$(printf '0x%x' $ds)" -v sb="$(printf '0x%x' $vs)" '
 				found { sub(/:$/, "", $1); print $1; exit }
 				$2 == "movl" && $3 ~ /^\$0xffffffff,/ {
 					split($3, x, /[,()]/); if (x[2] == a || x[2] == b) { print (x[2] == a ? "task" : "vtime"), x[3]; found = 1 }
-				}' > "$R/flush"
+				}
+				$2 == "movabs" && $3 ~ /^\$0xffffffff00000000,%/ { split($3, x, /,/); wide = x[2]; next }
+				wide != "" && $2 == "mov" && index($3, wide ",") == 1 {
+					split($3, x, /[,()]/); if (x[2] == sa || x[2] == sb) { print (x[2] == sa ? "task" : "vtime"), x[3]; found = 1 }
+				}
+				{ wide = "" }' > "$R/flush"
 		if [ "$(wc -l < "$R/flush")" = 2 ]; then
 			read -r base reg < "$R/flush"
+			reg=$(echo "$reg" | sed -E 's/^%r([a-z]{2})$/%\1/')  # pt_regs names: %rbx -> %bx, %r12 stays
 			addr=$(sed -n 2p "$R/flush")
 			fn=$(awk '$3 == "vtime_task_switch_generic" {print $1}' "$K/System.map")
 			off=$((0x$addr - 0x$fn))

@@ -218,6 +218,15 @@ def main():
         return [Ev(c, 'syscall_exit' if want == 'user' else 'syscall_enter', '' if want == 'user' else 'nr=0',
                    approx=approx)]
 
+    # gen vtime reads sched_clock() (vtime_delta(), kernel/sched/cputime.c), irq time and the
+    # trace's clock sched_clock_cpu() = sched_clock() + __sched_clock_offset (x86, stable clock):
+    # vtime clocks move by the offset the first tick probe fetched
+    gco = 0
+    if G is not None:
+        tk = next((dict(KV.findall(m.group(8))) for m in map(LINE.match, lines)
+                   if m and m.group(7).startswith('tk')), {})
+        gco = int(tk.get('sco', 0))
+        gco -= (1 << 64) if gco >= 1 << 63 else 0
     for raw in lines:
         m = LINE.match(raw)
         if not m:
@@ -293,12 +302,12 @@ def main():
                 sw = per_cpu[c][-1]
                 if sw.kind != 'switch' or int(kv['p']) != int(sw.args.split('prev=')[1].split()[0]):
                     raise SystemExit(f'cpu {c}: flush of {kv["p"]} without its switch: {raw}')
-                sw.exact = int(kv['fs'])
+                sw.exact = int(kv['fs']) + gco
                 counts['gen_flush_probe'] = counts.get('gen_flush_probe', 0) + 1
             continue
         if G is not None and ev.endswith(('_in', '_out')) and c == G:
             hook, side = ev.rsplit('_', 1)
-            vt = (int(kv['p']), int(kv['vs']), int(kv['vu']), int(kv['vss']))
+            vt = (int(kv['p']), int(kv['vs']) + gco, int(kv['vu']), int(kv['vss']))
             if hook == 'task_switch' and side == 'out':
                 sw = per_cpu[c][-1] if per_cpu[c] else None
                 if not started[c]:
@@ -342,7 +351,7 @@ def main():
                 sw.snap, sw.vt = snap, vt
                 sw.task = (vt[0], int(kv['tu']), int(kv['ts']))
                 # next's starttime is still the clock of its last switch-out flush
-                np_, nst = int(kv['np']), int(kv['nst'])
+                np_, nst = int(kv['np']), int(kv['nst']) + gco
                 if np_ in switch_out:
                     o = switch_out.pop(np_)
                     if isinstance(o.exact, int) and o.exact != nst:
@@ -493,6 +502,10 @@ def main():
         evs = per_cpu[c]
         # drop the unresolved tail (the CPU's last probe and what follows)
         last = max((i for i, e in enumerate(evs) if isinstance(e.exact, int)), default=-1)
+        if pending[c] is not None and pending[c] in evs:
+            # the CPU's last irq boundary has no clock (no later irqtime_account_irq() call): on
+            # the gen CPU vtime clocks may follow it, but the trace ends before it
+            last = min(last, next(i for i, e in enumerate(evs) if e is pending[c]) - 1)
         tail_marks = [e for e in evs[last + 1:] if e.kind == 'mark']
         del evs[last + 1:]
         for e in evs:
@@ -512,6 +525,8 @@ def main():
                 e.ts = e.ub = e.exact  # ub: the cross-CPU order below never moves it
             else:
                 t = e.approx
+                if t is None:
+                    raise SystemExit(f"cpu {c}: {e.kind} {e.args} has no clock (exact={e.exact}) after {prev}")
                 if prev is not None:
                     t = max(t, prev)
                 if nxt_exact[i] is not None:
