@@ -332,6 +332,26 @@ TEST(ConformanceIrq, WrongMechanismMisses) {
   }
 }
 
+// Gen recordings: the same trace with tick accounting and irq time on every CPU (no vtime on the
+// nohz_full CPU) must miss that CPU's kcpustat checkpoints; the tick CPU stays exact.
+TEST(ConformanceIrq, GenRecordingAsTickMisses) {
+  std::size_t gens = 0;
+  for (const auto& f : fixtures()) {
+    if (!f.nohz_full) continue;
+    ++gens;
+    std::string tick = f.config;
+    ASSERT_NE(tick.find("-gen-"), std::string::npos) << f.name << ": config " << tick;
+    tick.replace(tick.find("-gen-"), 5, "-tick-");
+    const auto o = compare(f, tick);
+    EXPECT_GT(o.nohz_checked, 0u) << f.name;
+    EXPECT_LT(o.nohz_exact, o.nohz_checked / 2) << f.name << " replayed as " << tick;
+    EXPECT_EQ(o.checked - o.nohz_checked, o.exact - o.nohz_exact) << f.name << ": the tick CPU as " << tick;
+    std::printf("%s as %s: nohz_full CPU %zu/%zu exact (must miss), the other CPU %zu/%zu\n", f.name.c_str(),
+                tick.c_str(), o.nohz_exact, o.nohz_checked, o.exact - o.nohz_exact, o.checked - o.nohz_checked);
+  }
+  EXPECT_GT(gens, 0u) << "no gen vtime fixture: nothing compared";
+}
+
 // PSI irq: the same recording as a `kacct psi-irq` script, cut where the guest read irq.pressure.
 // A cgroup whose tasks all ran on one CPU has the kernel's aggregated total = that CPU's
 // times[PSI_IRQ_FULL] (collect_percpu_times() weights each CPU by its non-idle time; the other

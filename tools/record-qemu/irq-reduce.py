@@ -182,6 +182,7 @@ def main():
     probes = open(rec + '/probes.txt').read() if os.path.exists(rec + '/probes.txt') else ''
     G = 1 if 'vtime_user_enter' in probes else None
     switch_out = {}  # gen CPU: pid -> its last switch-out there, whose flush clock is not known yet
+    child_first = {}  # gen CPU: forked pid -> its (vtime utime, stime) at its first switch-in there
     vt_decl = {}  # gen CPU: pid -> (vtime utime, stime) residues when the trace first sees it there
     pending_vt = None  # gen CPU: the vtime event whose clock the return probe gives
     started = [False] * ncpus
@@ -330,6 +331,8 @@ def main():
                 sw.startnext = vt[1]
                 if vt[0] not in created and vt[0] not in vt_decl:
                     vt_decl[vt[0]] = vt[2:]  # existed before the trace: its residues as found
+                if vt[0] in created:
+                    child_first.setdefault(vt[0], vt[2:])  # a child's residues: the parent's at the copy
                 prev = int(sw.args.split('prev=')[1].split()[0])
                 if prev:
                     switch_out[prev] = sw
@@ -497,6 +500,32 @@ def main():
             exited.add(pid)  # `exit` goes right before its final switch: it may be preempted first
             continue
 
+    # gen CPU: dup_task_struct() copies the parent's struct vtime and copy_process() resets only
+    # starttime and state (kernel/fork.c, 6.12), so a child starts with the parent's residues at
+    # the copy. A parent preempted inside copy_process() flushes (switch-out) after the copy and
+    # before sched_process_fork, where the fork was put: the fork moves to just before the
+    # parent's latest event on the gen CPU whose pre-state has the child's first-seen residues.
+    if G is not None:
+        evs = per_cpu[G]
+        for f in [e for e in evs if e.kind == 'fork']:
+            kv_f = dict(x.split('=', 1) for x in f.args.split() if '=' in x)
+            parent, child = int(kv_f['parent']), int(kv_f['child'])
+            if child not in child_first:
+                continue
+            i = next(j for j, e in enumerate(evs) if e is f)
+            want = tuple(child_first[child])
+            # the parent's residues at the fork: the pre-state of its next event here
+            after = next((evs[j].vt for j in range(i + 1, len(evs)) if evs[j].vt is not None and evs[j].vt[0] == parent), None)
+            if after is None or tuple(after[2:]) == want:
+                continue
+            m = next((j for j in range(i - 1, -1, -1) if evs[j].vt is not None and evs[j].vt[0] == parent
+                      and tuple(evs[j].vt[2:]) == want), None)
+            if m is None:
+                raise SystemExit(f'cpu {G}: child {child} starts with residues {want}, never the parent {parent}\'s here')
+            evs.remove(f)
+            evs.insert(m, f)
+            f.seq = evs[m + 1].seq - 0.5  # before that event in the cross-CPU order too
+            counts['gen_fork_moved'] = counts.get('gen_fork_moved', 0) + 1
     # resolve clocks: exact (ia), linked (tick at its entry's clock), approximate (clamped)
     for c in range(ncpus):
         evs = per_cpu[c]
