@@ -67,13 +67,15 @@ fi
 # vtime. Its three vtime hooks get an entry probe (the kernel's state before: kcpustat, tick_delta,
 # the task's vtime and counters; at the switch also the next task's vtime.starttime, which is the
 # clock of its last switch-out flush) and a return probe (vtime.starttime of current: the clock
-# that hook read; at the switch, next's). current is pcpu_hot.current_task (x86 6.2+).
+# that hook read; at the switch, next's). current is pcpu_hot.current_task (x86 6.2+), current_task
+# before.
 GEN=""
 if grep -q '^CONFIG_VIRT_CPU_ACCOUNTING_GEN=y' "$K/config" 2> /dev/null; then
 	GEN=1
 	[ -n "$TASK" ] || { echo "gen vtime needs the task offsets (build tree)" >&2; exit 1; }
 	HOT=$(sym pcpu_hot)
-	[ -n "$HOT" ] || { echo "no pcpu_hot in System.map" >&2; exit 1; }
+	[ -n "$HOT" ] || HOT=$(sym current_task) # 6.1: the per-CPU current_task (pcpu_hot is 6.2+)
+	[ -n "$HOT" ] || { echo "no pcpu_hot or current_task in System.map" >&2; exit 1; }
 	TV=$(o task_vtime)
 	vt() { echo $((TV + $(o "vtime_$1"))); }
 	cur="+$((HOT))(@__per_cpu_offset+8)"
