@@ -29,25 +29,11 @@ O=/dev/ttyS2
 stty -F $O raw 2> /dev/null
 sect() { echo "==== $1" > $O; }
 if [ -e /pcpu.env ]; then
-	# ppc64le: a per-CPU variable of CPU c is at ADDR + paca->data_offset, r13 holds the paca;
-	# each CPU's data_offset - r13 measured with one probe, then +@ADDR@(%gpr13) rewritten for
+	# ppc64le: per-CPU fetches relative to r13 (r13-offsets.sh), +@ADDR@(%gpr13) rewritten for
 	# the CPU in the probe's name (ia0, tk1, ...)
 	. /pcpu.env
-	echo "p:kacct/dbg irqtime_account_irq r13=%gpr13:s64 do=+$DOFF(%gpr13):s64" >> $T/kprobe_events
-	echo 1 > $T/events/kacct/dbg/enable
-	taskset 2 usleep 20000
-	usleep 20000
-	echo 0 > $T/events/kacct/dbg/enable
-	for c in 0 1; do
-		l=$(grep "\[00$c\].* dbg:" $T/trace | tail -1)
-		r13=$(echo "$l" | sed -n 's/.*r13=\(-*[0-9]*\).*/\1/p')
-		do=$(echo "$l" | sed -n 's/.*do=\(-*[0-9]*\).*/\1/p')
-		[ -n "$r13" ] && [ -n "$do" ] || say "no r13/data_offset for cpu $c"
-		eval "D$c=$((do - r13))"
-		say "cpu $c r13 $r13 data_offset $do"
-	done
-	echo "-:kacct/dbg" >> $T/kprobe_events
-	echo > $T/trace
+	. /r13-offsets.sh
+	r13_offsets irqtime_account_irq "$DOFF"
 	while read -r l; do
 		n=${l%% *}
 		eval "d=\$D${n#${n%?}}"

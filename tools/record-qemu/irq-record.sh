@@ -141,6 +141,7 @@ if [ "$ARCH" = ppc64le ]; then
 	o() { awk -v n="$1" '$1 == n {print $2}' "$OUT/offsets.txt"; }
 	[ -n "$(o paca_data_offset)" ] || { echo "no paca_data_offset in $OUT/offsets.txt" >&2; exit 1; }
 	echo "DOFF=$(o paca_data_offset)" > "$R/root/pcpu.env"
+	cp "$HERE/r13-offsets.sh" "$R/root/r13-offsets.sh"
 else
 	cp /bin/busybox "$R/root/bin/busybox"
 fi

@@ -27,25 +27,18 @@ grep -E 'purr|tbr|dispatch' /proc/powerpc/lparcfg 2> /dev/null | sed 's/^/NAT: l
 O=/dev/hvc1
 [ -e $O ] || say "no $O"
 sect() { echo "==== $1" > $O; }
-# per-CPU offset of kernel_cpustat from r13 (a fetch offset is 32-bit): measured with one probe
+# per-CPU offset of kernel_cpustat from r13 (a fetch offset is 32-bit): r13-offsets.sh
 . /kcs.env
-echo "p:kacct/dbg vtime_flush r13=%gpr13:s64 do=+$DOFF(%gpr13):s64" >> $T/kprobe_events
-echo 1 > $T/events/kacct/dbg/enable
-taskset 2 usleep 20000
-usleep 20000
-echo 0 > $T/events/kacct/dbg/enable
+. /r13-offsets.sh
+r13_offsets vtime_flush "$DOFF"
 for c in 0 1; do
-	l=$(grep "\[00$c\].* dbg:" $T/trace | tail -1)
-	r13=$(echo "$l" | sed -n 's/.*r13=\(-*[0-9]*\).*/\1/p')
-	do=$(echo "$l" | sed -n 's/.*do=\(-*[0-9]*\).*/\1/p')
-	[ -n "$r13" ] && [ -n "$do" ] || { say "no r13/data_offset for cpu $c"; continue; }
-	k=$((KCS_S + do - r13))
+	eval "d=\${D$c:-}"
+	[ -n "$d" ] || continue
+	k=$((KCS_S + d))
 	[ $k -ge -2147483648 ] && [ $k -lt 2147483640 ] || say "kernel_cpustat of cpu $c is $k from r13: out of range"
-	say "cpu $c r13 $r13 data_offset $do kcs_from_r13 $k"
+	say "cpu $c kcs_from_r13 $k"
 	eval "K$c=$k"
 done
-echo "-:kacct/dbg" >> $T/kprobe_events
-echo > $T/trace
 while read -r l; do
 	case $l in
 	*@KCS*)
