@@ -152,7 +152,9 @@ def main():
         counts['rebuilt_pairs'] += 1
 
     def start(c, aout):
-        """The first flush at a switch: every bucket is zero; the CPU starts here."""
+        """The first flush at a switch to a task: every bucket is zero; the CPU starts here. Not at a
+        switch to idle: the trace would have no event there, and the model's CPU (6.12.101+:
+        vtime_reset() at its first event) would start at the next one, losing the idle between."""
         cp = cpus[c]
         cp.started = True
         cp.depth, cp.soft = 0, False
@@ -164,8 +166,7 @@ def main():
         cp.cur = nxt
         cp.switch = None
         seen.add(nxt)
-        if nxt:
-            emit(c, cp.tb0, cp.sp0, 'switch', f'prev=0 next={nxt} prev_state=R')
+        emit(c, cp.tb0, cp.sp0, 'switch', f'prev=0 next={nxt} prev_state=R')
 
     def switch(c, tb, sp, kin):
         """The context switch at the TB/SPURR its accounting read; kin: the data before it."""
@@ -288,7 +289,7 @@ def main():
             cp.entry = None
             aout = acct(kv)
             if not cp.started:
-                if cp.depth == 0 and not cp.soft:
+                if cp.depth == 0 and not cp.soft and cp.switch and cp.switch[1]:
                     start(c, aout)
                 continue
             idx = switch(c, aout['starttime'], aout['startspurr'], kin)
@@ -379,7 +380,7 @@ def main():
         cp.entry = None
         aout = acct(kv)
         if not cp.started:
-            if hook == 'fl' and what == 'switch_flush' and cp.depth == 0 and not cp.soft and cp.switch:
+            if hook == 'fl' and what == 'switch_flush' and cp.depth == 0 and not cp.soft and cp.switch and cp.switch[1]:
                 start(c, aout)
             elif hook in ('kk', 'ki') and what == 'switch':
                 pass
