@@ -19,6 +19,8 @@ args = sys.argv[1:]
 tree = bool(args) and args[0] == '--tree'
 if tree:
     args = args[1:]
+if not args:
+    sys.exit(__doc__)
 pid = args[0]
 steal = tick_steal.load(args[1] if len(args) > 1 else None)  # (cpu, now) -> ns
 head = re.compile(r'^\s*.+?\s+(-?\d+)/(-?\d+)\s+\[\d+\]\s+[\d.]+:\s+(\S+?):?\s')

@@ -72,6 +72,8 @@ class Cpu:
 
 
 def main():
+    if len(sys.argv) < 3 or sys.argv[1].startswith('-') or sys.argv[2].startswith('-'):
+        sys.exit(__doc__)
     rec, fix = sys.argv[1], sys.argv[2]
     kmeta = dict(l.split(' ', 1) for l in open(rec + '/meta').read().splitlines() if ' ' in l)
     kver = kmeta.get('kernel_version', '6.1.192').strip()
