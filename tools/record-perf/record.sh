@@ -22,9 +22,8 @@ here_steal=$here
 . "$here/steal.sh"
 trap 'steal_stop >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 
-events=sched:sched_switch,sched:sched_stat_runtime,sched:sched_process_fork,sched:sched_process_exit
-events+=,raw_syscalls:sys_enter,raw_syscalls:sys_exit,irq:irq_handler_entry,irq:irq_handler_exit
-events+=,irq:softirq_entry,irq:softirq_exit,timer:hrtimer_expire_entry
+. "$here/events.sh"
+events=$(IFS=,; echo "${tracepoints[*]}")
 steal() { awk '/^cpu /{print $9}' /proc/stat; }   # USER_HZ ticks, all CPUs
 # Tick steal: steal.bt runs for the whole recording (started first, stopped after perf).
 steal_start
@@ -32,7 +31,7 @@ steal0=$(steal)
 # Large per-CPU buffers (-m) so that perf does not lose events; losses are recorded anyway
 # (--show-lost-events) and reads after a loss are not compared.
 perf record -q -a -m 4096 --kernel-callchains -o "$tmp/perf.data" -e "$events" \
-  -e 'irq_vectors:local_timer_entry/call-graph=fp/' -- "$workload" "$@" > "$out/values.jsonl"
+  -e "$timer_tracepoint/call-graph=fp/" -- "$workload" "$@" > "$out/values.jsonl"
 steal1=$(steal)
 steal_stop
 pid=$(head -1 "$out/values.jsonl" | sed 's/.*"pid": \([0-9]*\).*/\1/')
