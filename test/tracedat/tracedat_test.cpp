@@ -1,0 +1,147 @@
+// trace-cmd's trace.dat against `perf script` text of one recording
+// (tools/record-perf/record-tracedat.sh runs both tracers at once): the same records come out of
+// both readers, so the one converter sees the same input (docs/perf.md, "trace-cmd input").
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <tuple>
+
+#include "model/trace/perf.hpp"
+#include "tracedat.hpp"
+#include "xz.hpp"
+
+namespace fs = std::filesystem;
+using kacct::trace::perf::Record;
+
+namespace {
+// perf script -F ...,ip,sym appends " ADDRESS SYMBOL" (where the tracepoint fired) to the text.
+std::string text_of(const Record& r) {
+  const auto sp2 = r.fields.rfind(' ');
+  if (sp2 == std::string::npos || sp2 == 0) return r.fields;
+  const auto sp1 = r.fields.rfind(' ', sp2 - 1);
+  if (sp1 == std::string::npos || sp2 - sp1 != 17) return r.fields;
+  return r.fields.substr(0, sp1);
+}
+// The converter's rule for a timer interrupt's mode (perf.cpp, chain_says_user): the first entry
+// stub is the last frame: user; -1: no callchain.
+int mode(const Record& r) {
+  if (r.chain.empty()) return -1;
+  for (std::size_t i = 0; i < r.chain.size(); ++i)
+    if (r.chain[i].rfind("asm_", 0) == 0) return i + 1 == r.chain.size() ? 1 : 0;
+  return 0;
+}
+
+struct Match {
+  std::size_t perf = 0, matched = 0, unmatched_perf = 0, unmatched_tracedat = 0;
+  std::size_t timer = 0, mode_differs = 0, tgid_compared = 0, tgid_differs = 0;
+  std::uint64_t max_dts = 0;
+  std::vector<std::uint64_t> dts;
+};
+
+// Per CPU, every perf record is paired with the first unpaired trace.dat record of the same
+// event, thread and text a few places around its position: the two tracers' handlers run one
+// after the other at each tracepoint, so an interrupt taken between them orders its events
+// differently in the two (seen: up to two places). trace.dat also covers the time before perf
+// started and after it stopped: only its records between the first and last paired ones count.
+Match match(const std::vector<Record>& P, const std::vector<Record>& T) {
+  constexpr std::size_t kWindow = 8;
+  Match m;
+  std::map<std::uint32_t, std::vector<const Record*>> pc, tc;
+  for (const auto& r : P)
+    if (r.event.find(':') != std::string::npos && !r.event.starts_with("PERF_RECORD")) pc[r.cpu].push_back(&r);
+  for (const auto& r : T)
+    if (!r.event.starts_with("PERF_RECORD")) tc[r.cpu].push_back(&r);
+  for (const auto& [cpu, v] : pc) {
+    const auto& w = tc[cpu];
+    std::vector<bool> used(w.size(), false);
+    auto same = [](const Record& a, const Record& b) {
+      return a.event == b.event && a.tid == b.tid && text_of(a) == text_of(b);
+    };
+    // anchor: the first trace.dat record like perf's first, near it in time
+    std::size_t j = 0;
+    while (j < w.size() && !(same(*w[j], *v[0]) && w[j]->ts + 1'000'000 >= v[0]->ts)) ++j;
+    std::size_t lo = w.size(), hi = 0;
+    for (std::size_t i = 0; i < v.size(); ++i, ++j) {
+      ++m.perf;
+      std::size_t k = w.size();
+      for (std::size_t d = 0; d <= kWindow && k == w.size(); ++d) {
+        if (j >= d && j - d < w.size() && !used[j - d] && same(*w[j - d], *v[i]))
+          k = j - d;
+        else if (j + d < w.size() && !used[j + d] && same(*w[j + d], *v[i]))
+          k = j + d;
+      }
+      if (k == w.size()) {
+        ++m.unmatched_perf;
+        continue;
+      }
+      used[k] = true;
+      j = k;
+      lo = std::min(lo, k), hi = std::max(hi, k);
+      ++m.matched;
+      const auto& a = *v[i];
+      const auto& b = *w[k];
+      const std::uint64_t dt = a.ts > b.ts ? a.ts - b.ts : b.ts - a.ts;
+      m.dts.push_back(dt);
+      m.max_dts = std::max(m.max_dts, dt);
+      if (a.event == "irq_vectors:local_timer_entry") {
+        ++m.timer;
+        m.mode_differs += mode(a) != mode(b);
+      }
+      if (a.pid && b.pid && a.tid) ++m.tgid_compared, m.tgid_differs += *a.pid != *b.pid;
+    }
+    for (std::size_t k = lo; k <= hi && k < w.size(); ++k) m.unmatched_tracedat += !used[k];
+  }
+  std::sort(m.dts.begin(), m.dts.end());
+  return m;
+}
+
+struct Inputs {
+  std::vector<Record> perf, tracedat;
+};
+Inputs load(const std::string& name) {
+  const fs::path d = fs::path(KACCT_TRACEDAT_FIXTURES) / name;
+  Inputs in;
+  auto p = kacct::trace::perf::parse_script(kacct::cli::read_input_maybe_xz((d / "full.perf.xz").string()));
+  EXPECT_TRUE(p) << p.error().message;
+  if (p) in.perf = std::move(p.value());
+  const auto dat = (d / "trace.dat.xz").string();
+  auto t = kacct::tracedat::read_data(kacct::cli::read_input_maybe_xz(dat), dat);
+  EXPECT_TRUE(t) << t.error().message;
+  if (t) in.tracedat = std::move(t.value());
+  return in;
+}
+}  // namespace
+
+TEST(TraceDat, SameRecordsAsPerfScript) {
+  for (const auto& e : fs::directory_iterator(KACCT_TRACEDAT_FIXTURES)) {
+    const auto name = e.path().filename().string();
+    const auto in = load(name);
+    ASSERT_FALSE(in.perf.empty());
+    ASSERT_FALSE(in.tracedat.empty());
+    const auto m = match(in.perf, in.tracedat);
+    std::printf(
+        "%s: %zu perf records, %zu paired, %zu unpaired (perf), %zu unpaired (trace.dat, within), %zu timer "
+        "interrupts (%zu modes differ), clock difference median %llu ns, max %llu ns\n",
+        name.c_str(), m.perf, m.matched, m.unmatched_perf, m.unmatched_tracedat, m.timer, m.mode_differs,
+        (unsigned long long)(m.dts.empty() ? 0 : m.dts[m.dts.size() / 2]), (unsigned long long)m.max_dts);
+    EXPECT_GT(m.perf, 10000u) << name;
+    EXPECT_EQ(m.matched, m.perf) << name;
+    EXPECT_EQ(m.unmatched_tracedat, 0u) << name;
+    EXPECT_GT(m.timer, 100u) << name;
+    EXPECT_EQ(m.mode_differs, 0u) << name;
+    EXPECT_GT(m.tgid_compared, m.perf / 2) << name;
+    EXPECT_EQ(m.tgid_differs, 0u) << name;
+
+    // Broken readers the comparison must catch: a text changed, the kernel stacks dropped.
+    auto changed = in.tracedat;
+    std::size_t n = 0;
+    for (auto& r : changed)
+      if (r.event == "sched:sched_stat_runtime" && n++ % 50 == 0) r.fields += "0";
+    EXPECT_GT(match(in.perf, changed).unmatched_perf, 0u) << name;
+    auto nostack = in.tracedat;
+    for (auto& r : nostack) r.chain.clear();
+    EXPECT_EQ(match(in.perf, nostack).mode_differs, m.timer) << name;
+  }
+}
