@@ -127,15 +127,14 @@ class PerfInput {
     // The first piece: xz data is decompressed whole.
     fill();
     if (tracedat::is_tracedat_data(buf_)) {  // trace-cmd's trace.dat: libtracecmd reads the file
-      tracedat_ = path;
       if (path != "-") {
         close_fd();
+        open_tracedat(tracedat::Input::open(path));
         return;
       }
       std::string data = std::move(buf_);  // standard input: read whole (libtracecmd seeks)
       for (buf_.resize(1 << 20); fill(), !buf_.empty();) data += buf_;
-      whole_ = std::move(data);
-      in_memory_ = true;
+      open_tracedat(tracedat::Input::open_data(data, name_));
       return;
     }
     if (is_xz(buf_)) {
@@ -146,7 +145,10 @@ class PerfInput {
       } catch (const std::runtime_error& e) { throw Failure(e.what()); }
       xz_ = true;
       size_ = whole_.size();
-      if (tracedat::is_tracedat_data(whole_)) tracedat_ = path, in_memory_ = true;
+      if (tracedat::is_tracedat_data(whole_)) {
+        open_tracedat(tracedat::Input::open_data(whole_, name_));
+        std::string().swap(whole_);
+      }
       return;
     }
     first_ = true;
@@ -167,13 +169,10 @@ class PerfInput {
   PerfInput(const PerfInput&) = delete;
   PerfInput& operator=(const PerfInput&) = delete;
 
+  // perf script text; a trace.dat rendered as such (tracedat::Input::text(), streamed too).
   perf::Source source() {
+    if (td_) return td_->text();
     return {[this] { return next(); }, [this] { rewind(); }, size_};
-  }
-  // The path of a trace.dat input (plain or xz); empty for perf script text.
-  const std::string& tracedat() const { return tracedat_; }
-  trace::Result<std::vector<perf::Record>> tracedat_records() const {
-    return in_memory_ ? tracedat::read_data(whole_, name_) : tracedat::read(tracedat_);
   }
 
  private:
@@ -244,29 +243,18 @@ class PerfInput {
     if (::lseek(fd_, 0, SEEK_SET) < 0) throw fail("cannot read", errno);
   }
 
-  std::string name_, tracedat_;
+  void open_tracedat(trace::Result<std::unique_ptr<tracedat::Input>> in) {
+    if (!in) throw Failure(fmt::format("{}: {}", name_, in.error().message));
+    td_ = std::move(in.value());
+  }
+
+  std::string name_;
+  std::unique_ptr<tracedat::Input> td_;
   int fd_ = -1, spill_ = -1;
-  bool regular_ = false, first_ = false, xz_ = false, in_memory_ = false, reading_spill_ = false, in_done_ = false;
+  bool regular_ = false, first_ = false, xz_ = false, reading_spill_ = false, in_done_ = false;
   std::size_t size_ = 0, pos_ = 0;
   std::string buf_, whole_;
 };
-
-// A trace.dat input through libtracecmd into perf::convert() (whole: its records are in memory).
-// Errors exit as the text path's do; a record's "line" is its position in time order.
-perf::Conversion convert_tracedat(const PerfInput& in, const perf::Options& o) {
-  const std::string path = input_name(in.tracedat());
-  auto recs = in.tracedat_records();
-  if (!recs) {
-    fmt::print(stderr, "{}: {}\n", path, recs.error().message);
-    throw Exit{kExitUsage};
-  }
-  auto c = perf::convert(recs.value(), o);
-  if (!c) {
-    fmt::print(stderr, "{}: event {}: {}\n", path, c.error().line, c.error().message);
-    throw Exit{kExitUsage};
-  }
-  return std::move(c).value();
-}
 
 // sim::predict() on `in` (rewound first when `again`) converted with `o`, streamed: the model runs
 // as the converter gives the events (sim::PredictStream), so neither the text nor the events are
@@ -278,14 +266,6 @@ trace::Result<sim::Prediction> predict_input(PerfInput& in, const perf::Options&
   auto src = in.source();
   if (again) src.rewind();
   sim::PredictStream ps(o, facts, cfg, pid, tweak);
-  if (!in.tracedat().empty()) {  // converted whole: the statistics are final before any event
-    auto c = convert_tracedat(in, o);
-    ps.stats(c.stats);
-    ps.header(c.trace.header);
-    for (const auto& e : c.trace.events) ps.event(e);
-    if (!keep_events) c.trace.events.clear();
-    return ps.finish(std::move(c));
-  }
   std::vector<trace::Event> events;
   auto c = perf::convert_stream(
       src, o, [&](const trace::Header& h) { ps.header(h); },
@@ -303,12 +283,6 @@ perf::Conversion convert_stream_or_exit(const std::string& path, const perf::Opt
                                         const std::function<void(const trace::Header&)>& on_header,
                                         const std::function<void(const trace::Event&)>& on_event) {
   PerfInput in(path);
-  if (!in.tracedat().empty()) {
-    auto c = convert_tracedat(in, o);
-    on_header(c.trace.header);
-    for (const auto& e : c.trace.events) on_event(e);
-    return c;
-  }
   auto c = perf::convert_stream(in.source(), o, on_header, on_event);
   if (!c) {
     const auto& e = c.error();

@@ -1,127 +1,174 @@
 #include "tracedat.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <sstream>
 
 #include "tracedat_c.h"
-
-#include <unistd.h>
 
 namespace kacct::tracedat {
 
 namespace {
 constexpr char kMagic[] = "\x17\x08\x44tracing";
+trace::Error error(std::string m) { return trace::Error{0, 0, std::move(m), "trace.dat"}; }
 
-struct Context {
-  std::map<std::uint64_t, std::uint64_t> tgid;
-  std::vector<trace::perf::Record> out;
-  std::vector<long> last_on_cpu;  // index in out of each CPU's last event, -1: none
-  std::string error;
-};
-
-int on_event(const kacct_td_event* e, void* data) {
-  auto& c = *static_cast<Context*>(data);
-  const auto line = std::uint32_t(c.out.size() + 1);
-  if (e->cpu < 0 || e->cpu >= 4096) {
-    c.error = fmt::format("event {}: CPU {} (at most 4095)", line, e->cpu);
-    return 1;
+trace::Result<std::map<std::uint64_t, std::uint64_t>> tgids_of(const std::string& path) {
+  std::map<std::uint64_t, std::uint64_t> m;
+  const std::string base = path.ends_with(".xz") ? path.substr(0, path.size() - 3) : path;
+  std::ifstream g(base + ".tgids");
+  std::string l;
+  for (std::uint32_t n = 1; g && std::getline(g, l); ++n) {
+    std::istringstream in(l);
+    std::uint64_t tid = 0, tgid = 0;
+    std::string rest;
+    if (!(in >> tid >> tgid) || (in >> rest)) return error(fmt::format("{}.tgids:{}:1: expected 'tid tgid'", base, n));
+    m[tid] = tgid;
   }
-  if (!e->system || !e->name) {
-    c.error = fmt::format("event {}: an event id with no format in the file", line);
-    return 1;
-  }
-  const auto cpu = std::size_t(e->cpu);
-  if (cpu >= c.last_on_cpu.size()) c.last_on_cpu.resize(cpu + 1, -1);
-  if (e->frames) {  // the stacktrace trigger writes the stack right after its event, on its CPU
-    const long i = c.last_on_cpu[cpu];
-    if (i >= 0 && c.out[std::size_t(i)].chain.empty())
-      c.out[std::size_t(i)].chain.assign(e->frames, e->frames + e->nframes);
-    return 0;
-  }
-  if (e->missed != 0) {  // as perf script --show-lost-events prints it (-1: a number not known)
-    trace::perf::Record lost;
-    lost.line = line;
-    lost.cpu = std::uint32_t(cpu);
-    lost.ts = e->ts;
-    lost.event = "PERF_RECORD_LOST";
-    lost.fields = fmt::format("lost {}", e->missed > 0 ? e->missed : 1);
-    c.out.push_back(std::move(lost));
-  }
-  trace::perf::Record r;
-  r.line = std::uint32_t(c.out.size() + 1);
-  r.cpu = std::uint32_t(cpu);
-  r.ts = e->ts;
-  r.event = fmt::format("{}:{}", e->system, e->name);
-  r.tid = e->pid > 0 ? std::uint64_t(e->pid) : 0;
-  r.comm = e->pid == 0 ? "swapper" : e->comm && *e->comm ? e->comm : "<...>";
-  if (e->pid == 0)
-    r.pid = 0;
-  else if (auto g = c.tgid.find(r.tid); g != c.tgid.end())
-    r.pid = g->second;
-  r.fields.assign(e->info ? e->info : "", e->info ? e->info_len : 0);
-  c.last_on_cpu[cpu] = long(c.out.size());
-  c.out.push_back(std::move(r));
-  return 0;
+  return m;
 }
+constexpr const char* kUnreadable = "libtracecmd cannot read it: not a trace.dat file, or truncated or damaged";
 }  // namespace
 
 bool is_tracedat_data(std::string_view head) { return head.starts_with(std::string_view(kMagic, sizeof kMagic - 1)); }
 
-namespace {
-trace::Result<std::vector<trace::perf::Record>> read_from(const std::string& path, int fd) {
-  auto err = [](std::string m) { return trace::Error{0, 0, std::move(m), "trace.dat"}; };
-  Context c;
-  const std::string base = path.ends_with(".xz") ? path.substr(0, path.size() - 3) : path;
-  if (std::ifstream g(base + ".tgids"); g) {
-    std::string l;
-    std::uint32_t n = 0;
-    while (std::getline(g, l)) {
-      ++n;
-      std::istringstream in(l);
-      std::uint64_t tid = 0, tgid = 0;
-      std::string rest;
-      if (!(in >> tid >> tgid) || (in >> rest)) return err(fmt::format("{}.tgids:{}:1: expected 'tid tgid'", base, n));
-      c.tgid[tid] = tgid;
-    }
-  }
-  const int rc = kacct_td_read(fd < 0 ? path.c_str() : nullptr, fd, on_event, &c);
-  if (rc == KACCT_TD_UNREADABLE)
-    return err("libtracecmd cannot read it: not a trace.dat file, or truncated or damaged");
-  if (!c.error.empty()) return err(c.error);
-  if (rc < 0) return err("libtracecmd could not read the events");
-  return std::move(c.out);
+Input::Input(::kacct_td* td, std::map<std::uint64_t, std::uint64_t> tgids) : td_(td), tgid_(std::move(tgids)) {}
+Input::~Input() { kacct_td_close(td_); }
+
+trace::Result<std::unique_ptr<Input>> Input::open(const std::string& path) {
+  auto t = tgids_of(path);
+  if (!t) return t.error();
+  ::kacct_td* td = kacct_td_open(path.c_str(), -1);
+  if (!td) return error(kUnreadable);
+  return std::unique_ptr<Input>(new Input(td, std::move(t.value())));
 }
-}  // namespace
 
-trace::Result<std::vector<trace::perf::Record>> read(const std::string& path) { return read_from(path, -1); }
-
-trace::Result<std::vector<trace::perf::Record>> read_data(std::string_view data, const std::string& path) {
+trace::Result<std::unique_ptr<Input>> Input::open_data(std::string_view data, const std::string& name) {
+  auto t = tgids_of(name);
+  if (!t) return t.error();
   const char* dir = std::getenv("TMPDIR");
   std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/kacct-tracedat-XXXXXX";
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0)
-    return trace::Error{
-        0, 0,
-        fmt::format("cannot create a temporary file in {}: {}", tmpl.substr(0, tmpl.rfind('/')), std::strerror(errno)),
-        "trace.dat"};
+    return error(
+        fmt::format("cannot create a temporary file in {}: {}", tmpl.substr(0, tmpl.rfind('/')), std::strerror(errno)));
   ::unlink(tmpl.c_str());
   for (std::size_t done = 0; done < data.size();) {
     const auto n = ::write(fd, data.data() + done, data.size() - done);
     if (n <= 0) {
       const int e = errno;
       ::close(fd);
-      return trace::Error{0, 0, fmt::format("cannot write a temporary file: {}", std::strerror(e)), "trace.dat"};
+      return error(fmt::format("cannot write a temporary file: {}", std::strerror(e)));
     }
     done += std::size_t(n);
   }
   ::lseek(fd, 0, SEEK_SET);
-  return read_from(path, fd);  // the walk closes fd
+  ::kacct_td* td = kacct_td_open(nullptr, fd);  // closes fd with it
+  if (!td) {
+    ::close(fd);
+    return error(kUnreadable);
+  }
+  return std::unique_ptr<Input>(new Input(td, std::move(t.value())));
+}
+
+void Input::rewind() {
+  kacct_td_rewind(td_);
+  n_ = 0;
+  pending_lost_ = false;
+}
+
+bool Input::next(trace::perf::Record& r) {
+  if (pending_lost_) {  // the event after a PERF_RECORD_LOST record
+    pending_lost_ = false;
+    r = std::move(held_);
+    addrs_.swap(held_addrs_);
+    r.line = ++n_;
+    return true;
+  }
+  ::kacct_td_event e{};
+  for (;;) {
+    const int rc = kacct_td_next(td_, &e);
+    if (rc < 0) throw std::bad_alloc();
+    if (rc == 0) return false;
+    if (e.info || !e.name) break;  // a stack with no event before it on its CPU: not a record
+  }
+  r = trace::perf::Record{};
+  r.cpu = std::uint32_t(e.cpu);
+  r.ts = e.ts;
+  r.event = e.name ? fmt::format("{}:{}", e.system ? e.system : "", e.name) : "unknown:id";
+  r.tid = e.pid > 0 ? std::uint64_t(e.pid) : 0;
+  r.comm = e.pid == 0 ? "swapper" : e.comm && *e.comm ? e.comm : "<...>";
+  if (e.pid == 0)
+    r.pid = 0;
+  else if (auto g = tgid_.find(r.tid); g != tgid_.end())
+    r.pid = g->second;
+  if (e.info) r.fields.assign(e.info, e.info_len);
+  for (int i = 0; i < e.nframes; ++i) r.chain.emplace_back(e.frames[i]);
+  addrs_.assign(e.addrs, e.addrs + e.nframes);
+  if (e.missed != 0) {  // as perf script --show-lost-events shows it (-1: a number not known)
+    held_ = std::move(r);
+    held_addrs_.swap(addrs_);
+    addrs_.clear();
+    pending_lost_ = true;
+    r = trace::perf::Record{};
+    r.cpu = held_.cpu;
+    r.ts = held_.ts;
+    r.tid = held_.tid;
+    r.pid = held_.pid;
+    r.comm = held_.comm;
+    r.event = "PERF_RECORD_LOST";
+    r.fields = fmt::format("lost {}", e.missed > 0 ? e.missed : 1);
+  }
+  r.line = ++n_;
+  return true;
+}
+
+// One record as perf script prints it with -F comm,pid,tid,cpu,time,event,trace,ip,sym (the
+// event's ip/sym are not in trace.dat and not needed), its callchain as frame lines.
+void Input::render(const trace::perf::Record& r, const std::vector<std::uint64_t>& addrs, std::string& out) {
+  const std::string ids = r.pid ? fmt::format("{}/{}", *r.pid, r.tid) : fmt::format("{}", r.tid);
+  std::string text = r.fields;
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  if (r.event == "PERF_RECORD_LOST")
+    fmt::format_to(std::back_inserter(out), "{} {} [{:03}] {}.{:09}: {} {}\n", r.comm, ids, r.cpu, r.ts / 1'000'000'000,
+                   r.ts % 1'000'000'000, r.event, text);
+  else
+    fmt::format_to(std::back_inserter(out), "{} {} [{:03}] {}.{:09}: {}: {}\n", r.comm, ids, r.cpu,
+                   r.ts / 1'000'000'000, r.ts % 1'000'000'000, r.event, text);
+  for (std::size_t i = 0; i < r.chain.size(); ++i)
+    fmt::format_to(std::back_inserter(out), "\t{:016x} {}\n", i < addrs.size() ? addrs[i] : 0, r.chain[i]);
+}
+
+trace::perf::Source Input::text() {
+  trace::perf::Source s;
+  s.next = [this]() -> std::string_view {
+    text_.clear();
+    trace::perf::Record r;
+    while (text_.size() < (std::size_t{1} << 20) && next(r)) render(r, addrs_, text_);
+    return text_;
+  };
+  s.rewind = [this] { rewind(); };
+  return s;
+}
+
+namespace {
+trace::Result<std::vector<trace::perf::Record>> all(trace::Result<std::unique_ptr<Input>> in) {
+  if (!in) return in.error();
+  std::vector<trace::perf::Record> out;
+  for (trace::perf::Record r; in.value()->next(r);) out.push_back(std::move(r));
+  return out;
+}
+}  // namespace
+
+trace::Result<std::vector<trace::perf::Record>> read(const std::string& path) { return all(Input::open(path)); }
+trace::Result<std::vector<trace::perf::Record>> read_data(std::string_view data, const std::string& name) {
+  return all(Input::open_data(data, name));
 }
 
 }  // namespace kacct::tracedat

@@ -11,16 +11,19 @@ struct kacct_td_event {
   const char *system, *name; /* NULL: an event id with no format in the file */
   int pid;                   /* common_pid (the tid) */
   const char* comm;          /* from the saved cmdlines, or NULL */
-  const char* info;          /* the event's print format applied (no plugins) */
+  const char* info;          /* the event's print format applied (no plugins); NULL for a stack */
   unsigned info_len;
-  const char* const* frames; /* ftrace:kernel_stack: its callers' symbols, innermost first */
+  const char* const* frames; /* the kernel stack written right after it: symbols, innermost first */
+  const unsigned long long* addrs;
   int nframes;
 };
-/* Called for each event in time order; non-zero stops the walk and is returned. */
-typedef int (*kacct_td_fn)(const struct kacct_td_event*, void* data);
-enum { KACCT_TD_UNREADABLE = -1000 };
-/* The file at path, or (path NULL) the open file fd, which the walk closes. */
-int kacct_td_read(const char* path, int fd, kacct_td_fn fn, void* data);
+struct kacct_td;
+/* The file at path, or (path NULL) the open file fd (closed by kacct_td_close). NULL: unreadable. */
+struct kacct_td* kacct_td_open(const char* path, int fd);
+void kacct_td_rewind(struct kacct_td*);
+/* The next event in time order (valid until the next call): 1; 0 at the end; -1: out of memory. */
+int kacct_td_next(struct kacct_td*, struct kacct_td_event*);
+void kacct_td_close(struct kacct_td*);
 
 #ifdef __cplusplus
 }
