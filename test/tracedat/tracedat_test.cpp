@@ -145,3 +145,26 @@ TEST(TraceDat, SameRecordsAsPerfScript) {
     EXPECT_EQ(match(in.perf, nostack).mode_differs, m.timer) << name;
   }
 }
+
+// The streamed path (records rendered as perf script text, converted in two passes) and the
+// records converted whole give one kacct trace.
+TEST(TraceDat, StreamedAsWhole) {
+  const fs::path d = fs::path(KACCT_TRACEDAT_FIXTURES) / "mixed";
+  const auto dat = (d / "trace.dat.xz").string();
+  const std::string data = kacct::cli::read_input_maybe_xz(dat);
+  kacct::trace::perf::Options o;
+  auto recs = kacct::tracedat::read_data(data, dat);
+  ASSERT_TRUE(recs) << recs.error().message;
+  auto whole = kacct::trace::perf::convert(recs.value(), o);
+  ASSERT_TRUE(whole) << whole.error().message;
+  auto in = kacct::tracedat::Input::open_data(data, dat);
+  ASSERT_TRUE(in) << in.error().message;
+  kacct::trace::Trace streamed;
+  auto c = kacct::trace::perf::convert_stream(
+      in.value()->text(), o, [&](const kacct::trace::Header& h) { streamed.header = h; },
+      [&](const kacct::trace::Event& e) { streamed.events.push_back(e); });
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_GT(streamed.events.size(), 100000u);
+  EXPECT_EQ(kacct::trace::write(streamed), kacct::trace::write(whole.value().trace));
+  EXPECT_EQ(c.value().stats.records, whole.value().stats.records);
+}
