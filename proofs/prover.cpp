@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <iterator>
-#include <mutex>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -54,40 +53,44 @@ void lemma_instances(const z3::expr& e, std::set<unsigned>& seen, std::vector<z3
   for (unsigned i = 0; i < e.num_args(); ++i) lemma_instances(e.arg(i), seen, out);
 }
 
-// Queries already proved in this process (any context), by their exact text: Z3's simplify of
-// the conjunction of the assumptions and of the negated goal (an equivalence), printed as
-// SMT-LIB with their declarations, plus the budget and the strategy order. Equal text is the
-// same formula under the same tries, so it is unsat again, and its assumptions satisfiable
-// (a holds passed the vacuity check). Many step queries of different cases are one query
-// once the parts a case does not touch are simplified away (gen vtime's monotonic and
-// steal_irq_pending steps of 6.1 with steal and irq time: 7 of 9 cases each).
+// Queries already proved in this thread (any context): Z3's simplify of the conjunction of the
+// assumptions and of the negated goal (an equivalence), as terms of one context of its own,
+// plus the budget and the strategy order. The same terms are the same formula under the same
+// tries, so it is unsat again, and its assumptions satisfiable (a holds passed the vacuity
+// check). Many step queries of different cases are one query once the parts a case does not
+// touch are simplified away (gen vtime's monotonic and steal_irq_pending steps of 6.1 with
+// steal and irq time: 7 of 9 cases each).
 struct Proved {
   int strategy = 0;
   unsigned lemma_instances = 0;
 };
+// One per thread: its own context (new terms in a query's context would change what Z3 does
+// there: its models, the units it spends), which keeps every formula it has keyed alive, so a
+// term's id names one formula for good (Z3 shares equal terms) and the same query built again
+// is the same term again.
 struct ProvedQueries {
-  std::mutex mu;
+  z3::context kc;
+  std::vector<z3::expr> alive;
   std::unordered_map<std::string, Proved> map;
-  std::atomic<unsigned> hits{0};
 };
+std::atomic<unsigned> proved_hits{0};
 ProvedQueries& proved_queries() {
-  static ProvedQueries q;
+  thread_local ProvedQueries q;
   return q;
 }
 std::string query_key(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z3::expr& violated,
                       const std::string& tries) {
-  // Simplified in a fresh context of its own: new terms in the query's context would change
-  // what Z3 does there (its models, the units it spends), so the query is solved as without the
-  // cache; and the printed let names are term ids, the same for the same formula built in the
-  // same order in a fresh context.
-  z3::context kc;
-  auto to_kc = [&](const z3::expr& e) { return z3::expr(kc, Z3_translate(ctx, e, kc)); };
+  auto& pq = proved_queries();
+  z3::context& kc = pq.kc;
+  auto keep = [&](const z3::expr& e) {
+    pq.alive.push_back(e);
+    return e;
+  };
+  auto to_kc = [&](const z3::expr& e) { return keep(z3::expr(kc, Z3_translate(ctx, e, kc))); };
   z3::expr all = kc.bool_val(true);
   for (const auto& a : assumptions) all = all && to_kc(a);
-  z3::solver s(kc);
-  s.add(all.simplify());
-  s.add(to_kc(violated).simplify());
-  return tries + "\n" + s.to_smt2();
+  const z3::expr as = keep(keep(all).simplify()), v = keep(to_kc(violated).simplify());
+  return fmt::format("{} | {} {}", tries, as.id(), v.id());
 }
 }  // namespace
 
@@ -101,7 +104,7 @@ std::vector<unsigned> SatSets::key(const std::vector<z3::expr>& as) {
 }
 void SatSets::add(const std::vector<z3::expr>& as) { sets_.emplace(key(as), as); }
 
-unsigned proved_query_hits() { return proved_queries().hits.load(); }
+unsigned proved_query_hits() { return proved_hits.load(); }
 
 void set_budget(z3::params& p, unsigned budget_ms, unsigned rlimit_per_ms) {
   const std::uint64_t units = std::uint64_t(budget_ms) * (rlimit_per_ms ? rlimit_per_ms : kRlimitPerMs);
@@ -201,12 +204,9 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
       key = query_key(ctx, assumptions, violated, tries);
       auto& pq = proved_queries();
       std::optional<Proved> hit;
-      {
-        std::lock_guard<std::mutex> lock(pq.mu);
-        if (auto it = pq.map.find(key); it != pq.map.end()) hit = it->second;
-      }
+      if (auto it = pq.map.find(key); it != pq.map.end()) hit = it->second;
       if (hit) {
-        ++pq.hits;
+        ++proved_hits;
         if (std::getenv("KACCT_PROOF_RLIMIT")) fmt::print(stderr, "rlimit: proved before (same query): 0 units\n");
         if (sat) sat->add(assumptions);
         if (hint) {
@@ -327,9 +327,8 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
       }
     }
     if (r == z3::unsat && !key.empty()) {
-      auto& pq = proved_queries();
-      std::lock_guard<std::mutex> lock(pq.mu);
-      pq.map.emplace(std::move(key), Proved{out.strategy, hint ? hint->lemma_instances - lemma_base : 0u});
+      proved_queries().map.emplace(std::move(key),
+                                   Proved{out.strategy, hint ? hint->lemma_instances - lemma_base : 0u});
     }
     switch (r) {
       case z3::unsat: out.verdict = Verdict::Holds; break;
