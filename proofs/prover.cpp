@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 namespace kacct::proofs {
@@ -51,6 +52,46 @@ void lemma_instances(const z3::expr& e, std::set<unsigned>& seen, std::vector<z3
     out.push_back(k == Z3_OP_BSUB ? sub_lemma(e.arg(0), e.arg(1)) : add_lemma(e.arg(0), e.arg(1)));
   for (unsigned i = 0; i < e.num_args(); ++i) lemma_instances(e.arg(i), seen, out);
 }
+
+// Queries already proved in this thread (any context): Z3's simplify of the conjunction of the
+// assumptions and of the negated goal (an equivalence), as terms of one context of its own,
+// plus the budget and the strategy order. The same terms are the same formula under the same
+// tries, so it is unsat again, and its assumptions satisfiable (a holds passed the vacuity
+// check). Many step queries of different cases are one query once the parts a case does not
+// touch are simplified away (gen vtime's monotonic and steal_irq_pending steps of 6.1 with
+// steal and irq time: 7 of 9 cases each).
+struct Proved {
+  int strategy = 0;
+  unsigned lemma_instances = 0;
+};
+// One per thread: its own context (new terms in a query's context would change what Z3 does
+// there: its models, the units it spends), which keeps every formula it has keyed alive, so a
+// term's id names one formula for good (Z3 shares equal terms) and the same query built again
+// is the same term again.
+struct ProvedQueries {
+  z3::context kc;
+  std::vector<z3::expr> alive;
+  std::unordered_map<std::string, Proved> map;
+};
+std::atomic<unsigned> proved_hits{0};
+ProvedQueries& proved_queries() {
+  thread_local ProvedQueries q;
+  return q;
+}
+std::string query_key(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z3::expr& violated,
+                      const std::string& tries) {
+  auto& pq = proved_queries();
+  z3::context& kc = pq.kc;
+  auto keep = [&](const z3::expr& e) {
+    pq.alive.push_back(e);
+    return e;
+  };
+  auto to_kc = [&](const z3::expr& e) { return keep(z3::expr(kc, Z3_translate(ctx, e, kc))); };
+  z3::expr all = kc.bool_val(true);
+  for (const auto& a : assumptions) all = all && to_kc(a);
+  const z3::expr as = keep(keep(all).simplify()), v = keep(to_kc(violated).simplify());
+  return fmt::format("{} | {} {}", tries, as.id(), v.id());
+}
 }  // namespace
 
 std::vector<unsigned> SatSets::key(const std::vector<z3::expr>& as) {
@@ -62,6 +103,8 @@ std::vector<unsigned> SatSets::key(const std::vector<z3::expr>& as) {
   return k;
 }
 void SatSets::add(const std::vector<z3::expr>& as) { sets_.emplace(key(as), as); }
+
+unsigned proved_query_hits() { return proved_hits.load(); }
 
 void set_budget(z3::params& p, unsigned budget_ms, unsigned rlimit_per_ms) {
   const std::uint64_t units = std::uint64_t(budget_ms) * (rlimit_per_ms ? rlimit_per_ms : kRlimitPerMs);
@@ -134,6 +177,50 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
       }
     }
     if (hint && hint->quick_only) hint = nullptr;
+    // (strategy: 0 default, 1 cofactor, 2 plain; cap in ms, 0: what is left)
+    // Without a hint: strategies 1 and 2 only, as every job but the tick's was measured with.
+    // One conjunct of a split goal that is a single unsigned bound (the rq clock's
+    // prev_steal_time_rq <= steal_clock, a counter's monotonicity): plain bit-blasting first,
+    // whatever decided the conjunct before it (the rq clock's equality of sums, normalising).
+    // The steal bound of rq_clock_split[noirqtime+steal] took 10.6M resource units normalised,
+    // 3.7M with the default solver, 1.9M plain (0.7 s of CPU).
+    const bool bound = violated.is_app() && violated.decl().decl_kind() == Z3_OP_NOT && violated.arg(0).is_app() &&
+                       violated.arg(0).decl().decl_kind() == Z3_OP_ULEQ;
+    const int first = !hint ? 0 : hint->split_first && bound ? 2 : hint->last;
+    std::vector<std::pair<int, unsigned>> order = {{0, 3000}, {1, 0}};
+    if (hint) order = {{0, 3000}, {1, 3000}, {2, 0}, {1, 0}};
+    if (hint && first == 2) order = {{2, 0}, {0, 3000}, {1, 0}};
+    if (hint && first == 1) order = {{1, 0}, {0, 3000}, {2, 0}};
+    // Strategy 3 (default solver + lemma instances) only where the lemmas were proved.
+    const bool lemmas = hint && hint->lemmas && bv_lemmas().proved;
+    if (lemmas && first == 3) order = {{3, 0}, {0, 3000}, {1, 0}};
+    if (lemmas && first != 3) order.insert(order.begin() + 1, {3, 0});
+    if (!lemmas && hint && first == 3) order = {{0, 3000}, {1, 3000}, {2, 0}, {1, 0}};
+    // A query proved before with the same tries (ProvedQueries): holds again, without solving.
+    std::string key;
+    if (!std::getenv("KACCT_PROOF_NO_CACHE")) {
+      std::string tries = fmt::format("{} {} {}", timeout_ms, hint ? hint->rlimit_per_ms : 0u, lemmas);
+      for (const auto& [st, cap] : order) tries += fmt::format(" {}:{}", st, cap);
+      key = query_key(ctx, assumptions, violated, tries);
+      auto& pq = proved_queries();
+      std::optional<Proved> hit;
+      if (auto it = pq.map.find(key); it != pq.map.end()) hit = it->second;
+      if (hit) {
+        ++proved_hits;
+        if (std::getenv("KACCT_PROOF_RLIMIT")) fmt::print(stderr, "rlimit: proved before (same query): 0 units\n");
+        if (sat) sat->add(assumptions);
+        if (hint) {
+          hint->last = hit->strategy;
+          hint->lemma_instances += hit->lemma_instances;
+        }
+        out.verdict = Verdict::Holds;
+        out.strategy = hit->strategy;
+        out.lemmas = hit->strategy == 3;
+        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return out;
+      }
+    }
+    const unsigned lemma_base = hint ? hint->lemma_instances : 0u;
     // Vacuity: the assumptions alone must be satisfiable. A separate solver keeps the main
     // query non-incremental, so that Z3's QF_BV tactic (bit-blast + SAT) handles it.
     if (sat && sat->known(assumptions)) {
@@ -173,25 +260,6 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
     const z3::tactic plain = z3::tactic(ctx, "simplify") & z3::tactic(ctx, "propagate-values") &
                              z3::tactic(ctx, "solve-eqs") & z3::tactic(ctx, "elim-uncnstr") &
                              z3::tactic(ctx, "simplify") & z3::tactic(ctx, "bit-blast") & z3::tactic(ctx, "sat");
-    // (strategy: 0 default, 1 cofactor, 2 plain; cap in ms, 0: what is left)
-    // Without a hint: strategies 1 and 2 only, as every job but the tick's was measured with.
-    // One conjunct of a split goal that is a single unsigned bound (the rq clock's
-    // prev_steal_time_rq <= steal_clock, a counter's monotonicity): plain bit-blasting first,
-    // whatever decided the conjunct before it (the rq clock's equality of sums, normalising).
-    // The steal bound of rq_clock_split[noirqtime+steal] took 10.6M resource units normalised,
-    // 3.7M with the default solver, 1.9M plain (0.7 s of CPU).
-    const bool bound = violated.is_app() && violated.decl().decl_kind() == Z3_OP_NOT && violated.arg(0).is_app() &&
-                       violated.arg(0).decl().decl_kind() == Z3_OP_ULEQ;
-    const int first = !hint ? 0 : hint->split_first && bound ? 2 : hint->last;
-    std::vector<std::pair<int, unsigned>> order = {{0, 3000}, {1, 0}};
-    if (hint) order = {{0, 3000}, {1, 3000}, {2, 0}, {1, 0}};
-    if (hint && first == 2) order = {{2, 0}, {0, 3000}, {1, 0}};
-    if (hint && first == 1) order = {{1, 0}, {0, 3000}, {2, 0}};
-    // Strategy 3 (default solver + lemma instances) only where the lemmas were proved.
-    const bool lemmas = hint && hint->lemmas && bv_lemmas().proved;
-    if (lemmas && first == 3) order = {{3, 0}, {0, 3000}, {1, 0}};
-    if (lemmas && first != 3) order.insert(order.begin() + 1, {3, 0});
-    if (!lemmas && hint && first == 3) order = {{0, 3000}, {1, 3000}, {2, 0}, {1, 0}};
     z3::check_result r = z3::unknown;
     unsigned tried = 0;
     // Budget used by earlier tries: the tick jobs (their own measured rate) count what was given,
@@ -257,6 +325,10 @@ Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z
         std::fputs(dumped.c_str(), f);
         std::fclose(f);
       }
+    }
+    if (r == z3::unsat && !key.empty()) {
+      proved_queries().map.emplace(std::move(key),
+                                   Proved{out.strategy, hint ? hint->lemma_instances - lemma_base : 0u});
     }
     switch (r) {
       case z3::unsat: out.verdict = Verdict::Holds; break;

@@ -100,6 +100,9 @@ struct LemmaProof {
   std::string note;
 };
 const LemmaProof& bv_lemmas();
+// How many queries solve() answered from earlier proofs of the same query in the same
+// thread (prover.cpp, ProvedQueries; KACCT_PROOF_NO_CACHE=1 turns that off, to measure).
+unsigned proved_query_hits();
 Solved solve(z3::context& ctx, const std::vector<z3::expr>& assumptions, const z3::expr& violated, unsigned timeout_ms,
              SolveHint* hint = nullptr);
 

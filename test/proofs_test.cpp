@@ -59,6 +59,7 @@ TEST(ProofsHarness, SolveShortcutsKeepVerdicts) {
   z3::context ctx;
   const z3::expr x = ctx.bv_const("x", 32), y = ctx.bv_const("y", 32);
   const std::vector<z3::expr> sat_as = {z3::ule(x, y)}, contra = {z3::ult(x, y), z3::ult(y, x)};
+  const unsigned h0 = proved_query_hits();
   for (const bool quick : {false, true}) {
     SolveHint h;
     SatSets sets;
@@ -74,11 +75,47 @@ TEST(ProofsHarness, SolveShortcutsKeepVerdicts) {
     EXPECT_EQ(bad.verdict, Verdict::Violated) << quick;
     ASSERT_TRUE(bad.model) << quick;
     EXPECT_TRUE(bad.model->eval(x == y, true).is_true()) << quick;
-    // without the quick solver the second query and the violated one reuse the first's check;
-    // with it, the usual path (and its check) runs for the violated one alone
-    EXPECT_EQ(sets.hits, quick ? 0u : 2u) << quick;
+    // without the quick solver the second query is the first one, proved before (no check),
+    // and the violated one reuses the first's check; with it, the usual path (and its check)
+    // runs for the violated one alone
+    EXPECT_EQ(sets.hits, quick ? 0u : 1u) << quick;
+    EXPECT_EQ(proved_query_hits(), h0 + 1) << quick;
     EXPECT_EQ(h.quick_decided, quick ? 3u : 0u) << quick;
   }
+}
+
+// A query proved once is not solved again, in any context, when its simplified text and its
+// tries are the same: it holds again. A violated or vacuous query is solved each time (its
+// model belongs to its context), and a query under another budget is a different one.
+TEST(ProofsHarness, SameQueryProvedOnce) {
+  auto query = [](z3::context& ctx, bool padded) {
+    const z3::expr x = ctx.bv_const("x", 32), y = ctx.bv_const("y", 32);
+    // padded: the same formula once simplified
+    return std::pair{std::vector<z3::expr>{padded ? z3::ule(x, y) && ctx.bool_val(true) : z3::ule(x, y)},
+                     padded ? z3::ugt(x + 0, y) : z3::ugt(x, y)};
+  };
+  const unsigned h0 = proved_query_hits();
+  z3::context c1, c2, c3;
+  const auto [a1, v1] = query(c1, false);
+  EXPECT_EQ(solve(c1, a1, v1, 1234).verdict, Verdict::Holds);
+  EXPECT_EQ(proved_query_hits(), h0);
+  const auto [a2, v2] = query(c2, true);
+  const auto again = solve(c2, a2, v2, 1234);
+  EXPECT_EQ(again.verdict, Verdict::Holds);
+  EXPECT_EQ(proved_query_hits(), h0 + 1);
+  EXPECT_EQ(solve(c2, a2, v2, 1235).verdict, Verdict::Holds);  // another budget: solved
+  EXPECT_EQ(proved_query_hits(), h0 + 1);
+  const z3::expr x = c3.bv_const("x", 32), y = c3.bv_const("y", 32);
+  for (int i = 0; i < 2; ++i) {
+    const auto bad = solve(c3, {z3::ule(x, y)}, x == y, 1234);
+    EXPECT_EQ(bad.verdict, Verdict::Violated);
+    ASSERT_TRUE(bad.model);
+    EXPECT_TRUE(bad.model->eval(x == y, true).is_true());
+    const auto vac = solve(c3, {z3::ult(x, y), z3::ult(y, x)}, z3::ugt(x, y), 1234);
+    EXPECT_EQ(vac.verdict, Verdict::Error);
+    EXPECT_TRUE(vac.vacuous);
+  }
+  EXPECT_EQ(proved_query_hits(), h0 + 1);
 }
 
 // A mutant whose counterexample replays concretely is violated; one that exists only in the
