@@ -47,7 +47,11 @@ cat $T/kprobe_events > $OUT/kprobe_events.txt
 SYSF='id==0||id==61||id==98||id==100||id==228||id==230||id==247'
 [ "$(uname -m)" = ppc64le ] && SYSF='id==3||id==114||id==77||id==43||id==246||id==265||id==272'
 EV=""
-for e in $(sed -n "s/^p:kacct\/\([a-z_]*$CPU\) .*/\1/p" $T/kprobe_events); do EV="$EV -e kacct:$e"; done
+# the tick probe with its kernel callchain: where the timer interrupted (the converter's rule
+# for a group read whose task_sched_runtime() took a tick at its rq unlock needs it)
+for e in $(sed -n "s/^p:kacct\/\([a-z_]*$CPU\) .*/\1/p" $T/kprobe_events); do
+	case $e in tk*) EV="$EV -e kacct:$e/call-graph=fp/" ;; *) EV="$EV -e kacct:$e" ;; esac
+done
 for e in sched:sched_switch sched:sched_wakeup sched:sched_wakeup_new sched:sched_stat_runtime \
 	sched:sched_process_fork sched:sched_process_exit raw_syscalls:sys_enter raw_syscalls:sys_exit \
 	timer:hrtimer_expire_entry; do
@@ -75,7 +79,7 @@ for mode in $MODES; do
 	mkdir -p $S
 	echo "$cmd" > $OUT/$mode.cmd
 	say "$mode: $cmd at $(cut -d' ' -f1 /proc/uptime)"
-	taskset -c 0 perf record -q -m "${PERF_MMAP:-16M}" -C "$CPU" $EV -o $OUT/$mode.perf.data -- \
+	taskset -c 0 perf record -q -m "${PERF_MMAP:-16M}" --kernel-callchains -C "$CPU" $EV -o $OUT/$mode.perf.data -- \
 		taskset -c "$CPU" strace -ff -qq -v -y -s 256 --seccomp-bpf -e trace=getrusage,times,clock_gettime,read,wait4,clock_nanosleep \
 		-e signal=none -o $S/st sh -c 'echo $$ > "$0"; exec "$@"' $S/root $cmd > $OUT/$mode.output.txt 2>&1
 	echo "$?" > $OUT/$mode.rc

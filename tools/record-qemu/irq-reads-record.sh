@@ -51,7 +51,7 @@ cp "$K/System.map" "$OUT/out/kallsyms"
 for m in "$@"; do
 	[ -f "$OUT/out/$m.perf.data" ] || { echo "irq-reads-record.sh: no trace for $m" >&2; continue; }
 	perf script -i "$OUT/out/$m.perf.data" --kallsyms "$OUT/out/kallsyms" --ns --show-lost-events \
-		-F comm,pid,tid,cpu,time,event,trace 2> "$OUT/out/$m.script.err" | xz -T1 -6 > "$OUT/out/$m.perf.script.xz"
+		-F comm,pid,tid,cpu,time,event,trace,ip,sym 2> "$OUT/out/$m.script.err" | xz -T1 -6 > "$OUT/out/$m.perf.script.xz"
 	lost=$(xz -dc "$OUT/out/$m.perf.script.xz" | grep -c 'PERF_RECORD_LOST' || true)
 	echo "$m: rc $(cat "$OUT/out/$m.rc" 2> /dev/null), $(xz -dc "$OUT/out/$m.perf.script.xz" | wc -l) perf lines, $lost loss records"
 done

@@ -13,7 +13,10 @@ reads, at the kernel's own clocks:
   the first irq entry from process context; the irq time still pending there (its td=) is one
   synthetic irq before the trace's first line. The last boundary (no clock) and what follows go.
 * each kacct:tk1 (account_process_tick, user_tick) becomes the tick (timer:hrtimer_expire_entry
-  function=tick_sched_timer) with kacct:tick_steal steal=0 user=UT before it: the kernel's mode.
+  function=tick_sched_timer) with kacct:tick_steal steal=0 user=UT before it: the kernel's mode;
+  before both an irq_vectors:local_timer_entry with the probe's kernel callchain (where the timer
+  interrupted: the converter places a group read whose task_sched_runtime() took the tick at its
+  rq unlock at sys_exit, docs/conformance.md).
   A tick whose interrupt came from process context goes just before that interrupt's entry at
   its clock (the entry charges nothing there: irq-reduce.py's placement), else where it fired.
 * the recorded hrtimer expiries are dropped (the ticks come from tk1); syscalls as reads-reduce.py:
@@ -36,6 +39,7 @@ COUNTED = {'amd64': {0, 61, 98, 100, 228, 247}, 'ppc64le': {3, 114, 77, 43, 246,
 CPU = {'amd64': 'x86-64', 'ppc64le': 'POWER9'}
 LINE = re.compile(r'^(\s*(.+?)\s+(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+)(\d+)\.(\d{9}):(\s+(\S+):(?:\s(.*))?)$')
 KV = re.compile(r'(\w+)=(\S+)')
+FRAME = re.compile(r'^\s+[0-9a-f]{6,16} \S')  # a callchain frame (perf script -F ...,ip,sym)
 lost_line = re.compile(r'PERF_RECORD_LOST(?:_SAMPLES)?\s+lost\s+(\d+)')
 
 
@@ -46,10 +50,10 @@ def fmt_ts(ns):
 class Out:
     """One output line: a head (comm pid/tid [cpu]), a clock (ns; None until an exact one is known
     for an irq boundary) and the rest (': event: fields')."""
-    __slots__ = ('head', 'ts', 'rest', 'exact_from')
+    __slots__ = ('head', 'ts', 'rest', 'exact_from', 'chain')
 
     def __init__(self, head, ts, rest):
-        self.head, self.ts, self.rest, self.exact_from = head, ts, rest, None
+        self.head, self.ts, self.rest, self.exact_from, self.chain = head, ts, rest, None, []
 
 
 def convert(lines, arch, pids, counts):
@@ -60,6 +64,7 @@ def convert(lines, arch, pids, counts):
     task_ticks = []
     counted = COUNTED[arch]
     lost = lost_records = 0
+    owner = None  # the output line the callchain frames that follow belong to (None: dropped)
     for raw in lines:
         lm = lost_line.search(raw)
         if lm:
@@ -67,9 +72,13 @@ def convert(lines, arch, pids, counts):
             lost_records += 1
         m = LINE.match(raw)
         if not m:
-            if raw.strip() and lm:
+            if FRAME.match(raw):
+                if owner is not None:
+                    owner.chain.append(raw.rstrip('\n'))
+            elif raw.strip() and lm:
                 out.append(Out(None, None, raw))
             continue
+        owner = None
         head, comm, pid, tid, cpu = m.group(1), m.group(2), m.group(3), m.group(4), int(m.group(5))
         ts = int(m.group(6)) * 1_000_000_000 + int(m.group(7))
         event, fields = m.group(9), m.group(10) or ''
@@ -124,8 +133,12 @@ def convert(lines, arch, pids, counts):
                 continue
             counts['tk'] += 1
             ut = int(kv['ut'])
-            tick = [Out(' kacct-irqtime   -1/-1    [001] ', None, f' kacct:tick_steal: now={ts} steal=0 user={ut}'),
+            # the timer interrupt's entry with the probe's callchain (where the interrupt came), the
+            # kernel's mode of the tick, the tick
+            tick = [Out(head, None, ' irq_vectors:local_timer_entry: vector=236'),
+                    Out(' kacct-irqtime   -1/-1    [001] ', None, f' kacct:tick_steal: now={ts} steal=0 user={ut}'),
                     Out(head, None, f' timer:hrtimer_expire_entry: hrtimer=0 function=tick_sched_timer now={ts}')]
+            owner = tick[0]
             if last_enter is not None and depth == 1 and not soft and last_enter[1]:
                 enter = last_enter[0]
                 i = next(k for k in range(len(out) - 1, -1, -1) if out[k] is enter)
@@ -141,7 +154,7 @@ def convert(lines, arch, pids, counts):
                 out.extend(tick)
                 counts['tk_in_irq'] += 1
             if 'tp' in kv:
-                task_ticks.append((tick[1], int(kv['tp']), int(kv['tu']), int(kv['ts'])))
+                task_ticks.append((tick[2], int(kv['tp']), int(kv['tu']), int(kv['ts'])))
             continue
         if event.startswith('kacct:'):
             raise SystemExit(f'unexpected probe {event}: {raw}')
@@ -160,6 +173,7 @@ def convert(lines, arch, pids, counts):
         if not started:
             counts['before_start'] += 1
         out.append(Out(head, ts, m.group(8)))
+        owner = out[-1]
     if not started:
         raise SystemExit('no irq entry from process context: nothing to start at')
     # the last boundary has no clock: cut the trace there
@@ -170,6 +184,8 @@ def convert(lines, arch, pids, counts):
     for o in out:
         if o.exact_from is not None:
             o.ts = o.exact_from.ts
+    # recordings without the tick's callchain: no timer entry line (it would carry nothing)
+    out = [o for o in out if o.chain or 'irq_vectors:local_timer_entry' not in o.rest]
     # the irq time pending at the start: one irq just before the first line
     t0 = next(o.ts for o in out if o.ts is not None)
     if first_td:
@@ -186,7 +202,11 @@ def convert(lines, arch, pids, counts):
             raise SystemExit(f'clock goes back {prev - o.ts} ns at: {o.head}{fmt_ts(o.ts)}{o.rest}')
         prev = o.ts
         text.append(f'{o.head}{fmt_ts(o.ts)}:{o.rest}\n')
-    index = {id(o): k for k, o in enumerate(x for x in out if x.head is not None)}
+        text.extend(f + '\n' for f in o.chain)
+    index, k = {}, 0
+    for o in out:
+        index[id(o)] = k
+        k += 1 + len(o.chain)
     tt = [f'{index[id(o)] + 1} {p} {u} {s}\n' for o, p, u, s in task_ticks if id(o) in index]
     return text, tt, lost, lost_records
 
