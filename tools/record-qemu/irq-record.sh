@@ -10,6 +10,8 @@
 # probed too (below). OUTDIR gets
 # trace.txt (the guest's sections: tasks, cgroups, /proc/stat, psi, the ftrace text),
 # console.log, meta, probes.txt (offsets.txt: the task_struct offsets the tick probes fetch).
+# Env IRQ_INIT: another guest /init with the same probes (irq-reads-record.sh's); IRQ_EXTRA: a
+# cpio.gz appended to the initramfs; IRQ_MEM: guest memory (default 512M amd64, 1G ppc64le).
 # Needs busybox-static and qemu-system-x86; one guest at a time. The tick never stops
 # (nohz=off): the nohz idle catch-up (account_idle_ticks) is not recorded.
 # ppc64le kernels (meta "arch ppc64le"): QEMU pseries POWER9 (as native-record.sh; env BUSYBOX, a
@@ -145,10 +147,12 @@ if [ "$ARCH" = ppc64le ]; then
 else
 	cp /bin/busybox "$R/root/bin/busybox"
 fi
-cp "$HERE/irq-init.sh" "$R/root/init"
+cp "${IRQ_INIT:-$HERE/irq-init.sh}" "$R/root/init"
+cp "$HERE/irq-probes.sh" "$R/root/irq-probes.sh"
 cp "$OUT/probes.txt" "$R/root/probes.txt"
 chmod 755 "$R/root/init" "$R/root/bin/busybox"
 (cd "$R/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$R/initrd.cpio.gz"
+[ -z "${IRQ_EXTRA:-}" ] || cat "$IRQ_EXTRA" >> "$R/initrd.cpio.gz" # the kernel unpacks concatenated archives
 rm -f "$OUT/trace.txt"
 if [ "$ARCH" = ppc64le ]; then
 	# hvc0: console; a second sPAPR VTY (hvc1) carries the trace; a third (hvc2) reads
@@ -166,7 +170,7 @@ if [ "$ARCH" = ppc64le ]; then
 		HVC=(-chardev pipe,id=inp,path="$R/hvc" -device spapr-vty,chardev=inp)
 	fi
 	timeout "${IRQ_TIMEOUT:-900}" qemu-system-ppc64 -accel tcg -M pseries,x-vof=on -cpu POWER9 -smp 2 \
-		-m 1G -nographic -no-reboot -chardev file,id=trc,path="$OUT/trace.txt" \
+		-m "${IRQ_MEM:-1G}" -nographic -no-reboot -chardev file,id=trc,path="$OUT/trace.txt" \
 		-device spapr-vty,chardev=trc "${HVC[@]}" -kernel "$K/vmlinux" -initrd "$R/initrd.cpio.gz" \
 		-append "console=hvc0 nohz=off $*" < /dev/null 2>&1 | tr -d '\r' > "$OUT/console.log" || true
 	grep -a '^IRQ:' "$OUT/console.log" || tail -20 "$OUT/console.log"
@@ -175,7 +179,7 @@ if [ "$ARCH" = ppc64le ]; then
 fi
 # As psi-irq.sh: tsc=reliable and tsc_early_khz keep irq time accounting on under a loaded TCG.
 KHZ=$(awk -F: '/^cpu MHz/ {printf "%d", $2 * 1000; exit}' /proc/cpuinfo)
-timeout "${IRQ_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg -M pc -cpu max -smp 2,sockets=2,cores=1,threads=1 -m 512M -nographic \
+timeout "${IRQ_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg -M pc -cpu max -smp 2,sockets=2,cores=1,threads=1 -m "${IRQ_MEM:-512M}" -nographic \
 	-serial mon:stdio -serial null -serial file:"$OUT/trace.txt" -no-reboot -kernel "$K/bzImage" \
 	-initrd "$R/initrd.cpio.gz" -append "console=ttyS0 tsc=reliable tsc_early_khz=$KHZ nohz=off $*" \
 	< /dev/null | tr -d '\r' > "$OUT/console.log"

@@ -1,0 +1,57 @@
+#!/bin/bash
+# Record unmodified programs (reads-job.sh's: LTP CPU-time tests, stress-ng) on a tick kernel
+# with IRQ_TIME_ACCOUNTING from tools/kernel-build (amd64 so far): irq-record.sh's probes and
+# guest with irq-reads-init.sh as /init, then per program the perf script and strace files.
+#   irq-reads-record.sh KERNEL_DIR LTP_BUILD OUTDIR PROGRAM...
+# LTP_BUILD: a built LTP tree (reads-setup.sh's). OUTDIR gets irq-record.sh's files plus out/
+# (the guest's MODE.perf.data, MODE.perf.script.xz, MODE.strace/, ...). Then irq-reads-reduce.py.
+# The host's strace, stress-ng and perf go into the guest with the libraries ldd names.
+set -euo pipefail
+[ $# -ge 4 ] || { sed -n 2,9p "$0"; exit 2; }
+K=$(readlink -f "$1") L=$(readlink -f "$2") OUT=$(readlink -m "$3"); shift 3
+HERE=$(dirname "$(readlink -f "$0")")
+[ "$(awk '$1 == "arch" {print $2}' "$K/meta")" = amd64 ] || { echo "irq-reads-record.sh: amd64 kernels only so far" >&2; exit 2; }
+S=$L/testcases/kernel/syscalls
+R=$(mktemp -d /tmp/irq-reads.XXXX)
+trap 'rm -rf "$R"' EXIT
+mkdir -p "$R/x/ltp" "$R/x/usr/bin" "$R/x/boot"
+bins=(/usr/bin/strace /usr/bin/stress-ng /usr/bin/perf)
+for t in getrusage/getrusage01 getrusage/getrusage02 getrusage/getrusage03 getrusage/getrusage03_child \
+	getrusage/getrusage04 times/times01 times/times03 clock_gettime/clock_gettime01 clock_gettime/clock_gettime02; do
+	[ -x "$S/$t" ] || { echo "irq-reads-record.sh: $S/$t not built (skipped)" >&2; continue; }
+	cp "$S/$t" "$R/x/ltp/" && bins+=("$S/$t")
+done
+cp "${bins[@]:0:3}" "$R/x/usr/bin/"
+for b in "${bins[@]}"; do ldd "$b" | grep -o '/[^ ]*'; done | sort -u | while read -r lib; do
+	[ -f "$lib" ] || continue
+	dest=$R/x$lib
+	case $lib in /usr/lib/*) dest=$R/x${lib#/usr} ;; esac # the initramfs has no merged /usr
+	mkdir -p "$(dirname "$dest")" && cp -L "$lib" "$dest"
+done
+# LTP's kconfig checks (clock_gettime02) read /boot/config-$(uname -r); getrusage04 refuses
+# virtual machines that systemd-detect-virt names
+cp "$K/config" "$R/x/boot/config-$(awk '$1 == "kernel_version" {print $2}' "$K/meta")"
+printf '#!/bin/sh\necho none\nexit 1\n' > "$R/x/usr/bin/systemd-detect-virt"
+chmod 755 "$R/x/usr/bin/systemd-detect-virt"
+(cd "$R/x" && find . | cpio -o -H newc --quiet | gzip -1) > "$R/extra.cpio.gz"
+modes=$(IFS=,; echo "$*")
+IRQ_INIT=$HERE/irq-reads-init.sh IRQ_EXTRA=$R/extra.cpio.gz IRQ_MEM=${IRQ_MEM:-1G} IRQ_TIMEOUT=${IRQ_TIMEOUT:-3000} \
+	"$HERE/irq-record.sh" "$K" "$OUT" "reads_modes=$modes"
+echo "$*" > "$OUT/programs"
+python3 -c '
+import base64, io, sys, tarfile
+sys.path.insert(0, sys.argv[2])
+from guestlog import sections
+sec = sections(sys.argv[1] + "/trace.txt")
+body = [l for l in sec.get("out", []) if l and not l.startswith("begin-base64") and l != "===="]
+tarfile.open(fileobj=io.BytesIO(base64.b64decode("".join(body))), mode="r:gz").extractall(sys.argv[1])
+' "$OUT" "$HERE"
+# kallsyms' format is System.map's (the guest's lines are not sent: the serial line is slow)
+cp "$K/System.map" "$OUT/out/kallsyms"
+for m in "$@"; do
+	[ -f "$OUT/out/$m.perf.data" ] || { echo "irq-reads-record.sh: no trace for $m" >&2; continue; }
+	perf script -i "$OUT/out/$m.perf.data" --kallsyms "$OUT/out/kallsyms" --ns --show-lost-events \
+		-F comm,pid,tid,cpu,time,event,trace,ip,sym 2> "$OUT/out/$m.script.err" | xz -T1 -6 > "$OUT/out/$m.perf.script.xz"
+	lost=$(xz -dc "$OUT/out/$m.perf.script.xz" | grep -c 'PERF_RECORD_LOST' || true)
+	echo "$m: rc $(cat "$OUT/out/$m.rc" 2> /dev/null), $(xz -dc "$OUT/out/$m.perf.script.xz" | wc -l) perf lines, $lost loss records"
+done
