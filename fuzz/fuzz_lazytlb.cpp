@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "event_mutator.hpp"
+#include "heap.hpp"
 #include "model/lazytlb/explore.hpp"
 
 namespace {
@@ -62,10 +63,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   s.version = (sel & 4) ? kacct::arch::v(6, 12) : kacct::arch::v(6, 3);
   const Cfg cfg = s.cfg();
   World<kacct::Concrete> w = initial(s.sizes);
+  std::vector<Event> ok;
   for (std::size_t i = 1; i < size && s.events.size() < kMaxJudged; ++i) {
-    std::vector<Event> ok;
+    ok.clear();
+    // why_not_enabled: the same decision as not_enabled without building its message per candidate.
     for (const auto& e : candidate_events(w, cfg))
-      if (not_enabled(w, cfg, e).empty()) ok.push_back(e);
+      if (why_not_enabled(w, cfg, e).empty()) ok.push_back(e);
     if (ok.empty()) break;
     const Event e = ok[data[i] % ok.size()];
     s.events.push_back(e);

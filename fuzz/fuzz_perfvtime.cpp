@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "arch/registry.hpp"
+#include "heap.hpp"
 #include "model/sim/oracle.hpp"
 #include "model/trace/perf.hpp"
 
