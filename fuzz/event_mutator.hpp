@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 
 // Weak: the replay build (replay_main.cpp) has no libFuzzer and never calls a mutator.
 extern "C" __attribute__((weak)) std::size_t LLVMFuzzerMutate(std::uint8_t* data, std::size_t size,
@@ -36,7 +37,15 @@ std::size_t mutate_events(std::uint8_t* data, std::size_t size, std::size_t max_
                           std::size_t max_events, Parse parse, Field field, Valid valid, Write write) {
   std::mt19937_64 rng(seed);
   if (bytes_only() || rng() % 8 == 0) return LLVMFuzzerMutate(data, size, max_size);
-  std::optional<Script> s = parse(data, size);
+  // The script this mutator wrote last: libFuzzer mutates its own output again (-mutate_depth,
+  // 5 by default), so an input equal to it byte for byte is that script, not parsed again.
+  static std::string last_text;
+  static std::optional<Script> last;
+  std::optional<Script> s;
+  if (last && std::string_view(reinterpret_cast<const char*>(data), size) == last_text)
+    s = last;
+  else
+    s = parse(data, size);
   if (!s) return LLVMFuzzerMutate(data, size, max_size);
   for (int attempt = 0; attempt < 16; ++attempt) {
     Script u = *s;
@@ -74,6 +83,8 @@ std::size_t mutate_events(std::uint8_t* data, std::size_t size, std::size_t max_
     const std::string out = write(u);
     if (out.size() > max_size) continue;
     std::memcpy(data, out.data(), out.size());
+    last_text = out;
+    last = std::move(u);
     return out.size();
   }
   return LLVMFuzzerMutate(data, size, max_size);

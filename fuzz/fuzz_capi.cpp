@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "arch/registry.hpp"
+#include "heap.hpp"
 #include "kacct/kacct.h"
 #include "model/sim/machine.hpp"
 #include "model/trace/builder.hpp"

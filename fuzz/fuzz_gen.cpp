@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "arch/registry.hpp"
+#include "heap.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/builder.hpp"
 #include "model/trace/ledger.hpp"

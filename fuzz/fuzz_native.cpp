@@ -13,6 +13,7 @@
 #include <string>
 
 #include "arch/registry.hpp"
+#include "heap.hpp"
 #include "model/domain/reflect.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/builder.hpp"

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "arch/registry.hpp"
+#include "heap.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/perf.hpp"
 

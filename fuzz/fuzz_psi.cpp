@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "event_mutator.hpp"
+#include "heap.hpp"
 #include "model/psi/script.hpp"
 
 namespace {

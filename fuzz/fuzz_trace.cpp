@@ -15,8 +15,9 @@
 #include <string_view>
 
 #include "arch/registry.hpp"
-#include "model/sim/machine.hpp"
+#include "heap.hpp"
 #include "model/domain/reflect.hpp"
+#include "model/sim/machine.hpp"
 #include "model/trace/builder.hpp"
 
 namespace {

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <utility>
 
+#include "heap.hpp"
 #include "model/sim/values.hpp"
 
 namespace {

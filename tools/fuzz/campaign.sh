@@ -2,8 +2,10 @@
 # One measured libFuzzer campaign of one target (docs/fuzzing.md): the ASan+UBSan binary of the
 # sanitizer build (build-asan/fuzz/fuzz_<x>), one process at nice 15 (a shared machine), for a
 # wall-clock budget, on a scratch copy of the committed corpus; then the grown corpus merged
-# (minimised) into DIR/min. Prints one table row: target, seconds, executions, exec/s, libFuzzer's
-# edge coverage (cov:) and features (ft:), corpus before -> after, crashes (artifacts in DIR).
+# (minimised) into DIR/min. Prints one table row: target, seconds (the wall budget), CPU seconds
+# (user + sys of the fuzzing process), executions, exec/s (wall, libFuzzer's), exec per CPU
+# second, edge coverage (cov:) and features (ft:), corpus before -> after, crashes (artifacts in
+# DIR). Extra options such as -runs=10000000 end a campaign at that many executions.
 # Usage: tools/fuzz/campaign.sh TARGET SECONDS [DIR] [libFuzzer options...]   (DIR default build-asan/campaign/TARGET)
 # FUZZ_BIN_DIR: where fuzz_<x> is (default build-asan/fuzz; an $OUT of tools/fuzz/oss-fuzz-build.sh
 # with SANITIZER=address,undefined is the same ASan+UBSan build). The target's .options and .dict
@@ -26,9 +28,10 @@ if [ -f "$root/fuzz/fuzz_$t.options" ]; then
 fi
 if [ -f "$root/fuzz/fuzz_$t.dict" ]; then opts+=("-dict=$root/fuzz/fuzz_$t.dict"); fi
 before=$(find "$dir/corpus" -type f | wc -l)
-(cd "$dir" && ASAN_OPTIONS=detect_leaks=1 nice -n 15 "$bin" -max_total_time="$secs" -print_final_stats=1 \
-  -artifact_prefix="$dir/" "${opts[@]}" "$@" corpus > log 2>&1)
+(cd "$dir" && ASAN_OPTIONS=detect_leaks=1 /usr/bin/time -f '%U %S' -o cpu nice -n 15 "$bin" -max_total_time="$secs" \
+  -print_final_stats=1 -artifact_prefix="$dir/" "${opts[@]}" "$@" corpus > log 2>&1)
 rc=$?
+cpu=$(awk '{printf "%.1f", $1 + $2}' "$dir/cpu")
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log")
 eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$dir/log")
 last=$(grep -E '^#[0-9]+' "$dir/log" | tail -n 1)
@@ -37,5 +40,7 @@ ft=$(echo "$last" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
 crashes=$(find "$dir" -maxdepth 1 -name 'crash-*' -o -maxdepth 1 -name 'leak-*' -o -maxdepth 1 -name 'timeout-*' -o -maxdepth 1 -name 'oom-*' | wc -l)
 (cd "$dir" && nice -n 15 "$bin" -merge=1 "${opts[@]}" min corpus > merge.log 2>&1)
 after=$(find "$dir/min" -type f | wc -l)
-printf '%s\t%s\t%s\t%s\t%s\t%s\t%s -> %s (%s)\t%s\trc=%s\n' "$t" "$secs" "${execs:-?}" "${eps:-?}" "${cov:-?}" "${ft:-?}" \
+cpueps=$(awk -v e="${execs:-0}" -v c="$cpu" 'BEGIN { printf "%.0f", (c > 0 ? e / c : 0) }')
+printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s -> %s (%s)\t%s\trc=%s\n' "$t" "$secs" "$cpu" "${execs:-?}" "${eps:-?}" "$cpueps" \
+  "${cov:-?}" "${ft:-?}" \
   "$before" "$after" "$(du -sh "$dir/min" | cut -f1)" "$crashes" "$rc"

@@ -4,7 +4,8 @@
 # scratch corpus) at nice 15, one process, and its CPU time (user + sys, not wall: the machine is
 # shared) is measured. Prints target, executions, CPU seconds, executions per CPU second, and
 # libFuzzer's final cov/ft. The same N and seed on two builds compare their per-input cost.
-# (MAX_SECONDS, default 300, caps a run by wall time; NICE, default 15.)
+# (MAX_SECONDS, default 300, caps a run by wall time; NICE, default 15; FUZZ_ARGS, more libFuzzer
+# options, e.g. FUZZ_ARGS=-entropic=0 to compare one.)
 # Usage: tools/fuzz/exec-rate.sh BINDIR RUNS [TARGET...]   (BINDIR: build-asan/fuzz, or an $OUT
 # of tools/fuzz/oss-fuzz-build.sh; default targets: every fuzz/fuzz_<x>.cpp, and kerneldiff if built)
 set -uo pipefail
@@ -32,7 +33,7 @@ for t in "${targets[@]}"; do
   if [ -f "$root/fuzz/fuzz_$t.dict" ]; then opts+=("-dict=$root/fuzz/fuzz_$t.dict"); fi
   rm -rf "$scratch/c" && mkdir -p "$scratch/c"
   /usr/bin/time -f '%U %S' -o "$scratch/time" nice -n "${NICE:-15}" "$bin" -runs="$runs" -seed=1 -max_total_time="${MAX_SECONDS:-300}" -print_final_stats=1 \
-    -artifact_prefix="$scratch/" "${opts[@]}" "$scratch/c" "$seeds" > "$scratch/log" 2>&1
+    -artifact_prefix="$scratch/" "${opts[@]}" ${FUZZ_ARGS:-} "$scratch/c" "$seeds" > "$scratch/log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$scratch/log")
   cpu=$(awk '{printf "%.2f", $1 + $2}' "$scratch/time")
