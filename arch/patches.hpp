@@ -4,6 +4,7 @@
 // sources; 173be9a14f7b's release, 4.7, is inferred from its sched/urgent merge, not read from a tag).
 #pragma once
 #include <array>
+#include <concepts>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -334,33 +335,86 @@ inline constexpr auto patch_prefixes = [] {
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = id_prefix(patches[i].id);
   return a;
 }();
-inline constexpr auto backport_prefixes = [] {
-  std::array<std::uint64_t, backports.size()> a{};
-  for (std::size_t i = 0; i < a.size(); ++i) a[i] = id_prefix(backports[i].id);
+// The table index of a patch id (exact match); patches.size() if unknown.
+constexpr std::size_t patch_index(std::string_view id) {
+  const std::uint64_t key = id_prefix(id);
+  for (std::size_t i = 0; i < patches.size(); ++i)
+    if (patch_prefixes[i] == key && patches[i].id == id) return i;
+  return patches.size();
+}
+// Each backport's patch, as a table index.
+inline constexpr auto backport_patch = [] {
+  std::array<std::size_t, backports.size()> a{};
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = patch_index(backports[i].id);
   return a;
 }();
-}  // namespace detail
-// Is the patch in this release? In every point release of its mainline release's series and
-// later ones, and in a stable series that got it from the backported point release on. A distro
-// build answers as its base point release. (An unknown id is a programming error: it throws.)
-constexpr bool applied(std::string_view id, KVersion ver) {
-  const std::uint64_t key = detail::id_prefix(id);
-  for (std::size_t i = 0; i < patches.size(); ++i) {
-    if (detail::patch_prefixes[i] != key) continue;
-    const auto& p = patches[i];
-    if (p.id == id) {
-      if (p.local) return false;  // a kacct-local fix is in no release
-      if (ver.series() >= p.after) return true;
-      for (std::size_t j = 0; j < backports.size(); ++j) {
-        const auto& b = backports[j];
-        if (detail::backport_prefixes[j] == key && b.id == id && b.first.series() == ver.series() &&
-            ver.upstream() >= b.first)
-          return true;
-      }
-      return false;
-    }
+static_assert(
+    [] {
+      for (auto i : backport_patch)
+        if (i == patches.size()) return false;
+      return true;
+    }(),
+    "a backport names a patch the table does not have");
+// The backports grouped by patch: patch i's are backport_order[backport_begin[i] ..
+// backport_begin[i + 1]), in table order (applied() on a release before the patch scans only its own).
+inline constexpr auto backport_begin = [] {
+  std::array<std::size_t, patches.size() + 1> a{};
+  for (auto i : backport_patch) ++a[i + 1];
+  for (std::size_t i = 1; i < a.size(); ++i) a[i] += a[i - 1];
+  return a;
+}();
+inline constexpr auto backport_order = [] {
+  std::array<std::size_t, backports.size()> a{};
+  auto next = backport_begin;
+  for (std::size_t j = 0; j < backports.size(); ++j) a[next[backport_patch[j]]++] = j;
+  return a;
+}();
+// A version as one integer in the order of KVersion's <=> (major, minor, point, build).
+constexpr std::uint64_t version_key(KVersion k) {
+  return std::uint64_t(k.major) << 32 | std::uint64_t(k.minor) << 24 | std::uint64_t(k.point) << 8 | k.build;
+}
+// Each patch's first release as a key; a kacct-local fix's is above every version.
+inline constexpr auto patch_after_key = [] {
+  std::array<std::uint64_t, patches.size()> a{};
+  for (std::size_t i = 0; i < a.size(); ++i)
+    a[i] = patches[i].local ? ~std::uint64_t(0) : version_key(patches[i].after);
+  return a;
+}();
+// Patch i in a stable series that got it as a backport (out of line: the rarer case).
+constexpr bool backported(std::size_t i, KVersion ver) {
+  if (patches[i].local) return false;  // a kacct-local fix is in no release
+  for (std::size_t k = backport_begin[i]; k < backport_begin[i + 1]; ++k) {
+    const auto& b = backports[backport_order[k]];
+    if (b.first.series() == ver.series() && ver.upstream() >= b.first) return true;
   }
-  throw std::logic_error("arch::applied: unknown patch id " + std::string(id));
+  return false;
+}
+// Is the patch (by table index) in this release? In every point release of its mainline
+// release's series and later ones, and in a stable series that got it from the backported point
+// release on. A distro build answers as its base point release.
+constexpr bool applied_at(std::size_t i, KVersion ver) {
+  if (version_key(ver.series()) >= patch_after_key[i]) return true;
+  return backport_begin[i] != backport_begin[i + 1] && backported(i, ver);
+}
+}  // namespace detail
+// A patch id written in the source: its table index is found at compile time (an unknown id
+// does not compile), so that the steps' per-event version facts compare no strings.
+struct PatchId {
+  std::size_t index;
+  consteval PatchId(const char* id) : index(detail::patch_index(id)) {
+    if (index == patches.size()) throw "arch::applied: unknown patch id";
+  }
+};
+// Is the patch in this release? (detail::applied_at says how it is decided.)
+constexpr bool applied(PatchId id, KVersion ver) { return detail::applied_at(id.index, ver); }
+// The same for an id known at run time (a table row, a command-line argument): an unknown id
+// is a programming error and throws.
+template <class S>
+requires std::same_as<S, std::string_view> || std::same_as<S, std::string>
+constexpr bool applied(const S& id, KVersion ver) {
+  const std::size_t i = detail::patch_index(id);
+  if (i == patches.size()) throw std::logic_error("arch::applied: unknown patch id " + std::string(id));
+  return detail::applied_at(i, ver);
 }
 // The stable series (other than the patch's own mainline release) that carry a patch, oldest first.
 constexpr std::size_t backport_count(std::string_view id) {

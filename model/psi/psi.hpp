@@ -9,6 +9,7 @@
 // same step functions run concretely (scripts, props, fuzz) and symbolically (proofs/jobs_psi).
 #pragma once
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -136,11 +137,30 @@ struct Ctl {
   std::vector<Charge> charges;  // concrete runs only
   std::vector<LockFault> faults;
   int group_of(int task) const { return task == 0 ? 0 : tasks[task].group; }
-  std::vector<int> chain(int g) const {
-    std::vector<int> out;
-    for (; g >= 0; g = parent[g]) out.push_back(g);
-    return out;
-  }
+  // Group g and its ancestors, leaf first: a walk up `parent` (the checks walk it per charge
+  // and per event, so it allocates nothing; converts to a vector where one is kept).
+  struct Chain {
+    const std::vector<int>* parent;
+    int g;
+    struct It {
+      const std::vector<int>* parent;
+      int g;
+      int operator*() const { return g; }
+      It& operator++() {
+        g = (*parent)[std::size_t(g)];
+        return *this;
+      }
+      bool operator!=(std::default_sentinel_t) const { return g >= 0; }
+    };
+    It begin() const { return {parent, g}; }
+    std::default_sentinel_t end() const { return {}; }
+    operator std::vector<int>() const {
+      std::vector<int> out;
+      for (int x : *this) out.push_back(x);
+      return out;
+    }
+  };
+  Chain chain(int g) const { return {&parent, g}; }
 };
 
 template <class D>
