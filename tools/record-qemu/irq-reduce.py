@@ -150,6 +150,8 @@ def psi_script(out, marks, group_of, tasks, ncpus, pids, version):
 
 
 def main():
+    if len(sys.argv) < 3 or sys.argv[1].startswith('-') or sys.argv[2].startswith('-'):
+        sys.exit(__doc__)
     rec, fix = sys.argv[1], sys.argv[2]
     # the kernel's version from the builder's meta: 6.1.192 -> config 6.1.192-tick-irqtime-hz250,
     # psi version 6.1.192 (Debian's revision is not a version kacct models)

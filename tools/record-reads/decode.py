@@ -110,6 +110,8 @@ def main():
         if len(args) < 2 or args[1] not in NRS:
             sys.exit('decode.py: --arch is one of ' + ', '.join(NRS))
         NR, args = NRS[args[1]], args[2:]
+    if not args or not args[0].isdigit():
+        sys.exit(__doc__)
     root = int(args[0])
     files = sorted(args[1:], key=lambda f: int(f.rsplit('.', 1)[1]))
     tids = [int(f.rsplit('.', 1)[1]) for f in files]
