@@ -679,8 +679,15 @@ void Converter::syscall_read_enter(const Record& r, std::uint64_t nr) {
   if (auto q = syscall_read_index_.find({r.tid, nr, seq}); q != syscall_read_index_.end()) {
     const auto& want = o_.syscall_reads[q->second];
     const bool own = !want.target || want.target == r.tid;
+    // thread_group_cputime() updates the reader's runtime only for its own thread group: a read
+    // of another process's /proc/PID/stat (getrusage03's of its child) is at sys_exit, after any
+    // sleep in the syscall (6.1 on ppc64le: the read waited in D for the child's exec, whose
+    // two ticks the kernel's value has; 6.1, 6.12 kernel/sched/cputime.c)
+    const auto ti = want.target ? info_.find(want.target) : info_.end();
+    const auto ri = info_.find(r.tid);
+    const bool other_group = ti != info_.end() && ri != info_.end() && ti->second.tgid != ri->second.tgid;
     const bool syncs =
-        want.place && (want.kind == ReadKind::ProcStat || want.kind == ReadKind::RusageSelf ||
+        want.place && ((want.kind == ReadKind::ProcStat && !other_group) || want.kind == ReadKind::RusageSelf ||
                        want.kind == ReadKind::ProcessCputime || (want.kind == ReadKind::ThreadCputime && own));
     if (syncs) early_read_[r.tid] = conv_.stats.cputime_syscalls.size();
   }
