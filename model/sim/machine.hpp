@@ -66,9 +66,14 @@ struct Program {
   // What the trace format has no event for, set by the caller after compile() (the oracle, from
   // the perf conversion), each applied before event `event`, in order:
   // a reap: thread-group leader `child` reaped by a wait of task `reaper` (wait_task_zombie());
+  // a wait that returned a child whose group still has live tasks reported a stop or continue
+  // (wait_task_stopped(), wait_task_continued()) and reaped nothing: only its rusage is computed
+  // (getrusage(RUSAGE_BOTH): cputime_adjust() of the child's group), when the wait asked for one.
   struct Reap {
     std::uint32_t event = 0, reaper = 0, child = 0;  // dense task indices
     std::uint64_t id = 0;                            // the caller's, copied to ReapResult
+    bool rusage = true;                              // the wait asked for the child's rusage
+    bool may_reap = true;                            // false: the wait could not reap (waitid without WEXITED)
   };
   std::vector<Reap> reaps;
   // a read of the reaped children's times (signal->cutime/cstime) of `task`'s process, e.g.
@@ -157,6 +162,7 @@ struct ReapResult {  // a Program::Reap: what the reaper's process gained (ns)
   std::uint64_t children_utime = 0, children_stime = 0;  // its own reaped children
   std::uint64_t rtime = 0;                               // the reaped group's sum_exec_runtime
   std::uint64_t id = 0;                                  // Program::Reap::id
+  bool reaped = true;  // false: a stop/continue report (nothing joined the reaper's children)
 };
 struct RunResult {
   std::vector<CpuAcct<Concrete>> cpus;

@@ -404,13 +404,16 @@ class Machine {
     for (; reap_next_ < p.reaps.size() && p.reaps[reap_next_].event <= i; ++reap_next_) {
       const auto& q = p.reaps[reap_next_];
       const auto g = p.tasks[q.child].group;
+      // a live group is not reaped (wait_consider_task(): only an EXIT_ZOMBIE leader without
+      // live threads; 6.1, 6.12 kernel/exit.c): the wait reported a stop or continue
+      const bool reaped = q.may_reap && k_.members[g].empty();
+      if (!reaped && !q.rusage) continue;
       model::TaskCputime<C> cur{};
       const auto adj = adjusted(q.child, cur);
-      auto& mine = r.groups[p.tasks[q.reaper].group].children;
       const auto theirs = r.groups[g].children;
-      model::reap_child(k_.d, mine, adj, theirs);
+      if (reaped) model::reap_child(k_.d, r.groups[p.tasks[q.reaper].group].children, adj, theirs);
       r.reaps.push_back({p.tasks[q.reaper].tid, p.tasks[q.child].tid, adj.utime, adj.stime, theirs.utime, theirs.stime,
-                         cur.sum_exec_runtime, q.id});
+                         cur.sum_exec_runtime, q.id, reaped});
     }
     for (; children_next_ < p.children_reads.size() && p.children_reads[children_next_].event <= i; ++children_next_) {
       const auto& q = p.children_reads[children_next_];

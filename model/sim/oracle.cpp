@@ -117,7 +117,7 @@ struct PredictStream::State {
       const auto reaper = find(r.reaper);
       const auto child = r.child ? find(r.child) : std::nullopt;
       if (!reaper || !child || p.tasks[*child].pid != r.child) continue;  // unknown_children() says why
-      p.reaps.push_back({std::uint32_t(r.at), *reaper, *child, r.seq});
+      p.reaps.push_back({std::uint32_t(r.at), *reaper, *child, r.seq, r.rusage, r.may_reap});
     }
     for (; foreign_next < st->foreign_reads.size() && st->foreign_reads[foreign_next].at <= limit; ++foreign_next) {
       const auto& f = st->foreign_reads[foreign_next];

@@ -679,13 +679,39 @@ void Converter::syscall_read_enter(const Record& r, std::uint64_t nr) {
   if (auto q = syscall_read_index_.find({r.tid, nr, seq}); q != syscall_read_index_.end()) {
     const auto& want = o_.syscall_reads[q->second];
     const bool own = !want.target || want.target == r.tid;
+    // thread_group_cputime() updates the reader's runtime only for its own thread group: a read
+    // of another process's /proc/PID/stat (getrusage03's of its child) is at sys_exit, after any
+    // sleep in the syscall (6.1 on ppc64le: the read waited in D for the child's exec, whose
+    // two ticks the kernel's value has; 6.1, 6.12 kernel/sched/cputime.c)
+    const auto ti = want.target ? info_.find(want.target) : info_.end();
+    const auto ri = info_.find(r.tid);
+    const bool other_group = ti != info_.end() && ri != info_.end() && ti->second.tgid != ri->second.tgid;
     const bool syncs =
-        want.place && (want.kind == ReadKind::ProcStat || want.kind == ReadKind::RusageSelf ||
+        want.place && ((want.kind == ReadKind::ProcStat && !other_group) || want.kind == ReadKind::RusageSelf ||
                        want.kind == ReadKind::ProcessCputime || (want.kind == ReadKind::ThreadCputime && own));
     if (syncs) early_read_[r.tid] = conv_.stats.cputime_syscalls.size();
   }
   conv_.stats.cputime_syscalls.push_back(
       {r.tid, nr, seq, arg0, r.line, 0, "its sys_exit is not in the trace", std::nullopt});
+}
+// A wait4()'s or waitid()'s first five arguments (perf prints them in hex) until its sys_exit,
+// where they tell whether it reaped, which child, and whether it asked for the child's rusage
+// (children_at_sys_exit()).
+void Converter::wait_enter(const Record& r, std::uint64_t nr) {
+  const auto p = r.fields.find('(');
+  if (p == std::string::npos) return;
+  std::array<std::uint64_t, 5> a{};
+  std::size_t at = p + 1;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto end = r.fields.find_first_of(",)", at);
+    if (end == std::string::npos) return;
+    const auto v = trim(std::string_view(r.fields).substr(at, end - at));
+    const auto [q, ec] = std::from_chars(v.data(), v.data() + v.size(), a[i], 16);
+    if (ec != std::errc() || q != v.data() + v.size() || v.empty()) return;  // not understood: no arguments
+    if (r.fields[end] == ')' && i + 1 < a.size()) return;
+    at = end + 1;
+  }
+  wait_args_[r.tid] = {nr, a};
 }
 // Where the reaped children's times change (a wait that reaped) and where a read of them is: the
 // kernel changes signal->cutime/cstime only in wait_task_zombie(), so the sys_exit is exact enough.
@@ -694,7 +720,12 @@ void Converter::children_at_sys_exit(const Record& r) {
   if (!nr) return;
   const auto at = nevents();
   const auto& sc = o_.syscalls;
-  if (*nr == sc.wait4 || *nr == sc.waitid) {
+  // A second sys_exit of the same call with no sys_enter between (ppc64le 6.1.192 under strace:
+  // stress-ng --wait's waitid(), once; not traced further) is no second wait.
+  const bool repeated = last_exit_nr_.count(r.tid) && last_exit_nr_[r.tid] == *nr;
+  last_exit_nr_[r.tid] = *nr;
+  if (repeated) ++conv_.stats.repeated_sys_exits;
+  if ((*nr == sc.wait4 || *nr == sc.waitid) && !repeated) {
     const auto t = std::string_view(r.fields);
     const auto eq = t.find(" = ");
     long long ret = -1;
@@ -702,12 +733,42 @@ void Converter::children_at_sys_exit(const Record& r) {
       const auto v = trim(t.substr(eq + 3));
       std::from_chars(v.data(), v.data() + v.size(), ret);
     }
-    if ((*nr == sc.wait4 && ret > 0) || (*nr == sc.waitid && ret == 0)) {
+    std::uint64_t child = *nr == sc.wait4 && ret > 0 ? std::uint64_t(ret) : 0;
+    bool reaps = (*nr == sc.wait4 && ret > 0) || (*nr == sc.waitid && ret == 0);
+    const auto a = wait_args_.find(r.tid);
+    const bool args = a != wait_args_.end() && a->second.first == *nr;
+    // wait4(pid, status, options, rusage), waitid(which, id, infop, options, rusage)
+    const bool rusage = !args || a->second.second[*nr == sc.wait4 ? 3 : 4] != 0;
+    if (*nr == sc.waitid && reaps) {
+      // waitid() returns 0 and names its child only in *infop. Its arguments tell: without
+      // WEXITED, or with WNOWAIT, wait_task_zombie() reaps nothing (a stop or continue report,
+      // or the zombie left); P_PID with WEXITED alone (no WNOHANG, WSTOPPED, WCONTINUED) returns
+      // 0 only once it reaped `id` (6.1, 6.12 kernel/exit.c). Else a reap of a child the trace
+      // does not name (child 0). A wait4() that returned a live child reported a stop or continue
+      // (the model tells: Program::Reap).
+      constexpr std::uint64_t kPPid = 1, kWnohang = 1, kWstopped = 2, kWexited = 4, kWcontinued = 8,
+                              kWnowait = 0x1000000;
+      if (args) {
+        const auto& v = a->second.second;
+        const std::uint64_t which = v[0], id = v[1], options = v[3];
+        const bool named = which == kPPid && id > 0 && id <= 0x7fffffff;
+        if (!(options & kWexited) || (options & kWnowait)) {
+          reaps = false;
+          ++conv_.stats.waits_not_reaping;
+          // its rusage, if asked for, is the child's (getrusage(RUSAGE_BOTH)): a report of `id`
+          if (named && rusage) conv_.stats.reaps.push_back({at, r.tid, id, 0, r.line, true, false});
+        } else if (named && !(options & (kWnohang | kWstopped | kWcontinued))) {
+          child = id;
+        }
+      }
+    }
+    if (reaps) {
       const auto seq = syscall_seq_.find({r.tid, *nr});
       conv_.stats.reaps.push_back(
-          {at, r.tid, *nr == sc.wait4 ? std::uint64_t(ret) : 0, seq == syscall_seq_.end() ? 0 : seq->second, r.line});
+          {at, r.tid, child, seq == syscall_seq_.end() ? 0 : seq->second, r.line, rusage, true});
     }
   }
+  wait_args_.erase(r.tid);
   auto it = syscall_open_.find(r.tid);
   if (it != syscall_open_.end() && it->second.second >= 0 && it->second.first == *nr)
     conv_.stats.cputime_syscalls[std::size_t(it->second.second)].exit_at = at;
@@ -932,6 +993,9 @@ void Converter::on_sys_enter(const Record& r) {
   const auto v = syscall_nr(r);
   if (!v) return bad(r, "NR <number>");
   syscall_read_enter(r, *v);
+  wait_args_.erase(r.tid);
+  last_exit_nr_.erase(r.tid);
+  if (*v == o_.syscalls.waitid || *v == o_.syscalls.wait4) wait_enter(r, *v);
   if (r.tid == 0 || tr_->current(c).exiting) return;
   in_syscall_.insert(r.tid);
   used(r);

@@ -174,14 +174,21 @@ struct Stats {
   };
   std::vector<SyscallSeen> cputime_syscalls;
   // The successful waits (sys_exit of wait4 > 0, waitid == 0), which reap a child unless it was
-  // a ptrace reap or WNOWAIT: at the number of trace events before the sys_exit. A waitid's child
-  // is not in the raw syscall's result (child 0: unknown).
+  // a ptrace reap or a stop/continue report (the model tells: its group still lives): at the
+  // number of trace events before the sys_exit. A waitid's child is not in the raw syscall's
+  // result: its arguments name it (P_PID with WEXITED alone), else child 0 (unknown). A waitid
+  // without WEXITED or with WNOWAIT reaps nothing (counted in waits_not_reaping; listed with
+  // may_reap false when it asked for a named child's rusage).
   struct Reap {
     std::uint64_t at = 0, reaper = 0, child = 0;
     std::uint64_t seq = 0;   // the reaper's seq-th call of that wait syscall (0: not counted)
     std::uint32_t line = 0;  // perf line of the sys_exit
+    bool rusage = true;      // the wait asked for the child's rusage (true when its arguments are not known)
+    bool may_reap = true;    // false: only the rusage of a child the wait could not reap
   };
   std::vector<Reap> reaps;
+  std::uint64_t waits_not_reaping = 0;
+  std::uint64_t repeated_sys_exits = 0;  // a sys_exit of the call the task's last sys_exit ended (no reap)
   // Group reads of another process (/proc/PID/stat of a child): the trace format's group reads
   // are of the reader's own process, so these are placed beside the trace, at the number of
   // trace events before them (thread_group_cputime_adjusted() of `target`'s process).

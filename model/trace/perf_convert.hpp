@@ -154,6 +154,7 @@ class Converter {
   void syscall_read_enter(const Record&, std::uint64_t nr);
   void syscall_read_exit(const Record&);
   void children_at_sys_exit(const Record&);
+  void wait_enter(const Record&, std::uint64_t nr);
   void syscall_read_runtime(const Record&, std::uint64_t pid);
   void place_syscall_read(Stats::SyscallSeen&, const Record&);
   bool emit_read(const ReadSpec&, std::uint64_t id, const Record&, std::uint64_t t);
@@ -236,7 +237,10 @@ class Converter {
   std::set<std::uint32_t> after_tick_;                         // cpus whose last event was the tick
   std::string last_drop_;                                      // the tracker's reason for the last event dropped
   std::unordered_map<std::uint64_t, std::pair<std::uint64_t, long>> syscall_open_;  // tid -> {nr, seen}
-  std::set<std::uint64_t> arrived_;    // tasks the model has seen switched in
+  // tid -> {nr, the first five arguments} of its wait4()/waitid() in progress
+  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::array<std::uint64_t, 5>>> wait_args_;
+  std::unordered_map<std::uint64_t, std::uint64_t> last_exit_nr_;  // tid -> its last sys_exit's nr, until a sys_enter
+  std::set<std::uint64_t> arrived_;                                // tasks the model has seen switched in
   std::set<std::size_t> early_forks_;  // sched_process_fork records already emitted at a switch before them
   // gen vtime probes
   vtime::Annotations ann_;

@@ -10,6 +10,7 @@ import importlib.util
 import os
 import sys
 
+sys.path.insert(0, sys.argv[1])  # its shared modules (guestlog.py, readsfix.py)
 spec = importlib.util.spec_from_file_location('irr', os.path.join(sys.argv[1], 'irq-reads-reduce.py'))
 irr = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(irr)

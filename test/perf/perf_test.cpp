@@ -333,11 +333,11 @@ TEST(PerfSyscallReads, ReadsTheKernelDoesNotComputeAreNotPlaced) {
 
 // A parent forks a child that runs one tick and exits, reaps it with wait syscall NR (return
 // RET) and reads RUSAGE_CHILDREN (getrusage, NR 98) after.
-std::string reaped_child_text(const char* nr, const char* ret) {
+std::string reaped_child_text(const char* nr, const char* ret, const char* args = "ffffffffffffffff, 0, 0, 0, 0, 0") {
   std::string t =
       R"(         a.out  500/500  [000] 100.000000000:            sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a.out next_pid=500 next_prio=120 ffffffff82265ec8 __schedule
          a.out  500/500  [000] 100.000100000:      sched:sched_process_fork: comm=a.out pid=500 child_comm=a.out child_pid=501 ffffffff813a5531 __traceiter_sched_process_fork
-         a.out  500/500  [000] 100.000200000:        raw_syscalls:sys_enter: NR WAITNR (ffffffffffffffff, 0, 0, 0, 0, 0) ffffffff81423c90 syscall_trace_enter
+         a.out  500/500  [000] 100.000200000:        raw_syscalls:sys_enter: NR WAITNR (WAITARGS) ffffffff81423c90 syscall_trace_enter
          a.out  500/500  [000] 100.000300000:            sched:sched_switch: prev_comm=a.out prev_pid=500 prev_prio=120 prev_state=S ==> next_comm=a.out next_pid=501 next_prio=120 ffffffff82265ec8 __schedule
 a.out 501/501 [000] 100.004000000: irq_vectors:local_timer_entry: vector=236
 	ffffffff813300d2 __sysvec_apic_timer_interrupt
@@ -353,7 +353,8 @@ a.out 501/501 [000] 100.004000000: irq_vectors:local_timer_entry: vector=236
          a.out  500/500  [000] 100.005300000:        raw_syscalls:sys_enter: NR 98 (ffffffffffffffff, 1, 2, 3, 4, 5) ffffffff81423c90 syscall_trace_enter
          a.out  500/500  [000] 100.005400000:         raw_syscalls:sys_exit: NR 98 = 0 ffffffff81423dbc syscall_exit_work
 )";
-  for (auto [from, to] : {std::pair{"WAITNR", nr}, std::pair{"WAITNR", nr}, std::pair{"WAITRET", ret}})
+  for (auto [from, to] :
+       {std::pair{"WAITNR", nr}, std::pair{"WAITARGS", args}, std::pair{"WAITNR", nr}, std::pair{"WAITRET", ret}})
     t.replace(t.find(from), std::string_view(from).size(), to);
   return t;
 }
@@ -361,9 +362,13 @@ a.out 501/501 [000] 100.004000000: irq_vectors:local_timer_entry: vector=236
 // A child that ran 4.8 ms (one user tick) is reaped by its parent's wait4(); the parent's
 // RUSAGE_CHILDREN read after it has the child's adjusted times: all of rtime as utime, including
 // the slice of the zombie's final schedule (after sched_process_exit), which a non-leader thread
-// would lose. A waitid() reap names no child: the read after it is not predicted.
+// would lose. A waitid() returns 0: its arguments say whether it reaped and which child (P_PID
+// with WEXITED alone: `id`); one that names no child leaves the read after it unpredicted, and
+// one without WEXITED (stress-ng --wait's WSTOPPED|WCONTINUED) or with WNOWAIT reaps nothing.
 TEST(PerfSyscallReads, ReapedChildTimes) {
-  const auto with = reaped_child_text;
+  const auto with = [](const char* nr, const char* ret, const char* args = "ffffffffffffffff, 0, 0, 0, 0, 0") {
+    return reaped_child_text(nr, ret, args);
+  };
   sim::RecordedRead r;
   ASSERT_TRUE(sim::recorded_kind("rusage_children", r));
   r.spec.tid = 500;
@@ -403,13 +408,96 @@ TEST(PerfSyscallReads, ReapedChildTimes) {
   cmp = sim::compare(P, std::vector<sim::RecordedRead>{r});
   EXPECT_EQ(cmp[0].agreement, sim::Agreement::Off);
 
-  const auto waitid = sim::predict(with("247", "0"), o, cpu, cfg, 500);
-  ASSERT_TRUE(waitid) << waitid.error().to_string();
-  EXPECT_TRUE(waitid.value().reaps.empty());
-  EXPECT_EQ(waitid.value().children.count(kSyscallReadBase), 0u);
-  cmp = sim::compare(waitid.value(), std::vector<sim::RecordedRead>{r});
-  EXPECT_EQ(cmp[0].agreement, sim::Agreement::Unverifiable);
-  EXPECT_NE(cmp[0].detail.find("waitid"), std::string::npos) << cmp[0].detail;
+  r.utime = 4800;
+  // waitid(P_ALL, 0, infop, WEXITED) and an unparsable argument list: the child is not named
+  for (const char* args : {"0, 0, 7ffc0, 4, 0, 0", "1, 1f5, x, 4, 0, 0", "1, 1f5"}) {
+    const auto waitid = sim::predict(with("247", "0", args), o, cpu, cfg, 500);
+    ASSERT_TRUE(waitid) << waitid.error().to_string();
+    EXPECT_TRUE(waitid.value().reaps.empty()) << args;
+    EXPECT_EQ(waitid.value().children.count(kSyscallReadBase), 0u) << args;
+    cmp = sim::compare(waitid.value(), std::vector<sim::RecordedRead>{r});
+    EXPECT_EQ(cmp[0].agreement, sim::Agreement::Unverifiable) << args;
+    EXPECT_NE(cmp[0].detail.find("waitid"), std::string::npos) << cmp[0].detail;
+  }
+  // waitid(P_PID, 501, infop, WEXITED): it reaped 501, the read is predicted as after wait4()
+  const auto by_pid = sim::predict(with("247", "0", "1, 1f5, 7ffc0, 4, 0, 0"), o, cpu, cfg, 500);
+  ASSERT_TRUE(by_pid) << by_pid.error().to_string();
+  ASSERT_EQ(by_pid.value().reaps.size(), 1u);
+  EXPECT_EQ(by_pid.value().reaps[0].child_tid, 501u);
+  cmp = sim::compare(by_pid.value(), std::vector<sim::RecordedRead>{r});
+  EXPECT_EQ(cmp[0].agreement, sim::Agreement::Exact) << cmp[0].detail;
+  // WNOHANG, WSTOPPED or WCONTINUED beside WEXITED: a 0 may report no reap or a stop: not named
+  for (const char* args : {"1, 1f5, 7ffc0, 5, 0, 0", "1, 1f5, 7ffc0, 6, 0, 0", "1, 1f5, 7ffc0, c, 0, 0"}) {
+    const auto p = sim::predict(with("247", "0", args), o, cpu, cfg, 500);
+    ASSERT_TRUE(p) << p.error().to_string();
+    EXPECT_EQ(sim::compare(p.value(), std::vector<sim::RecordedRead>{r})[0].agreement, sim::Agreement::Unverifiable)
+        << args;
+  }
+  // WSTOPPED|WCONTINUED without WEXITED, or WEXITED|WNOWAIT: no reap, so no children's times yet
+  // (the kernel's read says 0; the child's 4.8 ms would be off)
+  for (const char* args : {"1, 1f5, 7ffc0, a, 0, 0", "1, 1f5, 7ffc0, 1000004, 0, 0"}) {
+    const auto p = sim::predict(with("247", "0", args), o, cpu, cfg, 500);
+    ASSERT_TRUE(p) << p.error().to_string();
+    EXPECT_TRUE(p.value().reaps.empty()) << args;
+    EXPECT_EQ(p.value().conversion.stats.waits_not_reaping, 1u) << args;
+    r.utime = 0;
+    EXPECT_EQ(sim::compare(p.value(), std::vector<sim::RecordedRead>{r})[0].agreement, sim::Agreement::Exact) << args;
+    r.utime = 4800;
+    EXPECT_EQ(sim::compare(p.value(), std::vector<sim::RecordedRead>{r})[0].agreement, sim::Agreement::Off) << args;
+  }
+}
+
+// A wait4(WUNTRACED|WCONTINUED) that returns a child still alive reported a stop (or continue)
+// and reaped nothing (wait_task_stopped(): its rusage is the child's, nothing joins the parent's
+// children); the later wait4() that returns it after its exit reaps it. stress-ng --wait does
+// this: counted as reaps, its RUSAGE_CHILDREN had the child's times once per report.
+TEST(PerfSyscallReads, StopReportIsNoReap) {
+  const std::string text =
+      R"(         a.out  500/500  [000] 100.000000000:            sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a.out next_pid=500 next_prio=120 ffffffff82265ec8 __schedule
+         a.out  500/500  [000] 100.000100000:      sched:sched_process_fork: comm=a.out pid=500 child_comm=a.out child_pid=501 ffffffff813a5531 __traceiter_sched_process_fork
+         a.out  500/500  [000] 100.000200000:        raw_syscalls:sys_enter: NR 61 (1f5, 7ffc0, a, 7ffd0, 0, 0) ffffffff81423c90 syscall_trace_enter
+         a.out  500/500  [000] 100.000300000:            sched:sched_switch: prev_comm=a.out prev_pid=500 prev_prio=120 prev_state=S ==> next_comm=a.out next_pid=501 next_prio=120 ffffffff82265ec8 __schedule
+a.out 501/501 [000] 100.004000000: irq_vectors:local_timer_entry: vector=236
+	ffffffff813300d2 __sysvec_apic_timer_interrupt
+	ffffffff8225f75c sysvec_apic_timer_interrupt
+	ffffffff81000e06 asm_sysvec_apic_timer_interrupt
+
+         a.out  501/501  [000] 100.004000100:    timer:hrtimer_expire_entry: hrtimer=0xffff888627c1c6f8 function=tick_nohz_handler now=100004000 ffffffff8142d2b5 __hrtimer_run_queues
+         a.out  501/501  [000] 100.004000200:      sched:sched_stat_runtime: comm=a.out pid=501 runtime=3700200 [ns] ffffffff813b972a update_se
+         a.out  501/501  [000] 100.004100000:      sched:sched_stat_runtime: comm=a.out pid=501 runtime=99800 [ns] ffffffff813b972a update_se
+         a.out  501/501  [000] 100.004100100:            sched:sched_switch: prev_comm=a.out prev_pid=501 prev_prio=120 prev_state=S ==> next_comm=a.out next_pid=500 next_prio=120 ffffffff82265ec8 __schedule
+         a.out  500/500  [000] 100.004200000:         raw_syscalls:sys_exit: NR 61 = 501 ffffffff81423dbc syscall_exit_work
+         a.out  500/500  [000] 100.004300000:        raw_syscalls:sys_enter: NR 61 (1f5, 7ffc0, a, 7ffd0, 0, 0) ffffffff81423c90 syscall_trace_enter
+         a.out  500/500  [000] 100.004400000:            sched:sched_switch: prev_comm=a.out prev_pid=500 prev_prio=120 prev_state=S ==> next_comm=a.out next_pid=501 next_prio=120 ffffffff82265ec8 __schedule
+         a.out  501/501  [000] 100.005000000:      sched:sched_process_exit: comm=a.out pid=501 prio=120 group_dead=true ffffffff813a5410 __traceiter_sched_process_exit
+         a.out  501/501  [000] 100.005100000:      sched:sched_stat_runtime: comm=a.out pid=501 runtime=700000 [ns] ffffffff813b972a update_se
+         a.out  501/501  [000] 100.005100100:            sched:sched_switch: prev_comm=a.out prev_pid=501 prev_prio=120 prev_state=Z ==> next_comm=a.out next_pid=500 next_prio=120 ffffffff82265ec8 __schedule
+         a.out  500/500  [000] 100.005200000:         raw_syscalls:sys_exit: NR 61 = 501 ffffffff81423dbc syscall_exit_work
+         a.out  500/500  [000] 100.005300000:        raw_syscalls:sys_enter: NR 98 (ffffffffffffffff, 1, 2, 3, 4, 5) ffffffff81423c90 syscall_trace_enter
+         a.out  500/500  [000] 100.005400000:         raw_syscalls:sys_exit: NR 98 = 0 ffffffff81423dbc syscall_exit_work
+)";
+  sim::RecordedRead r;
+  ASSERT_TRUE(sim::recorded_kind("rusage_children", r));
+  r.spec.tid = 500;
+  r.spec.seq = 1;
+  r.spec.id = kSyscallReadBase;
+  Options o;
+  o.syscall_reads = {r.spec};
+  const auto pr = sim::predict(text, o, *arch::find_cpu("x86-64"), *arch::find_config("6.12-tick-hz250"), 500);
+  ASSERT_TRUE(pr) << pr.error().to_string();
+  const auto& P = pr.value();
+  ASSERT_EQ(P.reaps.size(), 2u);
+  EXPECT_FALSE(P.reaps[0].reaped);  // the stop report: 501 still lives
+  EXPECT_TRUE(P.reaps[1].reaped);
+  EXPECT_EQ(P.reaps[0].rtime, 3800000u);  // the report's rusage: the child's times then
+  EXPECT_EQ(P.reaps[1].rtime, 4500000u);
+  ASSERT_EQ(P.children.count(kSyscallReadBase), 1u);
+  const auto& ch = P.children.at(kSyscallReadBase);
+  EXPECT_EQ(ch[0] + ch[1], P.reaps[1].utime + P.reaps[1].stime);  // the reap's times, once
+  EXPECT_EQ(ch[0] + ch[1], 4500000u);
+  // both wait4() rusages (the report's and the reap's) are the model's
+  EXPECT_EQ(P.wait4_reaps.count({500, 1}), 1u);
+  EXPECT_EQ(P.wait4_reaps.count({500, 2}), 1u);
 }
 
 // A thread (501) of group 500 exits and the leader reads RUSAGE_SELF after it. Its counters
@@ -796,7 +884,10 @@ TEST(PerfStream, PredictionSameAsWhole) {
   Options o;
   o.syscall_reads = {r.spec};
   expect_same_prediction(reaped_child_text("61", "501"), o, "6.12-tick-hz250", 500, "a child reaped by wait4");
-  expect_same_prediction(reaped_child_text("247", "0"), o, "6.12-tick-hz250", 500, "a child reaped by waitid");
+  expect_same_prediction(reaped_child_text("247", "0", "0, 0, 7ffc0, 4, 0, 0"), o, "6.12-tick-hz250", 500,
+                         "a child reaped by waitid(P_ALL)");
+  expect_same_prediction(reaped_child_text("247", "0", "1, 1f5, 7ffc0, 4, 0, 0"), o, "6.12-tick-hz250", 500,
+                         "a child reaped by waitid(P_PID)");
   for (const char* fx : {"sleep", "readloop-steal", "mixed", "yield"}) {
     const auto text = cli::read_input_maybe_xz(std::string(KACCT_FIXTURES) + "/" + fx + "/trace.perf.xz");
     const auto meta = cli::read_input_maybe_xz(std::string(KACCT_FIXTURES) + "/" + fx + "/meta.json");

@@ -28,29 +28,9 @@ O=/dev/ttyS2
 [ -e /dev/ttyS2 ] || O=/dev/hvc1 # ppc64le: a second sPAPR VTY
 stty -F $O raw 2> /dev/null
 sect() { echo "==== $1" > $O; }
-if [ -e /pcpu.env ]; then
-	# ppc64le: per-CPU fetches relative to r13 (r13-offsets.sh), +@ADDR@(%gpr13) rewritten for
-	# the CPU in the probe's name (ia0, tk1, ...)
-	. /pcpu.env
-	. /r13-offsets.sh
-	r13_offsets irqtime_account_irq "$DOFF"
-	while read -r l; do
-		n=${l%% *}
-		eval "d=\$D${n#${n%?}}"
-		out=
-		while [ "${l#*@}" != "$l" ]; do
-			a=${l#*@}
-			v=$((${a%%@*} + d))
-			[ $v -ge -2147483648 ] && [ $v -le 2147483647 ] || say "per-CPU offset $v from r13 out of range: $n"
-			out="$out${l%%@*}$v"
-			l=${a#*@}
-		done
-		echo "$out$l" >> $T/kprobe_events || say "kprobe failed: $out$l"
-	done < /probes.txt
-else
-	while read -r l; do echo "$l" >> $T/kprobe_events || say "kprobe failed: $l"; done < /probes.txt
-fi
-grep . $T/error_log 2> /dev/null | sed "s/^/IRQ: error_log /"
+# irq-record.sh's /probes.txt into kprobe_events (ppc64le: per-CPU fetches made relative to r13)
+. /irq-probes.sh
+irq_probes
 for c in 0 1; do
 	for e in ia tk; do echo "cpu == $c" > $T/events/kacct/$e$c/filter; done
 done

@@ -1,8 +1,8 @@
-# Sourced by the irq-time guest /init of the reads job (irq-reads-init.sh; irq-record.sh copies
-# it into every irq guest's initramfs as /irq-probes.sh): adds irq-record.sh's /probes.txt to
+# Sourced by the irq-time guests' /init (irq-init.sh, irq-reads-init.sh; irq-record.sh copies it
+# into every irq guest's initramfs as /irq-probes.sh): adds irq-record.sh's /probes.txt to
 # kprobe_events. ppc64le (/pcpu.env present): per-CPU fetches go relative to r13
 # (r13-offsets.sh), each +@ADDR@(%gpr13) rewritten for the CPU in the probe's name (ia0, tk1).
-# (irq-init.sh does the same inline.) Needs T (tracefs) and say().
+# Needs T (tracefs) and say().
 irq_probes() {
 	if [ -e /pcpu.env ]; then
 		. /pcpu.env
@@ -24,5 +24,5 @@ irq_probes() {
 	else
 		while read -r l; do echo "$l" >> $T/kprobe_events || say "kprobe failed: $l"; done < /probes.txt
 	fi
-	grep . $T/error_log 2> /dev/null | sed "s/^/READS: error_log /"
+	grep . $T/error_log 2> /dev/null | while read -r l; do say "error_log $l"; done
 }

@@ -1,16 +1,27 @@
 #!/bin/bash
 # Record unmodified programs (reads-job.sh's: LTP CPU-time tests, stress-ng) on a tick kernel
-# with IRQ_TIME_ACCOUNTING from tools/kernel-build (amd64 so far): irq-record.sh's probes and
+# with IRQ_TIME_ACCOUNTING from tools/kernel-build (amd64 or ppc64le): irq-record.sh's probes and
 # guest with irq-reads-init.sh as /init, then per program the perf script and strace files.
-#   irq-reads-record.sh KERNEL_DIR LTP_BUILD OUTDIR PROGRAM...
-# LTP_BUILD: a built LTP tree (reads-setup.sh's). OUTDIR gets irq-record.sh's files plus out/
-# (the guest's MODE.perf.data, MODE.perf.script.xz, MODE.strace/, ...). Then irq-reads-reduce.py.
-# The host's strace, stress-ng and perf go into the guest with the libraries ldd names.
+#   [BUSYBOX=...] [WORK=...] irq-reads-record.sh KERNEL_DIR LTP_BUILD OUTDIR PROGRAM...
+# LTP_BUILD: a built LTP tree (reads-setup.sh's; ppc64le: cross-built static). OUTDIR gets
+# irq-record.sh's files plus out/ (the guest's MODE.perf.data, MODE.perf.script.xz, MODE.strace/,
+# ...). Then irq-reads-reduce.py. amd64: the host's strace, stress-ng and perf go into the guest
+# with the libraries ldd names. ppc64le: Debian's ppc64el perf (WORK/ppc64el/perfroot, setup.sh's)
+# and strace + stress-ng (WORK/ppc64el/reads-extra.cpio.gz, reads-setup.sh's), BUSYBOX as
+# irq-record.sh's; WORK defaults to /tmp/kacct-qemu.
 set -euo pipefail
-[ $# -ge 4 ] || { sed -n 2,9p "$0"; exit 2; }
+[ $# -ge 4 ] || { sed -n 2,12p "$0"; exit 2; }
 K=$(readlink -f "$1") L=$(readlink -f "$2") OUT=$(readlink -m "$3"); shift 3
 HERE=$(dirname "$(readlink -f "$0")")
-[ "$(awk '$1 == "arch" {print $2}' "$K/meta")" = amd64 ] || { echo "irq-reads-record.sh: amd64 kernels only so far" >&2; exit 2; }
+ARCH=$(awk '$1 == "arch" {print $2}' "$K/meta")
+W=$(readlink -m "${WORK:-/tmp/kacct-qemu}")/ppc64el
+if [ "$ARCH" = ppc64le ]; then
+	[ -x "$W/perfroot/usr/bin/perf" ] && [ -f "$W/reads-extra.cpio.gz" ] ||
+		{ echo "irq-reads-record.sh: no $W/perfroot or reads-extra.cpio.gz (setup.sh, reads-setup.sh LTP WORK ppc64el)" >&2; exit 2; }
+elif [ "$ARCH" != amd64 ]; then
+	echo "irq-reads-record.sh: arch $ARCH: amd64 or ppc64le kernels only" >&2
+	exit 2
+fi
 S=$L/testcases/kernel/syscalls
 R=$(mktemp -d /tmp/irq-reads.XXXX)
 trap 'rm -rf "$R"' EXIT
@@ -21,19 +32,27 @@ for t in getrusage/getrusage01 getrusage/getrusage02 getrusage/getrusage03 getru
 	[ -x "$S/$t" ] || { echo "irq-reads-record.sh: $S/$t not built (skipped)" >&2; continue; }
 	cp "$S/$t" "$R/x/ltp/" && bins+=("$S/$t")
 done
-cp "${bins[@]:0:3}" "$R/x/usr/bin/"
-for b in "${bins[@]}"; do ldd "$b" | grep -o '/[^ ]*'; done | sort -u | while read -r lib; do
-	[ -f "$lib" ] || continue
-	dest=$R/x$lib
-	case $lib in /usr/lib/*) dest=$R/x${lib#/usr} ;; esac # the initramfs has no merged /usr
-	mkdir -p "$(dirname "$dest")" && cp -L "$lib" "$dest"
-done
+if [ "$ARCH" = ppc64le ]; then
+	# perf and its libraries (usr/bin, lib, lib64: no merged /usr); the LTP tests are static
+	cp -a "$W/perfroot/." "$R/x/"
+else
+	cp "${bins[@]:0:3}" "$R/x/usr/bin/"
+	for b in "${bins[@]}"; do ldd "$b" | grep -o '/[^ ]*'; done | sort -u | while read -r lib; do
+		[ -f "$lib" ] || continue
+		dest=$R/x$lib
+		case $lib in /usr/lib/*) dest=$R/x${lib#/usr} ;; esac # the initramfs has no merged /usr
+		mkdir -p "$(dirname "$dest")" && cp -L "$lib" "$dest"
+	done
+fi
 # LTP's kconfig checks (clock_gettime02) read /boot/config-$(uname -r); getrusage04 refuses
 # virtual machines that systemd-detect-virt names
 cp "$K/config" "$R/x/boot/config-$(awk '$1 == "kernel_version" {print $2}' "$K/meta")"
 printf '#!/bin/sh\necho none\nexit 1\n' > "$R/x/usr/bin/systemd-detect-virt"
 chmod 755 "$R/x/usr/bin/systemd-detect-virt"
-(cd "$R/x" && find . | cpio -o -H newc --quiet | gzip -1) > "$R/extra.cpio.gz"
+# ppc64le: reads-setup.sh's archive (strace, stress-ng, their libraries) first, ours after it
+# (the kernel unpacks them in order: the LTP tests and /boot here replace its)
+if [ "$ARCH" = ppc64le ]; then cp "$W/reads-extra.cpio.gz" "$R/extra.cpio.gz"; else : > "$R/extra.cpio.gz"; fi
+(cd "$R/x" && find . | cpio -o -H newc --quiet | gzip -1) >> "$R/extra.cpio.gz"
 modes=$(IFS=,; echo "$*")
 IRQ_INIT=$HERE/irq-reads-init.sh IRQ_EXTRA=$R/extra.cpio.gz IRQ_MEM=${IRQ_MEM:-1G} IRQ_TIMEOUT=${IRQ_TIMEOUT:-3000} \
 	"$HERE/irq-record.sh" "$K" "$OUT" "reads_modes=$modes"

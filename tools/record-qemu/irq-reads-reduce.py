@@ -26,21 +26,19 @@ RUNDIR/out/PROGRAM.task-ticks ("LINE TID utime stime", LINE of the tick in trace
 to the fixture: for checking the model's task times by hand.
 An existing fixture is never overwritten."""
 import datetime
-import json
 import lzma
 import os
 import re
-import subprocess
 import sys
 
-HARDIRQ_OFFSET, SOFTIRQ_OFFSET, HARDIRQ_MASK, NMI_OFFSET = 0x10000, 0x100, 0xF0000, 0x100000
+from guestlog import HARDIRQ_MASK, SOFTIRQ_OFFSET, IrqContext
+from readsfix import CPU, Tree, deb_arch, decode, fixture_dirs, lost_line, program_output, write_fixture
+
+NMI_OFFSET = 0x100000
 NMI_ENTER = 0x110000  # __nmi_enter(): NMI_OFFSET + HARDIRQ_OFFSET (an int3 kprobe runs as an NMI)
-COUNTED = {'amd64': {0, 61, 98, 100, 228, 247}, 'ppc64le': {3, 114, 77, 43, 246, 272}}
-CPU = {'amd64': 'x86-64', 'ppc64le': 'POWER9'}
 LINE = re.compile(r'^(\s*(.+?)\s+(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+)(\d+)\.(\d{9}):(\s+(\S+):(?:\s(.*))?)$')
 KV = re.compile(r'(\w+)=(\S+)')
 FRAME = re.compile(r'^\s+[0-9a-f]{6,16} \S')  # a callchain frame (perf script -F ...,ip,sym)
-lost_line = re.compile(r'PERF_RECORD_LOST(?:_SAMPLES)?\s+lost\s+(\d+)')
 
 
 def fmt_ts(ns):
@@ -58,11 +56,11 @@ class Out:
 
 def convert(lines, arch, pids, counts):
     out, pending, started = [], None, False
-    depth, soft = 0, False
+    irq = IrqContext()
     last_enter = None  # (Out of the irq entry, from process context)
     first_td, first_head = None, None
     task_ticks = []
-    counted = COUNTED[arch]
+    tree = Tree(arch, *pids)
     lost = lost_records = 0
     owner = None  # the output line the callchain frames that follow belong to (None: dropped)
     for raw in lines:
@@ -94,22 +92,14 @@ def convert(lines, arch, pids, counts):
             if pending is not None:
                 pending.ts = int(kv['st'])
                 pending = None
-            outer = (pc - off) if off else pc
+            outer = IrqContext.outer(off, pc)
             if not started:
                 if off == 0 or outer & (HARDIRQ_MASK | SOFTIRQ_OFFSET):
                     counts['ia_before_start'] += 1
                     continue
                 started = True
                 first_td, first_head = int(kv['td']), head
-            if off == HARDIRQ_OFFSET:
-                kind = 'irq_enter'
-            elif off == SOFTIRQ_OFFSET:
-                kind = 'softirq_enter'
-            else:
-                kind = 'irq_exit' if pc & HARDIRQ_MASK else 'softirq_exit'
-            want = depth * HARDIRQ_OFFSET + (SOFTIRQ_OFFSET if soft else 0)
-            if (outer & (HARDIRQ_MASK | SOFTIRQ_OFFSET)) != want:
-                raise SystemExit(f'preempt count {outer:#x}, tracked {want:#x}: {raw}')
+            kind, from_task = irq.step(off, pc, '', raw)
             text = {'irq_enter': 'irq:irq_handler_entry: irq=0 name=kacct',
                     'irq_exit': 'irq:irq_handler_exit: irq=0 ret=handled',
                     'softirq_enter': 'irq:softirq_entry: vec=0 [action=HI]',
@@ -119,12 +109,7 @@ def convert(lines, arch, pids, counts):
             pending = o
             counts[kind] += 1
             if kind == 'irq_enter':
-                last_enter = (o, depth == 0 and not soft)
-                depth += 1
-            elif kind == 'irq_exit':
-                depth -= 1
-            else:
-                soft = kind == 'softirq_enter'
+                last_enter = (o, from_task)
             continue
         if event == 'kacct:tk1':
             kv = dict(KV.findall(fields))
@@ -139,7 +124,7 @@ def convert(lines, arch, pids, counts):
                     Out(' kacct-irqtime   -1/-1    [001] ', None, f' kacct:tick_steal: now={ts} steal=0 user={ut}'),
                     Out(head, None, f' timer:hrtimer_expire_entry: hrtimer=0 function=tick_sched_timer now={ts}')]
             owner = tick[0]
-            if last_enter is not None and depth == 1 and not soft and last_enter[1]:
+            if last_enter is not None and irq.depth == 1 and not irq.soft and last_enter[1]:
                 enter = last_enter[0]
                 i = next(k for k in range(len(out) - 1, -1, -1) if out[k] is enter)
                 for t in tick:
@@ -161,15 +146,11 @@ def convert(lines, arch, pids, counts):
         if event == 'timer:hrtimer_expire_entry':
             counts['hrtimer_dropped'] += 1
             continue
-        if event == 'sched:sched_process_fork' and pid in pids:
-            c = re.search(r'child_pid=(\d+)', fields)
-            if c:
-                pids.add(c.group(1))
-        if event.startswith('raw_syscalls:'):
-            nr = re.search(r'NR (\d+)', fields)
-            if pid not in pids or not nr or int(nr.group(1)) not in counted:
-                counts['syscall_lines_dropped'] += 1
-                continue
+        if event == 'sched:sched_process_fork':
+            tree.fork(pid, fields)
+        if event.startswith('raw_syscalls:') and not tree.keep_syscall(pid, fields):
+            counts['syscall_lines_dropped'] += 1
+            continue
         if not started:
             counts['before_start'] += 1
         out.append(Out(head, ts, m.group(8)))
@@ -222,58 +203,37 @@ def main():
         sys.exit(__doc__)
     run, dest, progs = os.path.abspath(args[0]), args[1], args[2:]
     out = os.path.join(run, 'out')
-    here = os.path.dirname(os.path.abspath(__file__))
     kmeta = dict(l.split(' ', 1) for l in open(os.path.join(run, 'meta')).read().splitlines() if ' ' in l)
     arch = kmeta['arch'].strip()
     kver = kmeta.get('kernel_version', '').strip()
     # 6.12.118 has no rows in the arch table: 6.12.117's configs (the same accounting code)
     config = config or f'{"6.12.117" if kver.startswith("6.12.") else kver}-tick-irqtime-hz250'
     info = open(os.path.join(out, 'guest-info.txt')).read()
-    todo = []
-    for p in progs:
-        d = os.path.join(dest, f'{arch}-{kver}-irqtime-{p}')
-        if os.path.exists(d):
-            sys.exit(f'irq-reads-reduce.py: {d} exists; nothing written')
-        todo.append((p, d))
-    for p, d in todo:
-        script = os.path.join(out, p + '.perf.script.xz')
-        if not os.path.exists(script) or not os.path.exists(os.path.join(out, p + '.root')):
-            print(f'{p}: missing output, skipped', file=sys.stderr)
+    for p, d in fixture_dirs('irq-reads-reduce.py', dest, progs, lambda p: f'{arch}-{kver}-irqtime-{p}'):
+        got = program_output(out, p)
+        if got is None:
             continue
-        root = open(os.path.join(out, p + '.root')).read().strip()
-        sdir = os.path.join(out, p + '.strace')
-        files = [os.path.join(sdir, f) for f in os.listdir(sdir) if f.startswith('st.')]
-        darch = 'ppc64el' if arch == 'ppc64le' else arch
-        dec = subprocess.run([sys.executable, os.path.join(here, '..', 'record-reads', 'decode.py'), '--arch', darch, root] +
-                             files, capture_output=True, text=True)
-        if dec.returncode != 0:
-            sys.exit(f'irq-reads-reduce.py: {p}: {dec.stderr.strip()}')
+        script, root = got
+        reads = decode('irq-reads-reduce.py', out, p, arch, root)
         counts = {k: 0 for k in ('ia', 'ia_from_nmi', 'ia_before_start', 'irq_enter', 'irq_exit', 'softirq_enter',
                                  'softirq_exit', 'tk', 'tk_before_start', 'tk_before_its_irq', 'tk_in_irq',
                                  'hrtimer_dropped', 'syscall_lines_dropped', 'before_start')}
         lines = lzma.open(script, 'rt').read().splitlines()
         text, tt, lost, lost_records = convert(lines, arch, {root}, counts)
-        os.makedirs(d)
-        with lzma.open(os.path.join(d, 'trace.perf.xz'), 'wt', preset=9) as f:
-            f.writelines(text)
         with open(os.path.join(out, p + '.task-ticks'), 'w') as f:
             f.writelines(tt)
-        with open(os.path.join(d, 'reads.jsonl'), 'w') as f:
-            f.write(dec.stdout)
         rc = open(os.path.join(out, p + '.rc')).read().strip()
         meta = {
             'root': int(root), 'command': open(os.path.join(out, p + '.cmd')).read().strip(), 'exit': int(rc),
-            'arch': arch, 'cpu': CPU[arch], 'config': config, 'kernel': f'{kmeta.get("target", "").strip()} {kver}',
+            'arch': arch, 'cpu': CPU[deb_arch(arch)], 'config': config, 'kernel': f'{kmeta.get("target", "").strip()} {kver}',
             'kernel_package': kmeta.get('debian_package', '').strip(), 'run': os.path.basename(run),
             'clocksource': (re.search(r'clocksource=(\S+)', info) or re.search('', '')).group(1) if 'clocksource=' in info else '',
             'strace': (re.search(r'strace=(.*)', info).group(1) if 'strace=' in info else ''),
             'reduced': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'),
             'full_lines': len(lines), 'kept_lines': len(text), 'lost_events': lost, 'lost_records': lost_records,
-            'reads': len(dec.stdout.splitlines()) - 1, 'task_ticks': len(tt), 'conversion': counts,
+            'reads': len(reads.splitlines()) - 1, 'task_ticks': len(tt), 'conversion': counts,
         }
-        with open(os.path.join(d, 'meta.json'), 'w') as f:
-            json.dump(meta, f, indent=1)
-            f.write('\n')
+        write_fixture(d, text, reads, meta)
         print(f'{os.path.basename(d)}: exit {rc}, {meta["reads"]} reads, {len(text)} of {len(lines)} lines kept, '
               f'{lost} lost events, {counts}')
 

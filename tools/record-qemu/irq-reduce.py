@@ -39,9 +39,8 @@ import os
 import re
 import sys
 
-from guestlog import decode_trace, sane_comm, sections
+from guestlog import HARDIRQ_MASK, SOFTIRQ_OFFSET, IrqContext, decode_trace, sane_comm, sections
 
-HARDIRQ_OFFSET, SOFTIRQ_OFFSET, HARDIRQ_MASK = 0x10000, 0x100, 0xF0000
 PF_KTHREAD = 0x00200000
 LINE = re.compile(r'^\s*(.*)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+(\d+)\.(\d+):\s+(\w+):\s*(.*)$')
 NMI_ENTER = 0x110000  # __nmi_enter(): NMI_OFFSET + HARDIRQ_OFFSET
@@ -188,7 +187,7 @@ def main():
     vt_decl = {}  # gen CPU: pid -> (vtime utime, stime) residues when the trace first sees it there
     pending_vt = None  # gen CPU: the vtime event whose clock the return probe gives
     started = [False] * ncpus
-    depth, soft = [0] * ncpus, [False] * ncpus
+    irq = [IrqContext() for _ in range(ncpus)]  # each CPU's irq nesting
     cur = [0] * ncpus
     mode = {}  # pid -> 'user' | 'kernel'
     created, exited, seen = set(), set(), set()
@@ -262,7 +261,7 @@ def main():
             if pending[c] is not None:
                 pending[c].exact = int(kv['st'])
                 pending[c] = None
-            outer = (pc - off) if off else pc
+            outer = IrqContext.outer(off, pc)
             if not started[c] and c == G:
                 continue  # the gen CPU starts at a vtime switch (below)
             if not started[c]:
@@ -276,28 +275,16 @@ def main():
                 add(c, e0)
             if pid != cur[c]:
                 raise SystemExit(f'cpu {c}: probe in {pid}, model has {cur[c]}: {raw}')
-            if off == HARDIRQ_OFFSET:
-                kind = 'irq_enter'
-            elif off == SOFTIRQ_OFFSET:
-                kind = 'softirq_enter'
-            else:
-                kind = 'irq_exit' if pc & HARDIRQ_MASK else 'softirq_exit'
             # the kernel's count of the context being left must match the tracked one
-            want = depth[c] * HARDIRQ_OFFSET + (SOFTIRQ_OFFSET if soft[c] else 0)
-            if (outer & (HARDIRQ_MASK | SOFTIRQ_OFFSET)) != want:
-                raise SystemExit(f'cpu {c}: preempt count {outer:#x}, tracked {want:#x}: {raw}')
+            nested = irq[c].depth > 0
+            kind, from_task = irq[c].step(off, pc, f'cpu {c}: ', raw)
             e = add(c, Ev(c, kind, 'vec=0' if kind == 'softirq_enter' else ''))
             e.snap = snap
             pending[c] = e
             if kind == 'irq_enter':
-                if depth[c]:  # powerpc: a replayed soft-masked interrupt inside the replay's irq_enter()
+                if nested:  # powerpc: a replayed soft-masked interrupt inside the replay's irq_enter()
                     counts['irq_nested'] = counts.get('irq_nested', 0) + 1
-                last_enter[c] = (e, depth[c] == 0 and not soft[c])
-                depth[c] += 1
-            elif kind == 'irq_exit':
-                depth[c] -= 1
-            else:
-                soft[c] = kind == 'softirq_enter'
+                last_enter[c] = (e, from_task)
             continue
         if G is not None and ev == 'flush1' and c == G:
             # inside vtime_task_switch_generic(): prev's starttime is now its flush clock
@@ -364,8 +351,8 @@ def main():
                     o.exact = nst
                     counts['gen_flush_exact'] = counts.get('gen_flush_exact', 0) + 1
                 continue
-            if vt[0] != cur[c] or depth[c] or soft[c]:
-                raise SystemExit(f'cpu {c}: vtime {hook} of {vt[0]}, tracked {cur[c]} depth {depth[c]}: {raw}')
+            if vt[0] != cur[c] or irq[c].depth or irq[c].soft:
+                raise SystemExit(f'cpu {c}: vtime {hook} of {vt[0]}, tracked {cur[c]} depth {irq[c].depth}: {raw}')
             want = 'kernel' if hook == 'user_exit' else 'user'
             if mode.get(vt[0], 'kernel') == want:  # the trace's mode disagrees: switch it at the same clock
                 counts['gen_mode_fix'] = counts.get('gen_mode_fix', 0) + 1
@@ -427,8 +414,8 @@ def main():
             counts['switch'] += 1
             prev, nxt = int(kv['prev_pid']), int(kv['next_pid'])
             st = kv['prev_state'].rstrip('+')
-            if prev != cur[c] or depth[c] or soft[c]:
-                raise SystemExit(f'cpu {c}: switch from {prev}, tracked {cur[c]} depth {depth[c]} soft {soft[c]}: {raw}')
+            if prev != cur[c] or irq[c].depth or irq[c].soft:
+                raise SystemExit(f'cpu {c}: switch from {prev}, tracked {cur[c]} depth {irq[c].depth} soft {irq[c].soft}: {raw}')
             state = {'R': 'R', 'S': 'S', 'D': 'D', 'X': 'X', 'Z': 'X', 'I': 'D'}.get(st[:1], 'S')
             if prev == 0:
                 state = 'R'

@@ -11,52 +11,33 @@ clock_gettime, waitid) are kept, every other syscall line is dropped, and so are
 (its wait4() calls are ptrace stops, not reaps). An existing fixture is never overwritten.
 perf's PERF_RECORD_LOST lines are kept and counted in meta.json."""
 import datetime
-import json
 import lzma
 import os
 import re
-import subprocess
 import sys
+
+from readsfix import CPU, Tree, decode, fixture_dirs, lost_line, program_output, write_fixture
 
 if len(sys.argv) < 4:
     sys.exit(__doc__)
 run, dest, progs = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3:]
 out = os.path.join(run, 'out')
-here = os.path.dirname(os.path.abspath(__file__))
 head = re.compile(r'^\s*.+?\s+(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+[\d.]+:\s+(\S+?):?\s')
 drop = ('irq_vectors:local_timer_entry', 'powerpc:timer_interrupt_entry', 'powerpc:timer_interrupt_exit',
         'timer:tick_stop')
-# read, wait4, getrusage, times, clock_gettime, waitid (kacct's arch/syscalls.hpp)
-COUNTED = {'amd64': {0, 61, 98, 100, 228, 247}, 'ppc64el': {3, 114, 77, 43, 246, 272}}
-CPU = {'amd64': 'x86-64', 'ppc64el': 'POWER9'}  # record.sh: -cpu max / -cpu POWER9
-lost_line = re.compile(r'PERF_RECORD_LOST(?:_SAMPLES)?\s+lost\s+(\d+)')
 params = dict(re.findall(r'^(\w+)="?([^"\n]*)"?$', open(os.path.join(run, 'params')).read(), re.M))
 arch = params.get('ARCH', 'amd64')
-counted = COUNTED[arch]
 versions = dict(l.strip().split('=', 1) for l in open(os.path.join(run, 'versions.txt')) if '=' in l)
 info = open(os.path.join(out, 'guest-info.txt')).read()
 rid = re.fullmatch(r'(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z', params.get('RUN_ID', ''))
 recorded = '{}-{}-{}T{}:{}:{}Z'.format(*rid.groups()) if rid else ''
-todo = []
-for p in progs:
-    d = os.path.join(dest, f'{arch}-{p}')
-    if os.path.exists(d):
-        sys.exit(f'reads-reduce.py: {d} exists; nothing written')
-    todo.append((p, d))
-for p, d in todo:
-    script = os.path.join(out, p + '.perf.script.xz')
-    if not os.path.exists(script) or not os.path.exists(os.path.join(out, p + '.root')):
-        print(f'{p}: missing output, skipped', file=sys.stderr)
+for p, d in fixture_dirs('reads-reduce.py', dest, progs, lambda p: f'{arch}-{p}'):
+    got = program_output(out, p)
+    if got is None:
         continue
-    root = open(os.path.join(out, p + '.root')).read().strip()
-    sdir = os.path.join(out, p + '.strace')
-    files = [os.path.join(sdir, f) for f in os.listdir(sdir) if f.startswith('st.')]
-    dec = subprocess.run([sys.executable, os.path.join(here, '..', 'record-reads', 'decode.py'), '--arch', arch, root] + files,
-                         capture_output=True, text=True)
-    if dec.returncode != 0:
-        sys.exit(f'reads-reduce.py: {p}: {dec.stderr.strip()}')
-    reads = dec.stdout
-    pids = {root}
+    script, root = got
+    reads = decode('reads-reduce.py', out, p, arch, root)
+    tree = Tree(arch, root)
     kept, total, lost, lost_records = [], 0, 0, 0
     for line in lzma.open(script, 'rt'):
         total += 1
@@ -71,20 +52,11 @@ for p, d in todo:
         spid, event = m.group(1), m.group(4)
         if event in drop:
             continue
-        if event == 'sched:sched_process_fork' and spid in pids:
-            c = re.search(r'child_pid=(\d+)', line)
-            if c:
-                pids.add(c.group(1))
-        if event.startswith('raw_syscalls:'):
-            nr = re.search(r'NR (\d+)', line)
-            if spid not in pids or not nr or int(nr.group(1)) not in counted:
-                continue
+        if event == 'sched:sched_process_fork':
+            tree.fork(spid, line)
+        if event.startswith('raw_syscalls:') and not tree.keep_syscall(spid, line):
+            continue
         kept.append(line)
-    os.makedirs(d)
-    with lzma.open(os.path.join(d, 'trace.perf.xz'), 'wt', preset=9) as f:
-        f.writelines(kept)
-    with open(os.path.join(d, 'reads.jsonl'), 'w') as f:
-        f.write(reads)
     rc = open(os.path.join(out, p + '.rc')).read().strip()
     meta = {
         'root': int(root), 'command': open(os.path.join(out, p + '.cmd')).read().strip(), 'exit': int(rc),
@@ -97,8 +69,6 @@ for p, d in todo:
         'full_lines': total, 'kept_lines': len(kept), 'lost_events': lost, 'lost_records': lost_records,
         'reads': len(reads.splitlines()) - 1,
     }
-    with open(os.path.join(d, 'meta.json'), 'w') as f:
-        json.dump(meta, f, indent=1)
-        f.write('\n')
+    write_fixture(d, kept, reads, meta)
     print(f'{os.path.basename(d)}: exit {rc}, {meta["reads"]} reads, {len(kept)} of {total} lines kept, '
           f'{os.path.getsize(os.path.join(d, "trace.perf.xz"))} bytes, {lost} lost events')
