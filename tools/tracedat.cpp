@@ -69,11 +69,8 @@ trace::Result<std::unique_ptr<Input>> Input::open_data(std::string_view data, co
     done += std::size_t(n);
   }
   ::lseek(fd, 0, SEEK_SET);
-  ::kacct_td* td = kacct_td_open(nullptr, fd);  // closes fd with it
-  if (!td) {
-    ::close(fd);
-    return error(kUnreadable);
-  }
+  ::kacct_td* td = kacct_td_open(nullptr, fd);  // closes fd (libtracecmd opens its own)
+  if (!td) return error(kUnreadable);
   return std::unique_ptr<Input>(new Input(td, std::move(t.value())));
 }
 

@@ -2,9 +2,15 @@
  * valid C++ (an int passed as an enum in an inline function). */
 #include "tracedat_c.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <trace-cmd.h>
+#include <unistd.h>
 
 /* An event's text without libtraceevent's printing (tep_print_event: ~60% of a record's cost, most
  * of it vsnprintf) when its print format is plain: literal text and %d/%u/%x conversions (h, l, ll,
@@ -51,6 +57,7 @@ struct kacct_td {
   int slow;                  /* kacct_td_library_print(): every event through tep_print_event() */
   unsigned long long fast_n; /* events printed by the fast path */
   struct id_info** ids;      /* by event id (common_type: 16 bits), made at an id's first record */
+  int nids;                  /* ids' length: the largest id seen + 1 */
   struct {
     int pid;
     const char* comm;
@@ -287,7 +294,13 @@ static struct id_info* id_of(struct kacct_td* t, struct tep_record* rec) {
   if (rec->size < 0) return NULL;
   const int id = tep_data_type(t->tep, rec);
   if (id < 0 || id > 0xffff) return NULL;
-  if (!t->ids && !(t->ids = calloc(0x10000, sizeof(*t->ids)))) return NULL;
+  if (id >= t->nids) {
+    struct id_info** grown = realloc(t->ids, sizeof(*grown) * (size_t)(id + 1));
+    if (!grown) return NULL;
+    memset(grown + t->nids, 0, sizeof(*grown) * (size_t)(id + 1 - t->nids));
+    t->ids = grown;
+    t->nids = id + 1;
+  }
   struct id_info* i = t->ids[id];
   if (!i) {
     if (!(i = calloc(1, sizeof(*i)))) return NULL;
@@ -322,16 +335,50 @@ static const char* comm_of(struct kacct_td* t, int pid) {
   return t->comms[k].comm;
 }
 
+/* Whether libtracecmd can open the file, tried in a child process first: libtracecmd 3.1.6 and
+ * libtraceevent 1.7.1 crash on some damaged files (found by fuzz_tracedat: tracecmd_close()
+ * after tracecmd_init_data() found a CPU's data past the end of the file, its list heads never
+ * set up; NULL dereferences in tep_parse_event() on broken event formats), and kacct must exit
+ * with an error instead. The child also keeps init_data's printf() ("File possibly truncated")
+ * off perf-convert's stdout. 1: readable (or no child could be made: then as before). */
+static int readable(const char* path, int flags) {
+  fflush(stdout);
+  fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0) return 1;
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, 1), dup2(null, 2);
+    signal(SIGSEGV, SIG_DFL);
+    signal(SIGBUS, SIG_DFL);
+    signal(SIGABRT, SIG_DFL);
+    signal(SIGFPE, SIG_DFL);
+    signal(SIGILL, SIG_DFL);
+    struct tracecmd_input* h = tracecmd_open_head(path, flags);
+    _exit(h && tracecmd_init_data(h) == 0 ? 0 : 1); /* no close: it is the crash above */
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) return 1;
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 struct kacct_td* kacct_td_open(const char* path, int fd) {
   const int flags = TRACECMD_FL_LOAD_NO_PLUGINS | TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS;
   struct kacct_td* t = calloc(1, sizeof(*t));
   if (!t) return NULL;
   tracecmd_set_loglevel(TEP_LOG_NONE);
-  t->h = path ? tracecmd_open(path, flags) : tracecmd_open_fd(fd, flags);
-  if (!t->h) {
+  char fd_path[64];
+  if (!path) {
+    snprintf(fd_path, sizeof fd_path, "/proc/self/fd/%d", fd);
+    path = fd_path;
+  }
+  if (!readable(path, flags) || !(t->h = tracecmd_open(path, flags))) {
+    if (fd >= 0) close(fd);
     free(t);
     return NULL;
   }
+  if (fd >= 0) close(fd); /* libtracecmd has its own */
   t->tep = tracecmd_get_tep(t->h);
   t->ncpus = tep_get_cpus(t->tep);
   trace_seq_init(&t->seq);
@@ -409,7 +456,7 @@ void kacct_td_close(struct kacct_td* t) {
     if (t->next[c]) tracecmd_free_record(t->next[c]);
   free(t->next);
   if (t->ids)
-    for (int i = 0; i <= 0xffff; ++i)
+    for (int i = 0; i < t->nids; ++i)
       if (t->ids[i]) {
         free(t->ids[i]->fast.p);
         free(t->ids[i]);

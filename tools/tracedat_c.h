@@ -18,7 +18,7 @@ struct kacct_td_event {
   int nframes;
 };
 struct kacct_td;
-/* The file at path, or (path NULL) the open file fd (closed by kacct_td_close). NULL: unreadable. */
+/* The file at path, or (path NULL) the open file fd (closed here). NULL: unreadable. */
 struct kacct_td* kacct_td_open(const char* path, int fd);
 void kacct_td_rewind(struct kacct_td*);
 /* The next event in time order (valid until the next call): 1; 0 at the end; -1: out of memory. */
