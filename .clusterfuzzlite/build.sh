@@ -21,10 +21,31 @@ done
 for p in "${pids[@]}"; do wait "$p"; done
 rm -f "$WORK/libkacct_fuzz.a"
 ar rcs "$WORK/libkacct_fuzz.a" "$obj"/*.o
+# fuzz_tracedat also needs the trace.dat reader (tools/tracedat*.c*) and Debian's/Ubuntu's
+# libtracecmd and libtraceevent, linked as the shared libraries they are (not instrumented).
+td_cflags=$(pkg-config --cflags libtracecmd libtraceevent)
+td_libs=$(pkg-config --libs libtracecmd libtraceevent)
+tdobj="$WORK/tracedat-obj"
+mkdir -p "$tdobj"
+# shellcheck disable=SC2086
+$CC $CFLAGS $td_cflags -c tools/tracedat_c.c -o "$tdobj/tracedat_c.o"
+# shellcheck disable=SC2086
+$CXX $CXXFLAGS "${flags[@]}" $td_cflags -c tools/tracedat.cpp -o "$tdobj/tracedat_cpp.o"
 for src in fuzz/fuzz_*.cpp; do
   name=$(basename "$src" .cpp)
   x=${name#fuzz_}
-  $CXX $CXXFLAGS "${flags[@]}" "$src" -o "$OUT/$name" $LIB_FUZZING_ENGINE "$WORK/libkacct_fuzz.a" -lfmt
+  extra=()
+  if [ "$x" = tracedat ]; then
+    # shellcheck disable=SC2206
+    extra=(-Itools "$tdobj/tracedat_cpp.o" "$tdobj/tracedat_c.o" $td_libs '-Wl,-rpath,$ORIGIN/lib')
+  fi
+  $CXX $CXXFLAGS "${flags[@]}" "$src" -o "$OUT/$name" "${extra[@]}" $LIB_FUZZING_ENGINE "$WORK/libkacct_fuzz.a" -lfmt
+  if [ "$x" = tracedat ]; then
+    # The runner image has no libtracecmd (not in base-runner; Ubuntu ships no static one):
+    # the shared libraries go to $OUT/lib, found through the rpath $ORIGIN/lib.
+    mkdir -p "$OUT/lib"
+    ldd "$OUT/$name" | awk '$1 ~ /^lib(tracecmd|traceevent|tracefs|zstd)\.so/ {print $3}' | xargs -r cp -L -t "$OUT/lib"
+  fi
   (cd "fuzz/corpus-$x" && rm -f "$OUT/${name}_seed_corpus.zip" && zip -q -r "$OUT/${name}_seed_corpus.zip" .)
   for ext in dict options; do
     if [ -f "fuzz/$name.$ext" ]; then cp "fuzz/$name.$ext" "$OUT/"; fi

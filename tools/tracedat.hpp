@@ -36,6 +36,10 @@ class Input {
   // The next record; false at the end. Record::line is the record's 1-based position.
   bool next(trace::perf::Record&);
   void rewind();
+  // Every event's text from libtraceevent's own printing, not the fast path for plain print
+  // formats (tools/tracedat_c.c): the reference the tests compare the fast path with.
+  void library_print(bool on);
+  std::uint64_t fast_printed() const;  // events whose text the fast path printed
   // The same records as `perf script --ns -F comm,pid,tid,cpu,time,event,trace,ip,sym` text with
   // callchain frame lines, in pieces, for perf::convert_stream(); an event with no format in the
   // file becomes an event named `unknown:ID` (the converter skips and counts it).
@@ -48,13 +52,14 @@ class Input {
   std::map<std::uint64_t, std::uint64_t> tgid_;
   std::uint32_t n_ = 0;
   bool pending_lost_ = false;
-  trace::perf::Record held_;
+  trace::perf::Record held_, scratch_;
   std::vector<std::uint64_t> addrs_, held_addrs_;  // the callchain's addresses (text())
   std::string text_;
 };
 
 // All records of a file (the test compares them with perf script's).
-trace::Result<std::vector<trace::perf::Record>> read(const std::string& path);
-trace::Result<std::vector<trace::perf::Record>> read_data(std::string_view data, const std::string& name);
+trace::Result<std::vector<trace::perf::Record>> read(const std::string& path, bool library_print = false);
+trace::Result<std::vector<trace::perf::Record>> read_data(std::string_view data, const std::string& name,
+                                                          bool library_print = false);
 
 }  // namespace kacct::tracedat

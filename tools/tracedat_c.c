@@ -2,9 +2,46 @@
  * valid C++ (an int passed as an enum in an inline function). */
 #include "tracedat_c.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <trace-cmd.h>
+#include <unistd.h>
+
+/* An event's text without libtraceevent's printing (tep_print_event: ~60% of a record's cost, most
+ * of it vsnprintf) when its print format is plain: literal text and %d/%u/%x conversions (h, l, ll,
+ * L, z; a width, '0') of numeric fields, array elements with a constant index, casts to a 64-bit
+ * unsigned type, and %s of char-array fields and __get_str() strings. Each piece prints what
+ * libtraceevent 1.7's pretty_print() prints for it (print_arg_number() casts by the length
+ * modifier, then printf); any other format, and any record whose data would be read out of its
+ * bounds, goes to tep_print_event(). test/tracedat compares the two on every record. */
+enum { FP_LIT, FP_NUM, FP_CHARS, FP_DYNSTR };
+struct fast_piece {
+  int kind;
+  const char* lit; /* FP_LIT */
+  int lit_len;
+  char conv;                      /* FP_NUM: 'd', 'u' or 'x' */
+  int bits;                       /* FP_NUM: the cast's width (char, short, int, long, long long) */
+  int width, zero;                /* FP_NUM: minimum width, '0' flag */
+  int off, size;                  /* the field's (an array element's) bytes */
+  struct tep_format_field* field; /* FP_DYNSTR: the __data_loc field */
+};
+struct fast_fmt {
+  int ok; /* 1: fast, -1: libtraceevent */
+  int n;
+  struct fast_piece* p;
+};
+/* What an event id's first record found: its format (NULL: none in the file), whether it is a
+ * kernel stack, its fast pieces. */
+struct id_info {
+  struct tep_event* ev;
+  int stack;
+  struct fast_fmt fast;
+};
 
 /* Each CPU's next record is kept (tracecmd_read_data() per CPU: public API), the earliest is
  * given next; a kernel_stack right after an event on its CPU is that event's. */
@@ -17,6 +54,16 @@ struct kacct_td {
   const char** frames;
   unsigned long long* addrs;
   int cap;
+  int slow;                  /* kacct_td_library_print(): every event through tep_print_event() */
+  unsigned long long fast_n; /* events printed by the fast path */
+  struct id_info** ids;      /* by event id (common_type: 16 bits), made at an id's first record */
+  int nids;                  /* ids' length: the largest id seen + 1 */
+  struct {
+    int pid;
+    const char* comm;
+  } comms[1024]; /* pid -> saved comm, direct-mapped (the lookup is a search each time) */
+  char* text;    /* the fast path's output */
+  size_t text_cap;
 };
 
 /* ftrace's stack_entry (kernel_stack): int size; unsigned long caller[], innermost first. The
@@ -50,8 +97,270 @@ static int stack_frames(struct kacct_td* t, struct tep_event* ev, struct tep_rec
   return n;
 }
 
+static int fast_add(struct fast_fmt* f, struct fast_piece p) {
+  struct fast_piece* q = realloc(f->p, sizeof(*q) * (size_t)(f->n + 1));
+  if (!q) return -1;
+  f->p = q;
+  f->p[f->n++] = p;
+  return 0;
+}
+
+static int plain_number(const struct tep_format_field* fl) {
+  return fl && !(fl->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC | TEP_FIELD_IS_STRING)) &&
+         (fl->size == 1 || fl->size == 2 || fl->size == 4 || fl->size == 8);
+}
+
+/* The numeric argument a conversion reads: a field, a 64-bit unsigned cast of one, or an element
+ * of an array field with a decimal constant index. 0: not one of these. */
+static int fast_number(struct tep_event* ev, struct tep_print_arg* a, struct fast_piece* p) {
+  if (a->type == TEP_PRINT_TYPE) {
+    const char* t = a->typecast.type;
+    if (!t || (strcmp(t, "unsigned long long") && strcmp(t, "u64"))) return 0;
+    a = a->typecast.item;
+    if (a->type != TEP_PRINT_FIELD) return 0;
+    struct tep_format_field* fl = tep_find_any_field(ev, a->field.name);
+    if (!plain_number(fl) || fl->size != 8) return 0;
+    p->off = fl->offset, p->size = fl->size;
+    return 1;
+  }
+  if (a->type == TEP_PRINT_FIELD) {
+    struct tep_format_field* fl = tep_find_any_field(ev, a->field.name);
+    if (!plain_number(fl)) return 0;
+    p->off = fl->offset, p->size = fl->size;
+    return 1;
+  }
+  if (a->type == TEP_PRINT_OP && a->op.op && !strcmp(a->op.op, "[") && a->op.left && a->op.right &&
+      a->op.left->type == TEP_PRINT_FIELD && a->op.right->type == TEP_PRINT_ATOM && a->op.right->atom.atom) {
+    const char* idx = a->op.right->atom.atom;
+    if (!*idx || strlen(idx) > 4 || strspn(idx, "0123456789") != strlen(idx)) return 0;
+    struct tep_format_field* fl = tep_find_any_field(ev, a->op.left->field.name);
+    if (!fl || !(fl->flags & TEP_FIELD_IS_ARRAY) || (fl->flags & TEP_FIELD_IS_DYNAMIC)) return 0;
+    const int es = (int)fl->elementsize, i = atoi(idx);
+    if (es != 1 && es != 2 && es != 4 && es != 8) return 0;
+    p->off = fl->offset + i * es, p->size = es;
+    return 1;
+  }
+  return 0;
+}
+
+/* The event's print format as pieces, or ok = -1 if any part of it is not plain. */
+static void fast_make(struct tep_event* ev, struct fast_fmt* f) {
+  f->ok = -1;
+  if (ev->flags || ev->handler || !ev->print_fmt.format) return;
+  const char* s = ev->print_fmt.format;
+  struct tep_print_arg* a = ev->print_fmt.args;
+  while (*s) {
+    struct fast_piece p;
+    memset(&p, 0, sizeof(p));
+    if (*s != '%') {
+      const char* e = strchr(s, '%');
+      if (!e) e = s + strlen(s);
+      for (const char* c = s; c < e; ++c)
+        if ((unsigned char)*c < 0x20 || *c == '\\') return;
+      p.kind = FP_LIT, p.lit = s, p.lit_len = (int)(e - s);
+      if (fast_add(f, p)) return;
+      s = e;
+      continue;
+    }
+    ++s;
+    if (*s == '0') p.zero = 1, ++s;
+    while (*s >= '0' && *s <= '9') p.width = p.width * 10 + (*s++ - '0');
+    int ls = 0;
+    for (; *s == 'h' || *s == 'l' || *s == 'L' || *s == 'z'; ++s)
+      ls = *s == 'h' ? ls - 1 : *s == 'l' ? ls + 1 : *s == 'L' ? 2 : 1;
+    if (!a || p.width > 64 || ls < -2 || ls > 2) return;
+    if (*s == 'd' || *s == 'i' || *s == 'u' || *s == 'x') {
+      p.kind = FP_NUM;
+      p.conv = *s == 'i' ? 'd' : *s;
+      p.bits = ls == -2 ? 8 : ls == -1 ? 16 : ls == 0 ? 32 : 64;
+      if (!fast_number(ev, a, &p)) return;
+    } else if (*s == 's' && !p.width && !p.zero && !ls) {
+      if (a->type == TEP_PRINT_FIELD) {
+        struct tep_format_field* fl = tep_find_any_field(ev, a->field.name);
+        if (!fl || !(fl->flags & TEP_FIELD_IS_ARRAY) || (fl->flags & TEP_FIELD_IS_DYNAMIC) || fl->size <= 0) return;
+        p.kind = FP_CHARS, p.off = fl->offset, p.size = fl->size;
+      } else if (a->type == TEP_PRINT_STRING && a->string.string) {
+        struct tep_format_field* fl = tep_find_any_field(ev, a->string.string);
+        if (!fl || (fl->size != 2 && fl->size != 4)) return;
+        p.kind = FP_DYNSTR, p.field = fl;
+      } else {
+        return;
+      }
+    } else {
+      return;
+    }
+    if (fast_add(f, p)) return;
+    a = a->next;
+    ++s;
+  }
+  if (!a) f->ok = 1;
+}
+
+static int text_room(struct kacct_td* t, size_t len, size_t more) {
+  if (len + more + 1 <= t->text_cap) return 0;
+  size_t cap = t->text_cap ? t->text_cap : 256;
+  while (cap < len + more + 1) cap *= 2;
+  char* b = realloc(t->text, cap);
+  if (!b) return -1;
+  t->text = b;
+  t->text_cap = cap;
+  return 0;
+}
+
+/* printf's %[0][width]{d,u,x} of v (already cast to the conversion's width). */
+static size_t put_number(char* out, unsigned long long v, int neg, int hex, int width, int zero) {
+  char d[24];
+  int n = 0;
+  do {
+    const unsigned r = hex ? (unsigned)(v & 15) : (unsigned)(v % 10);
+    d[n++] = (char)(r < 10 ? '0' + r : 'a' + r - 10);
+    v = hex ? v >> 4 : v / 10;
+  } while (v);
+  size_t k = 0;
+  const int len = n + neg;
+  if (!zero)
+    for (int i = len; i < width; ++i) out[k++] = ' ';
+  if (neg) out[k++] = '-';
+  if (zero)
+    for (int i = len; i < width; ++i) out[k++] = '0';
+  while (n) out[k++] = d[--n];
+  return k;
+}
+
+/* 1: the text is in t->text (len in *len); 0: a read would leave the record: use libtraceevent. */
+static int fast_print(struct kacct_td* t, const struct fast_fmt* f, struct tep_record* rec, unsigned* len) {
+  const char* data = rec->data;
+  const int size = rec->size;
+  size_t k = 0;
+  for (int i = 0; i < f->n; ++i) {
+    const struct fast_piece* p = &f->p[i];
+    if (p->kind == FP_LIT) {
+      if (text_room(t, k, (size_t)p->lit_len)) return -1;
+      memcpy(t->text + k, p->lit, (size_t)p->lit_len);
+      k += (size_t)p->lit_len;
+    } else if (p->kind == FP_NUM) {
+      if (p->off < 0 || p->off + p->size > size) return 0;
+      unsigned long long v = tep_read_number(t->tep, data + p->off, p->size);
+      int neg = 0;
+      if (p->bits < 64) v &= (1ULL << p->bits) - 1;
+      if (p->conv == 'd' && (v >> (p->bits - 1)) & 1) {
+        neg = 1;
+        v = p->bits < 64 ? ((1ULL << p->bits) - v) : (~v + 1);
+      }
+      if (text_room(t, k, 24 + (size_t)p->width)) return -1;
+      k += put_number(t->text + k, v, neg, p->conv == 'x', p->width, p->zero);
+    } else {
+      const char* str;
+      size_t n;
+      if (p->kind == FP_CHARS) {
+        if (p->off < 0 || p->off + p->size > size) return 0;
+        str = data + p->off;
+        const char* z = memchr(str, 0, (size_t)p->size);
+        n = z ? (size_t)(z - str) : (size_t)p->size;
+      } else {
+        const struct tep_format_field* fl = p->field;
+        if (fl->offset < 0 || fl->offset + fl->size > size) return 0;
+        const unsigned long long v = tep_read_number(t->tep, data + fl->offset, fl->size);
+        const unsigned o = (unsigned)(v & 0xffff);
+        const unsigned l = fl->size == 2 ? (unsigned)(size - (int)o) : (unsigned)((v >> 16) & 0xffff);
+        if (o > (unsigned)size || o + l > (unsigned)size) return 0;
+        unsigned off = o;
+        if (fl->flags & TEP_FIELD_IS_RELATIVE) off += (unsigned)(fl->offset + fl->size);
+        if (l == 0) continue; /* libtraceevent prints nothing for an empty string */
+        if (off >= (unsigned)size) return 0;
+        str = data + off;
+        const char* z = memchr(str, 0, (size_t)(size - (int)off));
+        if (!z) return 0; /* libtraceevent would read past the record */
+        n = (size_t)(z - str);
+      }
+      if (text_room(t, k, n)) return -1;
+      memcpy(t->text + k, str, n);
+      k += n;
+    }
+  }
+  if (text_room(t, k, 0)) return -1;
+  t->text[k] = 0;
+  *len = (unsigned)k;
+  return 1;
+}
+
 static int is_stack(struct tep_event* ev) {
   return ev && ev->system && ev->name && !strcmp(ev->system, "ftrace") && !strcmp(ev->name, "kernel_stack");
+}
+
+/* tep_find_event_by_record() (its checks, then the event by id), remembered per id; NULL on no
+ * memory too (then libtraceevent's own lookup). */
+static struct id_info* id_of(struct kacct_td* t, struct tep_record* rec) {
+  if (rec->size < 0) return NULL;
+  const int id = tep_data_type(t->tep, rec);
+  if (id < 0 || id > 0xffff) return NULL;
+  if (id >= t->nids) {
+    struct id_info** grown = realloc(t->ids, sizeof(*grown) * (size_t)(id + 1));
+    if (!grown) return NULL;
+    memset(grown + t->nids, 0, sizeof(*grown) * (size_t)(id + 1 - t->nids));
+    t->ids = grown;
+    t->nids = id + 1;
+  }
+  struct id_info* i = t->ids[id];
+  if (!i) {
+    if (!(i = calloc(1, sizeof(*i)))) return NULL;
+    i->ev = tep_find_event(t->tep, id);
+    i->stack = is_stack(i->ev);
+    if (i->ev)
+      fast_make(i->ev, &i->fast);
+    else
+      i->fast.ok = -1;
+    t->ids[id] = i;
+  }
+  return i;
+}
+
+static struct tep_event* event_of(struct kacct_td* t, struct tep_record* rec, int* stack) {
+  const struct id_info* i = id_of(t, rec);
+  if (i) {
+    *stack = i->stack;
+    return i->ev;
+  }
+  struct tep_event* ev = tep_find_event_by_record(t->tep, rec);
+  *stack = is_stack(ev);
+  return ev;
+}
+
+static const char* comm_of(struct kacct_td* t, int pid) {
+  const unsigned k = (unsigned)pid & 1023u;
+  if (!t->comms[k].comm || t->comms[k].pid != pid) {
+    t->comms[k].pid = pid;
+    t->comms[k].comm = tep_data_comm_from_pid(t->tep, pid);
+  }
+  return t->comms[k].comm;
+}
+
+/* Whether libtracecmd can open the file, tried in a child process first: libtracecmd 3.1.6 and
+ * libtraceevent 1.7.1 crash on some damaged files (found by fuzz_tracedat: tracecmd_close()
+ * after tracecmd_init_data() found a CPU's data past the end of the file, its list heads never
+ * set up; NULL dereferences in tep_parse_event() on broken event formats), and kacct must exit
+ * with an error instead. The child also keeps init_data's printf() ("File possibly truncated")
+ * off perf-convert's stdout. 1: readable (or no child could be made: then as before). */
+static int readable(const char* path, int flags) {
+  fflush(stdout);
+  fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0) return 1;
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, 1), dup2(null, 2);
+    signal(SIGSEGV, SIG_DFL);
+    signal(SIGBUS, SIG_DFL);
+    signal(SIGABRT, SIG_DFL);
+    signal(SIGFPE, SIG_DFL);
+    signal(SIGILL, SIG_DFL);
+    struct tracecmd_input* h = tracecmd_open_head(path, flags);
+    _exit(h && tracecmd_init_data(h) == 0 ? 0 : 1); /* no close: it is the crash above */
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) return 1;
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 struct kacct_td* kacct_td_open(const char* path, int fd) {
@@ -59,11 +368,17 @@ struct kacct_td* kacct_td_open(const char* path, int fd) {
   struct kacct_td* t = calloc(1, sizeof(*t));
   if (!t) return NULL;
   tracecmd_set_loglevel(TEP_LOG_NONE);
-  t->h = path ? tracecmd_open(path, flags) : tracecmd_open_fd(fd, flags);
-  if (!t->h) {
+  char fd_path[64];
+  if (!path) {
+    snprintf(fd_path, sizeof fd_path, "/proc/self/fd/%d", fd);
+    path = fd_path;
+  }
+  if (!readable(path, flags) || !(t->h = tracecmd_open(path, flags))) {
+    if (fd >= 0) close(fd);
     free(t);
     return NULL;
   }
+  if (fd >= 0) close(fd); /* libtracecmd has its own */
   t->tep = tracecmd_get_tep(t->h);
   t->ncpus = tep_get_cpus(t->tep);
   trace_seq_init(&t->seq);
@@ -90,20 +405,29 @@ int kacct_td_next(struct kacct_td* t, struct kacct_td_event* e) {
   memset(e, 0, sizeof(*e));
   if (best < 0) return 0;
   struct tep_record* rec = t->next[best];
-  struct tep_event* ev = tep_find_event_by_record(t->tep, rec);
+  int stack = 0;
+  struct tep_event* ev = event_of(t, rec, &stack);
   e->cpu = best;
   e->ts = rec->ts;
   e->missed = rec->missed_events;
-  if (ev && !is_stack(ev)) {
+  if (ev && !stack) {
     e->system = ev->system;
     e->name = ev->name;
     e->pid = tep_data_pid(t->tep, rec);
-    e->comm = tep_data_comm_from_pid(t->tep, e->pid);
-    trace_seq_reset(&t->seq);
-    tep_print_event(t->tep, &t->seq, rec, "%s", TEP_PRINT_INFO);
-    trace_seq_terminate(&t->seq);
-    e->info = t->seq.buffer;
-    e->info_len = t->seq.len;
+    e->comm = comm_of(t, e->pid);
+    const struct id_info* i = t->slow ? NULL : id_of(t, rec);
+    const int fast = i && i->fast.ok > 0 ? fast_print(t, &i->fast, rec, &e->info_len) : 0;
+    if (fast < 0) return -1;
+    if (fast) {
+      ++t->fast_n;
+      e->info = t->text;
+    } else {
+      trace_seq_reset(&t->seq);
+      tep_print_event(t->tep, &t->seq, rec, "%s", TEP_PRINT_INFO);
+      trace_seq_terminate(&t->seq);
+      e->info = t->seq.buffer;
+      e->info_len = t->seq.len;
+    }
   } else if (ev) { /* a stack with no event before it on its CPU: given alone */
     e->system = ev->system;
     e->name = ev->name;
@@ -111,7 +435,7 @@ int kacct_td_next(struct kacct_td* t, struct kacct_td_event* e) {
   tracecmd_free_record(rec);
   t->next[best] = tracecmd_read_data(t->h, best);
   rec = t->next[best];
-  if (e->info && rec && is_stack(ev = tep_find_event_by_record(t->tep, rec))) {
+  if (e->info && rec && (ev = event_of(t, rec, &stack)) && stack) {
     const int n = stack_frames(t, ev, rec);
     if (n < 0) return -1;
     e->frames = t->frames;
@@ -123,11 +447,22 @@ int kacct_td_next(struct kacct_td* t, struct kacct_td_event* e) {
   return 1;
 }
 
+void kacct_td_library_print(struct kacct_td* t, int on) { t->slow = on; }
+unsigned long long kacct_td_fast_printed(const struct kacct_td* t) { return t->fast_n; }
+
 void kacct_td_close(struct kacct_td* t) {
   if (!t) return;
   for (int c = 0; t->next && c < t->ncpus; ++c)
     if (t->next[c]) tracecmd_free_record(t->next[c]);
   free(t->next);
+  if (t->ids)
+    for (int i = 0; i < t->nids; ++i)
+      if (t->ids[i]) {
+        free(t->ids[i]->fast.p);
+        free(t->ids[i]);
+      }
+  free(t->ids);
+  free(t->text);
   free(t->frames);
   free(t->addrs);
   trace_seq_destroy(&t->seq);

@@ -19,6 +19,13 @@ inline std::string_view trim(std::string_view s) {
 inline std::optional<std::uint64_t> to_u64(std::string_view s, int base = 10) {
   std::uint64_t v = 0;
   if (s.empty()) return std::nullopt;
+  if (base == 10) {  // from_chars' answer without its generality (6 calls a sample: 5% of perf-convert)
+    for (const char c : s) {
+      const unsigned d = static_cast<unsigned char>(c) - unsigned{'0'};
+      if (d > 9 || __builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, d, &v)) return std::nullopt;
+    }
+    return v;
+  }
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
   if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
   return v;

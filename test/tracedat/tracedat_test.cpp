@@ -172,3 +172,37 @@ TEST(TraceDat, StreamedAsWhole) {
   EXPECT_EQ(kacct::trace::write(streamed), kacct::trace::write(whole.value().trace));
   EXPECT_EQ(c.value().stats.records, whole.value().stats.records);
 }
+
+// The fast path for plain print formats (tools/tracedat_c.c) gives libtraceevent's own text on
+// every record of the fixtures, and takes most of them (else this compares the library with
+// itself).
+TEST(TraceDat, FastTextAsLibraryPrints) {
+  for (const auto& e : fs::directory_iterator(KACCT_TRACEDAT_FIXTURES)) {
+    const auto dat = (e.path() / "trace.dat.xz").string();
+    const std::string data = kacct::cli::read_input_maybe_xz(dat);
+    auto fast = kacct::tracedat::read_data(data, dat);
+    auto lib = kacct::tracedat::read_data(data, dat, true);
+    ASSERT_TRUE(fast) << fast.error().message;
+    ASSERT_TRUE(lib) << lib.error().message;
+    ASSERT_EQ(fast.value().size(), lib.value().size());
+    std::map<std::string, std::size_t> differ, seen;
+    for (std::size_t i = 0; i < lib.value().size(); ++i) {
+      const Record& a = fast.value()[i];
+      const Record& b = lib.value()[i];
+      ++seen[b.event];
+      if (a.fields != b.fields || a.event != b.event || a.comm != b.comm || a.tid != b.tid || a.ts != b.ts ||
+          a.chain != b.chain)
+        if (differ[b.event]++ == 0)
+          ADD_FAILURE() << b.event << ": fast '" << a.fields << "' library '" << b.fields << "'";
+    }
+    EXPECT_TRUE(differ.empty());
+    EXPECT_GT(seen.size(), 5u);
+    auto in = kacct::tracedat::Input::open_data(data, dat);
+    ASSERT_TRUE(in) << in.error().message;
+    std::size_t n = 0;
+    for (Record r; in.value()->next(r);) n += !r.event.starts_with("PERF_RECORD");
+    EXPECT_GT(in.value()->fast_printed(), n / 2);
+    std::printf("%s: %zu events, %llu printed by the fast path\n", e.path().filename().c_str(), n,
+                (unsigned long long)in.value()->fast_printed());
+  }
+}
