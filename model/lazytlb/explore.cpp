@@ -3,8 +3,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 
 namespace kacct::model::lazytlb {
 
@@ -54,46 +55,177 @@ struct Renaming {
   std::vector<int> oc, ot, om, invc, invt, invm;
 };
 
-void put16(std::string& k, std::int16_t v) {
-  k.push_back(char(v & 0xff));
-  k.push_back(char(v >> 8));
+// The key's length for w's sizes (fixed for a world: its sizes never change).
+std::size_t key_len(const World<Concrete>& w) {
+  const std::size_t nc = w.cpus.size(), mask_bytes = (nc + 7) / 8;
+  return nc * 5 + w.tasks.size() * 5 + w.mms.size() * (1 + mask_bytes + 2 + 8);
 }
 
-// The key of w with its objects renamed by r (identity: the plain state key).
+// The key of w with its objects renamed by r (identity: the plain state key). Written through a
+// pointer into a buffer of the fixed length (a key per transition: this is the explorer's loop).
 void key_into(std::string& k, const World<Concrete>& w, const Renaming& r) {
   const int nt = w.ntasks;
+  k.resize(key_len(w));
+  char* p = k.data();
+  auto put8 = [&](unsigned v) { *p++ = char(v); };
+  auto put16 = [&](Ref v) {
+    put8(unsigned(v) & 0xff);
+    put8((unsigned(v) >> 8) & 0xff);
+  };
   auto task_ref = [&](Ref t) -> Ref {
     if (t < 0) return t;
     return t < nt ? Ref(r.invt[t]) : Ref(nt + r.invc[t - nt]);
   };
   auto mm_ref = [&](Ref m) -> Ref { return m < 0 ? m : Ref(r.invm[m]); };
   auto put_task = [&](const Task& t) {
-    k.push_back(char(int(t.st) | (t.kthread << 2) | (t.idle << 3) | (t.exiting << 4)));
-    put16(k, mm_ref(t.mm));
-    put16(k, mm_ref(t.active_mm));
+    put8(unsigned(t.st) | (t.kthread << 2) | (t.idle << 3) | (t.exiting << 4));
+    put16(mm_ref(t.mm));
+    put16(mm_ref(t.active_mm));
   };
-  k.clear();
   for (int c : r.oc) {
     const Cpu& cpu = w.cpus[c];
-    put16(k, task_ref(cpu.curr));
-    put16(k, mm_ref(cpu.prev_mm));
-    k.push_back(char(int(cpu.irqs_off) | (int(cpu.hp) << 1)));
+    put16(task_ref(cpu.curr));
+    put16(mm_ref(cpu.prev_mm));
+    put8(unsigned(cpu.irqs_off) | (unsigned(cpu.hp) << 1));
   }
   for (int t : r.ot) put_task(w.tasks[t]);
   for (int c : r.oc) put_task(w.tasks[w.idle_of(c)]);
+  const int nc = int(r.oc.size());
   for (int m : r.om) {
     const Mm& mm = w.mms[m];
-    k.push_back(char(mm.st));
-    Mask mask;
-    for (int c = 0; c < int(r.oc.size()); ++c)
-      if (mm.mask.test(r.oc[c])) mask.set(c);
-    for (auto x : mask.w) k.append(reinterpret_cast<const char*>(&x), sizeof x);
-    k.push_back(char(mm.ext_users));
-    k.push_back(char(mm.ext_grabs));
-    k.append(reinterpret_cast<const char*>(&w.cnt[m].mm_users), 4);
-    k.append(reinterpret_cast<const char*>(&w.cnt[m].mm_count), 4);
+    put8(unsigned(mm.st));
+    // mm_cpumask: one bit per CPU of the world, in the renamed order.
+    for (int c0 = 0; c0 < nc; c0 += 8) {
+      unsigned byte = 0;
+      for (int c = c0; c < std::min(c0 + 8, nc); ++c)
+        if (mm.mask.test(r.oc[c])) byte |= 1u << (c - c0);
+      put8(byte);
+    }
+    put8(mm.ext_users);
+    put8(mm.ext_grabs);
+    std::memcpy(p, &w.cnt[m].mm_users, 4);
+    std::memcpy(p + 4, &w.cnt[m].mm_count, 4);
+    p += 8;
   }
 }
+
+// The world a key encodes (key_into with the identity: every field of World is in the key), into
+// w's buffers (sized like the key's world already).
+void decode_into(World<Concrete>& w, std::string_view k) {
+  std::size_t p = 0;
+  auto get8 = [&] { return std::uint8_t(k[p++]); };
+  auto get16 = [&] {
+    const auto lo = get8();
+    return Ref(std::int16_t(std::uint16_t(lo | (get8() << 8))));
+  };
+  auto get32 = [&] {
+    std::uint32_t v;
+    std::memcpy(&v, k.data() + p, 4);
+    p += 4;
+    return v;
+  };
+  auto get_task = [&](Task& t) {
+    const auto b = get8();
+    t.st = TaskState(b & 3);
+    t.kthread = (b >> 2) & 1;
+    t.idle = (b >> 3) & 1;
+    t.exiting = (b >> 4) & 1;
+    t.mm = get16();
+    t.active_mm = get16();
+  };
+  const int nc = int(w.cpus.size());
+  for (Cpu& c : w.cpus) {
+    c.curr = get16();
+    c.prev_mm = get16();
+    const auto b = get8();
+    c.irqs_off = b & 1;
+    c.hp = Hp(b >> 1);
+  }
+  for (Task& t : w.tasks) get_task(t);  // ordinary tasks, then the idle task of each CPU
+  for (std::size_t m = 0; m < w.mms.size(); ++m) {
+    Mm& mm = w.mms[m];
+    mm.st = MmState(get8());
+    mm.mask = Mask{};
+    for (int c0 = 0; c0 < nc; c0 += 8) {
+      const auto byte = get8();
+      for (int c = c0; c < std::min(c0 + 8, nc); ++c)
+        if ((byte >> (c - c0)) & 1) mm.mask.set(c);
+    }
+    mm.ext_users = get8();
+    mm.ext_grabs = get8();
+    w.cnt[m].mm_users = get32();
+    w.cnt[m].mm_count = get32();
+  }
+}
+
+// The states seen so far: fixed-length keys (a world's sizes never change) in one arena, in the
+// order they were added (a state's index is its node's), found through an open-addressing table
+// of (index + 1, hash bits). No allocation per state: std::unordered_map<std::string> spent a third
+// of the explorer's time in cache misses.
+class StateSet {
+ public:
+  explicit StateSet(std::size_t key_len) : len_(key_len), slots_(std::size_t{1} << 12) {}
+  std::size_t size() const { return n_; }
+  std::string_view key(std::uint32_t i) const { return {arena_.data() + std::size_t(i) * len_, len_}; }
+  static std::uint64_t hash(std::string_view k) { return std::hash<std::string_view>{}(k); }
+  // Start loading the table where k's search begins (several lookups then overlap their misses).
+  void prefetch(std::uint64_t h) const { __builtin_prefetch(&slots_[h & (slots_.size() - 1)]); }
+  // Start loading the key of the first entry whose hash bits match h (after prefetch(h)).
+  void prefetch_key(std::uint64_t h) const {
+    const std::size_t mask = slots_.size() - 1;
+    const auto tag = std::uint32_t(h >> 32);
+    for (std::size_t s = h & mask; slots_[s].idx1 != 0; s = (s + 1) & mask)
+      if (slots_[s].tag == tag) {
+        __builtin_prefetch(arena_.data() + std::size_t(slots_[s].idx1 - 1) * len_);
+        return;
+      }
+  }
+  // Whether k (of hash h) is in the set; if not, `slot` is where add() puts it.
+  bool find(std::string_view k, std::uint64_t h, std::size_t& slot) const {
+    const std::size_t mask = slots_.size() - 1;
+    const auto tag = std::uint32_t(h >> 32);
+    for (std::size_t s = h & mask;; s = (s + 1) & mask) {
+      const Slot& x = slots_[s];
+      if (x.idx1 == 0) {
+        slot = s;
+        return false;
+      }
+      if (x.tag == tag && key(x.idx1 - 1) == k) return true;
+    }
+  }
+  void add(std::string_view k, std::size_t slot, std::uint64_t h) {
+    arena_.insert(arena_.end(), k.begin(), k.end());
+    hashes_.push_back(h);
+    slots_[slot] = {std::uint32_t(++n_), std::uint32_t(h >> 32)};
+    if (n_ * 10 > slots_.size() * 6) grow();  // load factor at most 0.6
+  }
+  // Without checking: every key is added once.
+  void add(std::string_view k) {
+    std::size_t slot;
+    const std::uint64_t h = hash(k);
+    if (!find(k, h, slot)) add(k, slot, h);
+  }
+
+ private:
+  struct Slot {
+    std::uint32_t idx1 = 0, tag = 0;
+  };
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    const std::size_t mask = slots_.size() - 1;
+    for (std::uint32_t i = 0; i < n_; ++i) {
+      const std::uint64_t h = hashes_[i];
+      std::size_t s = h & mask;
+      while (slots_[s].idx1 != 0) s = (s + 1) & mask;
+      slots_[s] = {i + 1, std::uint32_t(h >> 32)};
+    }
+  }
+  std::size_t len_, n_ = 0;
+  std::vector<char> arena_;
+  std::vector<std::uint64_t> hashes_;  // each key's, for grow()
+  std::vector<Slot> slots_;
+};
 
 Renaming identity(const World<Concrete>& w) {
   Renaming r;
@@ -113,64 +245,61 @@ std::string state_key(const World<Concrete>& w) {
 bool cpus_symmetric(const Cfg& cfg) { return !cfg.mut_shoot_skip_cpu; }  // "the highest CPU"
 
 namespace {
-using Sig = std::vector<std::int64_t>;
+// A signature is a 64-bit digest of what a renaming keeps (kinds, counts, the signatures of what
+// an object points to; sets combined by a sum, so their order does not count). Objects are sorted
+// by it and the least key is then taken over the renamings inside each run of equal digests: two
+// objects whose signatures differ but whose digests collide only make a run longer (more
+// renamings tried), never a wrong key, since every renaming's key is exact.
+using Sig = std::uint64_t;
+Sig mix(Sig h, std::uint64_t v) {  // splitmix64's finaliser over h and v
+  std::uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
 // canonical_key's buffers, reused across the calls of one exploration (a key per transition).
 struct KeyScratch {
   std::vector<Sig> msig, tsig, csig;
-  Sig t1, t2;
   Renaming r;
   std::string k;
 };
 
-// Signatures use no object numbers, only what a renaming keeps (kinds, counts, the signatures
-// of what an object points to), so renamed states sort alike; the least key is then taken
-// over the renamings inside each run of equal signatures (free slots excluded: nothing points
-// to them, any order of them gives the same key).
 void canonical_key_into(std::string& best, const World<Concrete>& w, bool rename_cpus, KeyScratch& z) {
   const int nc = int(w.cpus.size()), nt = w.ntasks, nm = int(w.mms.size());
-  auto kind = [](Ref x) -> std::int64_t { return x == kNull ? 0 : x == kInitMm ? 1 : 2; };
   auto& msig = z.msig;
   auto& tsig = z.tsig;
   auto& csig = z.csig;
   msig.resize(nm), tsig.resize(nt), csig.resize(nc);
   for (int m = 0; m < nm; ++m) {
     const Mm& mm = w.mms[m];
-    std::int64_t users = 0, actives = 0, prevs = 0;
+    std::uint64_t users = 0, actives = 0, prevs = 0;
     for (const Task& t : w.tasks) users += t.mm == m, actives += t.active_mm == m;
     for (const Cpu& c : w.cpus) prevs += c.prev_mm == m;
-    msig[m].assign({std::int64_t(mm.st), mm.ext_users, mm.ext_grabs, std::int64_t(w.cnt[m].mm_users),
-                    std::int64_t(w.cnt[m].mm_count), mm.mask.count(), users, actives, prevs});
+    Sig h = mix(std::uint64_t(mm.st), mm.ext_users);
+    for (std::uint64_t v : {std::uint64_t(mm.ext_grabs), std::uint64_t(w.cnt[m].mm_users),
+                            std::uint64_t(w.cnt[m].mm_count), std::uint64_t(mm.mask.count()), users, actives, prevs})
+      h = mix(h, v);
+    msig[m] = h;
   }
-  auto mm_sig = [&](Sig& s, Ref m) {
-    s.push_back(kind(m));
-    if (m >= 0) s.insert(s.end(), msig[m].begin(), msig[m].end());
+  auto mm_sig = [&](Ref m) -> Sig { return m == kNull ? 0 : m == kInitMm ? 1 : mix(2, msig[m]); };
+  auto task_sig = [&](const Task& t) -> Sig {
+    Sig h =
+        mix(std::uint64_t(t.st), (t.kthread << 0) | (t.idle << 1) | (t.exiting << 2) | ((t.mm == t.active_mm) << 3));
+    return mix(mix(h, mm_sig(t.mm)), mm_sig(t.active_mm));
   };
-  auto task_sig = [&](Sig& s, const Task& t) {
-    s.assign({std::int64_t(t.st), t.kthread, t.idle, t.exiting, t.mm == t.active_mm});
-    mm_sig(s, t.mm);
-    mm_sig(s, t.active_mm);
-  };
-  for (int t = 0; t < nt; ++t) task_sig(tsig[t], w.tasks[t]);
+  for (int t = 0; t < nt; ++t) tsig[t] = task_sig(w.tasks[t]);
   for (int c = 0; c < nc; ++c) {
     const Cpu& cpu = w.cpus[c];
-    Sig& s = csig[c];
-    s.clear();
-    if (!rename_cpus)  // every CPU its own class
-      s.push_back(c);
-    else if (c == 0)  // CPU 0 (never offline) keeps its number
-      s.push_back(-1);
-    s.insert(s.end(), {c == 0, std::int64_t(cpu.hp), cpu.irqs_off, cpu.curr >= nt});
-    if (cpu.curr < nt) {
-      s.insert(s.end(), tsig[cpu.curr].begin(), tsig[cpu.curr].end());
-    } else {
-      task_sig(z.t1, w.tasks[cpu.curr]);
-      s.insert(s.end(), z.t1.begin(), z.t1.end());
-    }
-    task_sig(z.t2, w.tasks[w.idle_of(c)]);
-    s.insert(s.end(), z.t2.begin(), z.t2.end());
-    mm_sig(s, cpu.prev_mm);
+    Sig h = 5;  // CPU 0 (never offline), or every CPU without renaming, is pinned below
+    h = mix(h,
+            (std::uint64_t(cpu.hp) << 0) | (std::uint64_t(cpu.irqs_off) << 4) | (std::uint64_t(cpu.curr >= nt) << 5));
+    h = mix(h, cpu.curr < nt ? tsig[cpu.curr] : task_sig(w.tasks[cpu.curr]));
+    h = mix(h, task_sig(w.tasks[w.idle_of(c)]));
+    h = mix(h, mm_sig(cpu.prev_mm));
+    Sig in_masks = 0;  // the mms whose mm_cpumask has c: a set
     for (int m = 0; m < nm; ++m)
-      if (w.mms[m].mask.test(c)) s.insert(s.end(), msig[m].begin(), msig[m].end());
+      if (w.mms[m].mask.test(c)) in_masks += mix(6, msig[m]);
+    csig[c] = mix(h, in_masks);
   }
 
   // Sort each kind by signature; runs of equal signatures are permuted below (at most one run
@@ -182,20 +311,32 @@ void canonical_key_into(std::string& best, const World<Concrete>& w, bool rename
   Renaming& r = z.r;
   std::array<Run, 3 * 64> runs;
   std::size_t nruns = 0;
-  auto arrange = [&](std::vector<int>& order, const std::vector<Sig>& sig, auto free_slot) {
+  // Pinned objects (CPU 0; every CPU when CPUs are not renamed) come first, in index order, and
+  // are never permuted, whatever their digests.
+  auto arrange = [&](std::vector<int>& order, const std::vector<Sig>& sig, auto free_slot, auto pinned) {
     order.resize(sig.size());
     for (int i = 0; i < int(sig.size()); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return sig[a] < sig[b]; });
+    // Ties by index: any order inside a run is permuted below.
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+      if (pinned(a) || pinned(b)) return pinned(a) && (!pinned(b) || a < b);
+      return sig[a] != sig[b] ? sig[a] < sig[b] : a < b;
+    });
     for (int i = 0; i < int(order.size());) {
       int j = i + 1;
-      while (j < int(order.size()) && sig[order[j]] == sig[order[i]]) ++j;
-      if (j - i > 1 && !free_slot(order[i])) runs.at(nruns++) = {&order, i, j};
+      if (!pinned(order[i]))
+        while (j < int(order.size()) && sig[order[j]] == sig[order[i]]) ++j;
+      bool all_free = true;  // free slots: nothing points to them, any order gives the same key
+      for (int x = i; x < j; ++x) all_free = all_free && free_slot(order[x]);
+      if (j - i > 1 && !all_free) runs.at(nruns++) = {&order, i, j};
       i = j;
     }
   };
-  arrange(r.oc, csig, [](int) { return false; });
-  arrange(r.ot, tsig, [&](int t) { return w.tasks[t].st == TaskState::Unborn; });
-  arrange(r.om, msig, [&](int m) { return w.mms[m].st == MmState::Unborn; });
+  const auto none = [](int) { return false; };
+  arrange(r.oc, csig, none, [&](int c) { return !rename_cpus || c == 0; });
+  arrange(
+      r.ot, tsig, [&](int t) { return w.tasks[t].st == TaskState::Unborn; }, none);
+  arrange(
+      r.om, msig, [&](int m) { return w.mms[m].st == MmState::Unborn; }, none);
   r.invc.resize(nc), r.invt.resize(nt), r.invm.resize(nm);
 
   best.clear();
@@ -228,20 +369,19 @@ std::string canonical_key(const World<Concrete>& w, bool rename_cpus) {
 
 ExploreResult explore(const ExploreOptions& o, bool keep_states) {
   ExploreResult r;
+  // A state is its key in `seen` (same index): its world is decoded from the key when it is
+  // expanded, so the frontier holds no worlds. With symmetry the key is canonical and the
+  // decoded world is the class's representative (a renaming of the state reached).
   struct Node {
-    World<Concrete> w;
     std::uint32_t parent;
-    Event via;
     std::uint32_t depth;
+    Event via;  // from the parent's decoded world
   };
   std::vector<Node> nodes;
-  std::unordered_map<std::string, std::uint32_t> seen;
   const Cfg cfg = o.header.cfg();
   const bool rename_cpus = cpus_symmetric(cfg);
-  nodes.push_back({initial(o.header.sizes), UINT32_MAX, {}, 0});
-  // Per transition a copy of the state and its key: both reuse one buffer (the sizes never
-  // change), a new state's key and world are the only allocations.
-  const Renaming id = identity(nodes[0].w);
+  const World<Concrete> start = initial(o.header.sizes);
+  const Renaming id = identity(start);
   std::string key;
   KeyScratch scratch;
   auto key_of = [&](const World<Concrete>& w) -> const std::string& {
@@ -251,31 +391,87 @@ ExploreResult explore(const ExploreOptions& o, bool keep_states) {
       key_into(key, w, id);
     return key;
   };
-  seen.emplace(key_of(nodes[0].w), 0);
+  const std::size_t klen = key_of(start).size();
+  StateSet seen(klen);
+  seen.add(key);
+  struct Next {
+    Event via;
+    std::uint64_t hash;
+    std::size_t at;  // its key in `keys`
+  };
+  std::vector<Next> batch;
+  std::string keys;
+  nodes.push_back({UINT32_MAX, 0, {}});
   StepLog log;
   std::vector<spec::lazytlb::Violation> bad;
-  World<Concrete> w;
+  World<Concrete> cur = start, w = start;
+  // The events from the initial state to node i, then `last`. Without symmetry each node's
+  // world is the state reached, so the recorded events replay as they are; with it, each was
+  // taken from a representative, so the path is found again from the real initial state: at each
+  // step an enabled event whose state is in the next node's class (one exists: the recorded
+  // event, renamed), and at the end an event that violates (the renamed `last` does).
   auto trace_to = [&](std::uint32_t i, const Event& last) {
     Script s = o.header;
     s.events.clear();
     s.lines.clear();
-    std::vector<Event> ev{last};
-    for (std::uint32_t j = i; nodes[j].parent != UINT32_MAX; j = nodes[j].parent) ev.push_back(nodes[j].via);
-    s.events.assign(ev.rbegin(), ev.rend());
+    std::vector<std::uint32_t> path;
+    for (std::uint32_t j = i; nodes[j].parent != UINT32_MAX; j = nodes[j].parent) path.push_back(j);
+    std::reverse(path.begin(), path.end());
+    if (!o.symmetry) {
+      for (auto j : path) s.events.push_back(nodes[j].via);
+      s.events.push_back(last);
+      return s;
+    }
+    World<Concrete> a = start, b;
+    auto steps_ok = [&](World<Concrete>& x, const Event& e) {
+      if (!why_not_enabled(x, cfg, e).empty()) return std::optional<bool>{};
+      Costs cost;
+      bad.clear();
+      return std::optional<bool>{checked_step(cfg, x, e, cost, log, bad)};
+    };
+    for (auto j : path) {
+      bool found = false;
+      for (const auto& e : candidate_events(a, cfg, o.hotplug, o.max_offline)) {
+        b = a;
+        if (steps_ok(b, e) != std::optional<bool>{true} || key_of(b) != seen.key(j)) continue;
+        s.events.push_back(e);
+        a = std::move(b);
+        found = true;
+        break;
+      }
+      if (!found) break;  // not expected: the replay below then reports what it finds
+    }
+    // The violation as the real state's event shows it (its CPU, task and mm numbers), the
+    // same invariant first.
+    for (const bool same_invariant : {true, false})
+      for (const auto& e : candidate_events(a, cfg, o.hotplug, o.max_offline)) {
+        b = a;
+        if (steps_ok(b, e) != std::optional<bool>{false}) continue;
+        if (same_invariant && bad.front().invariant != r.violation->invariant) continue;
+        r.violation = bad.front();
+        s.events.push_back(e);
+        return s;
+      }
+    s.events.push_back(last);
     return s;
   };
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
+  for (std::uint32_t i = 0; i < nodes.size(); ++i) {
     if (o.stop_when_full && nodes.size() >= o.max_states) {
       r.truncated = true;  // the rest is kept unexpanded
       break;
     }
     r.depth = std::max<std::size_t>(r.depth, nodes[i].depth);
     if (o.progress && i > 0 && i % o.progress_every == 0) o.progress(nodes.size(), i, r.depth);
-    if (spec::lazytlb::zombies(nodes[i].w) > 0) ++r.zombie_states;
-    const auto cands = candidate_events(nodes[i].w, cfg, o.hotplug, o.max_offline);
-    for (const auto& e : cands) {
-      if (!why_not_enabled(nodes[i].w, cfg, e).empty()) continue;
-      w = nodes[i].w;
+    if (i > 0) decode_into(cur, seen.key(i));
+    if (spec::lazytlb::zombies(cur) > 0) ++r.zombie_states;
+    // Step every enabled event first, keeping the new states' keys; then look them all up, their
+    // table loads started together (the lookups are cache misses: most of the time otherwise).
+    // States are added in event order, as one lookup after each step would.
+    batch.clear();
+    bool stop = false;
+    for (const auto& e : candidate_events(cur, cfg, o.hotplug, o.max_offline)) {
+      if (!why_not_enabled(cur, cfg, e).empty()) continue;
+      w = cur;
       Costs cost;
       bad.clear();
       ++r.transitions;
@@ -284,27 +480,46 @@ ExploreResult explore(const ExploreOptions& o, bool keep_states) {
       r.max_ipis_step = std::max(r.max_ipis_step, cost.ipis);
       if (!ok) {
         if (!r.violation) {
-          r.violation = bad.front();
-          r.counterexample = trace_to(std::uint32_t(i), e);
+          const auto v = bad.front();
+          r.violation = v;
+          r.counterexample = trace_to(i, e);
         }
         if (!o.stop_at_violation) continue;  // the violating state is not expanded
-        r.states = nodes.size();
-        return r;
+        stop = true;
+        break;
       }
-      if (seen.count(key_of(w))) continue;
+      const std::string& k = key_of(w);
+      const auto h = StateSet::hash(k);
+      seen.prefetch(h);
+      batch.push_back({e, h, keys.size()});
+      keys.append(k);
+    }
+    for (const auto& b : batch) seen.prefetch_key(b.hash);
+    for (const auto& b : batch) {
+      const std::string_view k(keys.data() + b.at, klen);
+      std::size_t slot;
+      if (seen.find(k, b.hash, slot)) continue;
       if (nodes.size() >= o.max_states) {
         r.truncated = true;
         continue;
       }
-      seen.emplace(key, std::uint32_t(nodes.size()));
-      nodes.push_back({std::move(w), std::uint32_t(i), e, nodes[i].depth + 1});
+      seen.add(k, slot, b.hash);
+      nodes.push_back({i, nodes[i].depth + 1, b.via});
     }
-    // An expanded state is needed again only for its path (parent, via): free its world.
-    if (!keep_states) nodes[i].w = World<Concrete>{};
+    keys.clear();
+    if (stop) {
+      r.states = nodes.size();
+      return r;
+    }
   }
   r.states = nodes.size();
-  if (keep_states)
-    for (auto& n : nodes) r.sample.push_back(std::move(n.w));
+  if (keep_states) {
+    r.sample.reserve(nodes.size());
+    for (std::uint32_t i = 0; i < nodes.size(); ++i) {
+      r.sample.push_back(start);
+      if (i > 0) decode_into(r.sample.back(), seen.key(i));
+    }
+  }
   return r;
 }
 

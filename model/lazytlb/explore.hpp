@@ -36,8 +36,10 @@ struct ExploreResult {
   std::size_t frees = 0;            // transitions that freed an mm
   std::uint64_t max_ipis_step = 0;  // most IPIs one event sent
   std::optional<spec::lazytlb::Violation> violation;
-  std::optional<Script> counterexample;  // shortest event script to the violation (replays)
-  std::vector<World<Concrete>> sample;   // with keep_states: every visited state, in BFS order
+  std::optional<Script> counterexample;  // shortest event script to the violation (replays; `violation`
+                                         // is what its last event shows)
+  std::vector<World<Concrete>> sample;   // with keep_states: every visited state (with symmetry, its
+                                         // class's representative), in BFS order
 };
 // Breadth-first over every event enabled in every reachable state (fork/exec use the lowest
 // free slot; outside holders are bounded at one mmget and one mmgrab per mm; with hotplug, any
