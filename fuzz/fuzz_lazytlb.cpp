@@ -31,8 +31,23 @@ constexpr std::size_t kMaxJudged = 1000;
 void judge(const kacct::model::lazytlb::Script& s) {
   using namespace kacct::model::lazytlb;
   auto r = run_script(s);
-  // The kernel's own hotplug race (shootdown before 21641bd9a7a7) is a finding, not a crash.
   const Cfg cfg = s.cfg();
+  // The runner's incremental check against check(), the oracle, on the same events: the same
+  // step fails with the same violations (none before an event that cannot happen).
+  {
+    World<kacct::Concrete> w = initial(s.sizes);
+    StepLog log;
+    Costs c;
+    std::vector<kacct::spec::lazytlb::Violation> bad;
+    std::optional<std::size_t> at;
+    for (std::size_t i = 0; i < s.events.size() && !at; ++i) {
+      if (!why_not_enabled(w, cfg, s.events[i]).empty()) break;
+      if (!checked_step(cfg, w, s.events[i], c, log, bad)) at = i;
+    }
+    if (r.error ? at.has_value() : (at != r.failed_at || bad != r.violations))
+      die("the runner's incremental check differs from check()", s);
+  }
+  // The kernel's own hotplug race (shootdown before 21641bd9a7a7) is a finding, not a crash.
   bool hotplug = false;
   for (const auto& e : s.events) hotplug = hotplug || e.op == Op::Offline;
   if (hotplug && cfg.shootdown && !cfg.force_init_mm) return;

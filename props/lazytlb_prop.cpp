@@ -122,6 +122,7 @@ struct LtSut {
   Script script;  // the events so far, for the failure message (replays with kacct lazy-tlb run)
   World<Concrete> w;
   Costs costs;
+  spec::lazytlb::Checker checker{w, script.cfg()};  // the runner's incremental check, beside check()
 };
 
 struct Step : rc::state::Command<LtModel, LtSut> {
@@ -141,9 +142,16 @@ struct Step : rc::state::Command<LtModel, LtSut> {
     Concrete d;
     Decider<Concrete> dec;
     StepLog log;
-    Stepper<Concrete>(d, m.cfg, s.w, s.costs, log, dec).run(e);
+    Stepper<Concrete, true>(d, m.cfg, s.w, s.costs, log, dec).run(e);
     if (!d.failed.empty()) RC_FAIL("obligation " + std::string(d.failed.front()) + "\n" + write_script(s.script));
     auto bad = spec::lazytlb::check(s.w, m.cfg, log);
+    // The runner's incremental check gives exactly check()'s verdicts, and its log named every
+    // record the step wrote.
+    std::vector<spec::lazytlb::Violation> inc;
+    s.checker.check(s.w, log, inc);
+    if (inc != bad) RC_FAIL("incremental check differs from check()\n" + write_script(s.script));
+    if (!s.checker.describes(s.w)) RC_FAIL("the step wrote a record its log does not list\n" + write_script(s.script));
+    if (s.checker.zombies() != spec::lazytlb::zombies(s.w)) RC_FAIL("zombies differ\n" + write_script(s.script));
     if (!bad.empty()) RC_FAIL(bad.front().invariant + ": " + bad.front().detail + "\n" + write_script(s.script));
     // The step did what the event means (an oracle independent of the Stepper).
     Oracle next = m.o;

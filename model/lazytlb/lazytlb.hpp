@@ -165,7 +165,29 @@ struct Costs {
   std::uint64_t frees = 0;          // __mmdrop completions
 };
 
-// What one step did that the spec needs to judge (own-bit rule, shootdown coverage, frees).
+// A list of record indices that keeps its storage across clear(): appending is a store on the
+// step's path, not a call.
+template <class T>
+struct IndexList {
+  std::vector<T> v;
+  std::size_t n = 0;
+  KACCT_INLINE void add(T x) {
+    if (n == v.size()) [[unlikely]]
+      grow();
+    v[n++] = x;
+  }
+  [[gnu::noinline]] void grow() { v.resize(2 * n + 16); }
+  void clear() { n = 0; }
+  bool empty() const { return n == 0; }
+  std::size_t size() const { return n; }
+  const T* begin() const { return v.data(); }
+  const T* end() const { return v.data() + n; }
+};
+
+// What one step did that the spec needs to judge (own-bit rule, shootdown coverage, frees), and,
+// from a Stepper<D, true>, which records it may have written: spec::lazytlb::Checker re-judges
+// only those (and what reads them). A record written must be listed (test/lazytlb and props
+// check that nothing else changed); one listed and not written, or listed twice, only costs time.
 struct StepLog {
   struct Clear {
     std::int16_t by, bit;
@@ -173,9 +195,16 @@ struct StepLog {
   };
   std::vector<Clear> clears;
   std::vector<std::string_view> warns;  // kernel WARN/BUG conditions hit
+  bool writes = false;                  // the last step listed the records it wrote (below)
+  IndexList<std::int16_t> cpus;         // Cpu records written
+  IndexList<Ref> tasks;                 // Task records written
+  IndexList<Ref> mms;                   // Mm records or counters written
   void reset() {
     clears.clear();
     warns.clear();
+    cpus.clear();
+    tasks.clear();
+    mms.clear();
   }
 };
 
@@ -208,11 +237,15 @@ struct Decider<Concrete> {
 };
 
 // ---- the step ---------------------------------------------------------------------------------
-template <class D>
+// ListWrites: the log lists every record the step writes (for spec::lazytlb::Checker); off, the
+// step pays nothing for it.
+template <class D, bool ListWrites = false>
 class Stepper {
  public:
   Stepper(D& d, const Cfg& cfg, World<D>& w, Costs& cost, StepLog& log, Decider<D>& decide)
-      : d_(d), cfg_(cfg), w_(w), cost_(cost), log_(log), decide_(decide) {}
+      : d_(d), cfg_(cfg), w_(w), cost_(cost), log_(log), decide_(decide) {
+    log_.writes = ListWrites;
+  }
 
   // One event; the caller checked not_enabled(). Kernel obligations go to d.require().
   void run(const Event& e) {
@@ -230,24 +263,24 @@ class Stepper {
         break;
       }
       case Op::Unuse: {
-        Ref m = task(c).mm;
+        Ref m = curr_task(c).mm;
         kthread_unuse_mm(c);
         mmput(c, m);
         break;
       }
       case Op::MmGet:
-        if (mmget_not_zero(Ref(e.arg))) ++w_.mms[e.arg].ext_users;
+        if (mmget_not_zero(Ref(e.arg))) ++mm_w(Ref(e.arg)).ext_users;
         break;
       case Op::MmPut:
-        --w_.mms[e.arg].ext_users;
+        --mm_w(Ref(e.arg)).ext_users;
         mmput(c, Ref(e.arg));
         break;
       case Op::MmGrab:
-        ++w_.mms[e.arg].ext_grabs;
+        ++mm_w(Ref(e.arg)).ext_grabs;
         mmgrab(Ref(e.arg));
         break;
       case Op::MmDrop:
-        --w_.mms[e.arg].ext_grabs;
+        --mm_w(Ref(e.arg)).ext_grabs;
         mmdrop(c, Ref(e.arg));
         break;
       case Op::Flush: radix_trim_flush(c, Ref(e.arg)); break;
@@ -258,7 +291,25 @@ class Stepper {
   }
 
  private:
-  Task& task(int c) { return w_.tasks[w_.cpus[c].curr]; }
+  // Every record the step writes is taken through these, which list it in the log.
+  Cpu& cpu_w(int c) {
+    if constexpr (ListWrites) log_.cpus.add(std::int16_t(c));
+    return w_.cpus[c];
+  }
+  Task& task_w(Ref i) {
+    if constexpr (ListWrites) log_.tasks.add(i);
+    return w_.tasks[i];
+  }
+  Mm& mm_w(Ref m) {
+    if constexpr (ListWrites) log_.mms.add(m);
+    return w_.mms[m];
+  }
+  Counters<D>& cnt_w(Ref m) {
+    if constexpr (ListWrites) log_.mms.add(m);
+    return w_.cnt[m];
+  }
+  Task& task(int c) { return task_w(w_.cpus[c].curr); }  // CPU c's current task, to write
+  const Task& curr_task(int c) const { return w_.tasks[w_.cpus[c].curr]; }
   static bool regular(Ref m) { return m >= 0; }
   bool online(int c) const { return w_.cpus[c].hp == Hp::Online; }
   std::uint64_t others_online(int c) const {
@@ -272,7 +323,7 @@ class Stepper {
     ++cost_.count_atomics;
     if (!regular(m)) return;
     d_.require(d_.lit_bool(w_.mms[m].st != MmState::Freed), "mmgrab.use_after_free");
-    auto& k = w_.cnt[m].mm_count;
+    auto& k = cnt_w(m).mm_count;
     k = KACCT_MUTANT(501, d_.add(k, d_.template lit<32>(1)), k);
   }
   // mmdrop(): atomic_dec_and_test(&mm->mm_count), __mmdrop() at zero (all versions; non-RT
@@ -284,7 +335,7 @@ class Stepper {
       d_.require(d_.lit_bool(false), "mmdrop.use_after_free");
       return;
     }
-    auto& k = w_.cnt[m].mm_count;
+    auto& k = cnt_w(m).mm_count;
     d_.require(d_.bnot(d_.eq(k, d_.template lit<32>(0))), "mm_count.underflow");
     k = d_.sub(k, d_.template lit<32>(1));
     if (decide_(d_, KACCT_MUTANT(502, d_.eq(k, d_.template lit<32>(0)), d_.eq(k, d_.template lit<32>(1)))))
@@ -302,7 +353,7 @@ class Stepper {
   // __mmdrop() -> cleanup_lazy_tlbs() (kernel/fork.c; shootdown from 2655421ae69f, 6.4):
   // with SHOOTDOWN, run do_shoot_lazy_tlb on every CPU of mm_cpumask (self included) and wait.
   void mmdrop_final(int c, Ref m) {
-    auto& mm = w_.mms[m];
+    auto& mm = mm_w(m);
     if (KACCT_MUTANT(505, cfg_.shootdown, false)) {
       int skip = -1;
       if (cfg_.mut_shoot_skip_cpu)
@@ -332,9 +383,8 @@ class Stepper {
   // joins next's mm_cpumask if not yet in it; bits are never cleared on a switch.
   void switch_mm(int c, Ref next) {
     if (!regular(next)) return;
-    auto& mask = w_.mms[next].mask;
-    if (!mask.test(c)) {
-      KACCT_MUTANT_DROP(507, mask.set(c))
+    if (!w_.mms[next].mask.test(c)) {
+      KACCT_MUTANT_DROP(507, mm_w(next).mask.set(c))
       ++cost_.mask_updates;
     }
   }
@@ -342,9 +392,9 @@ class Stepper {
   // context_switch() (kernel/sched/core.c, 6.1 and 6.12 alike): kernel<-{kernel,user} borrows
   // prev's active_mm (user->kernel takes a lazy reference), user<-kernel parks it in rq->prev_mm.
   void context_switch(int c, Ref n) {
-    Cpu& cpu = w_.cpus[c];
-    Task& prev = w_.tasks[cpu.curr];
-    Task& next = w_.tasks[n];
+    Cpu& cpu = cpu_w(c);
+    Task& prev = task_w(cpu.curr);
+    Task& next = task_w(n);
     ++cost_.switches;
     cpu.irqs_off = true;
     if (next.mm == kNull) {
@@ -369,7 +419,7 @@ class Stepper {
   // finish_task_switch() (kernel/sched/core.c): irqs on, then mmdrop_lazy_tlb_sched(prev_mm)
   // (6.4+; mmdrop_sched before).
   void finish_task_switch(int c) {
-    Cpu& cpu = w_.cpus[c];
+    Cpu& cpu = cpu_w(c);
     Ref m = cpu.prev_mm;
     cpu.prev_mm = kNull;
     cpu.irqs_off = false;
@@ -378,7 +428,7 @@ class Stepper {
 
   // mmget_not_zero(): atomic_inc_not_zero(&mm->mm_users).
   bool mmget_not_zero(Ref m) {
-    auto& u = w_.cnt[m].mm_users;
+    auto& u = cnt_w(m).mm_users;
     ++cost_.users_atomics;
     if (decide_(d_, KACCT_MUTANT(511, d_.eq(u, d_.template lit<32>(0)), d_.lit_bool(false)))) return false;
     u = d_.add(u, d_.template lit<32>(1));
@@ -388,7 +438,7 @@ class Stepper {
   // which from e43c0a0c3c28 (6.6) under SHOOTDOWN also shoots the lazies of other CPUs), then
   // mmdrop() of the users' collective reference.
   void mmput(int c, Ref m) {
-    auto& u = w_.cnt[m].mm_users;
+    auto& u = cnt_w(m).mm_users;
     ++cost_.users_atomics;
     if (w_.mms[m].st == MmState::Freed) {
       d_.require(d_.lit_bool(false), "mmput.use_after_free");
@@ -435,15 +485,15 @@ class Stepper {
   }
   // mm_init(): both counters start at 1, empty mask.
   void mm_init(Ref m) {
-    w_.mms[m] = Mm{MmState::Live, {}, 0, 0};
-    w_.cnt[m].mm_users = d_.template lit<32>(1);
+    mm_w(m) = Mm{MmState::Live, {}, 0, 0};
+    cnt_w(m).mm_users = d_.template lit<32>(1);
     w_.cnt[m].mm_count = KACCT_MUTANT(516, d_.template lit<32>(1), d_.template lit<32>(2));
   }
   // copy_mm() (kernel/fork.c): CLONE_VM shares with mmget(), else dup_mm() makes a new mm;
   // a kernel thread's child has no mm and no active_mm.
   void fork(int c, Ref n, bool vm) {
-    Task& p = task(c);
-    Task& ch = w_.tasks[n];
+    const Task& p = curr_task(c);
+    Task& ch = task_w(n);
     ch = Task{};
     ch.st = TaskState::Runnable;
     ch.kthread = p.kthread && p.mm == kNull;
@@ -451,7 +501,7 @@ class Stepper {
     ch.kthread = false;
     if (vm) {
       ++cost_.users_atomics;
-      auto& u = w_.cnt[p.mm].mm_users;
+      auto& u = cnt_w(p.mm).mm_users;
       u = KACCT_MUTANT(517, d_.add(u, d_.template lit<32>(1)), u);
       ch.mm = ch.active_mm = p.mm;
     } else {
@@ -512,7 +562,7 @@ class Stepper {
     if (!cfg_.mut_clear_wrong_cpu && w_.mms[m].mask.test(t)) clear_bit(t, t, m);
   }
   void clear_bit(int by, int bit, Ref m) {
-    w_.mms[m].mask.clear(bit);
+    mm_w(m).mask.clear(bit);
     ++cost_.mask_updates;
     log_.clears.push_back({std::int16_t(by), std::int16_t(bit), m});
   }
@@ -533,11 +583,11 @@ class Stepper {
     const int n = mask.count();
     if (n == 0) return;
     if (KACCT_MUTANT(523, n == 1 && mask.test(c), n == 1)) {
-      if (task(c).mm != m) exit_lazy_flush_tlb(c, m);
+      if (curr_task(c).mm != m) exit_lazy_flush_tlb(c, m);
       return;
     }
     exit_flush_lazy_tlbs(c, m);
-    if (KACCT_MUTANT(524, task(c).mm == m, false)) return;
+    if (KACCT_MUTANT(524, curr_task(c).mm == m, false)) return;
     if (w_.mms[m].mask.test(c)) exit_lazy_flush_tlb(c, m);
   }
 
@@ -557,7 +607,7 @@ class Stepper {
       idle.active_mm = kInitMm;
       KACCT_MUTANT_DROP(525, lazy_drop(c, m))
     }
-    w_.cpus[c].hp = Hp::Dying;
+    cpu_w(c).hp = Hp::Dying;
     if (!cfg_.offline_trims_masks) return;
     for (const Task& t : w_.tasks) {
       if (t.st == TaskState::Unborn || t.st == TaskState::Dead || !regular(t.mm)) continue;
@@ -572,7 +622,7 @@ class Stepper {
   void cpu_dead(int c) {
     Task& idle = task(c);
     Ref m = idle.active_mm;
-    w_.cpus[c].hp = Hp::Dead;
+    cpu_w(c).hp = Hp::Dead;
     if (cfg_.force_init_mm && m != kInitMm) log_.warns.push_back("finish_cpu: idle active_mm != &init_mm");
     idle.active_mm = KACCT_MUTANT(526, cfg_.force_init_mm ? kNull : kInitMm, kInitMm);
     if (!cfg_.mut_dead_no_drop) lazy_drop(c, m);
@@ -582,7 +632,7 @@ class Stepper {
   void cpu_online(int c) {
     lazy_grab(kInitMm);
     task(c).active_mm = kInitMm;
-    w_.cpus[c].hp = Hp::Online;
+    cpu_w(c).hp = Hp::Online;
   }
 
   D& d_;

@@ -140,15 +140,31 @@ script::Result<Script> parse_script(std::string_view text) {
 }
 std::string write_script(const Script& s) { return grammar().write(s); }
 
-bool checked_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cost, StepLog& log,
+namespace {
+// The step and its obligations.
+template <bool ListWrites>
+void obliged_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cost, StepLog& log,
                   std::vector<spec::lazytlb::Violation>& bad) {
   Concrete d;
   Decider<Concrete> dec;
   log.reset();
-  Stepper<Concrete>(d, cfg, w, cost, log, dec).run(e);
+  Stepper<Concrete, ListWrites>(d, cfg, w, cost, log, dec).run(e);
   for (auto site : d.failed) bad.push_back({"lazy_tlb.obligation", std::string(site)});
+}
+}  // namespace
+
+bool checked_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cost, StepLog& log,
+                  std::vector<spec::lazytlb::Violation>& bad) {
+  obliged_step<false>(cfg, w, e, cost, log, bad);
   auto v = spec::lazytlb::check(w, cfg, log);
   bad.insert(bad.end(), v.begin(), v.end());
+  return bad.empty();
+}
+
+bool checked_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cost, StepLog& log,
+                  spec::lazytlb::Checker& checker, std::vector<spec::lazytlb::Violation>& bad) {
+  obliged_step<true>(cfg, w, e, cost, log, bad);
+  checker.check(w, log, bad);
   return bad.empty();
 }
 
@@ -157,14 +173,16 @@ RunResult run_script(const Script& s) {
   const Cfg cfg = s.cfg();
   r.world = initial(s.sizes);
   StepLog log;
+  spec::lazytlb::Checker checker(r.world, cfg);
+  std::vector<spec::lazytlb::Violation> bad;
   static_cast<script::RunStatus&>(r) = grammar().run(s, [&](std::size_t, const Event& e) {
-    if (auto why = not_enabled(r.world, cfg, e); !why.empty()) return script::impossible(why);
-    std::vector<spec::lazytlb::Violation> bad;
-    if (!checked_step(cfg, r.world, e, r.costs, log, bad)) {
+    if (!why_not_enabled(r.world, cfg, e).empty()) return script::impossible(not_enabled(r.world, cfg, e));
+    bad.clear();
+    if (!checked_step(cfg, r.world, e, r.costs, log, checker, bad)) {
       r.violations = std::move(bad);
       return script::violated();
     }
-    const int z = spec::lazytlb::zombies(r.world);
+    const int z = checker.zombies();
     r.max_zombies = std::max(r.max_zombies, z);
     r.zombie_steps += z > 0;
     return script::ok();

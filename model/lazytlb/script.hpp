@@ -51,5 +51,9 @@ RunResult run_script(const Script&);
 // One event run with its obligations and invariants checked; false (and `bad`) if any failed.
 bool checked_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cost, StepLog& log,
                   std::vector<spec::lazytlb::Violation>& bad);
+// The same, judged by `checker` (which has judged w before this event): the same verdicts at the
+// cost of what the event wrote.
+bool checked_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cost, StepLog& log,
+                  spec::lazytlb::Checker& checker, std::vector<spec::lazytlb::Violation>& bad);
 
 }  // namespace kacct::model::lazytlb

@@ -103,9 +103,10 @@ class NativeBackend {
       // An unflushed stretch of 2^W TB ticks or more: the W-bit buckets and deltas wrap (on
       // PPC32: TBL-based deltas, e.g. a u32 idle_time over many tickless wake-ups).
       wrapped_[cpu] = true;
-      finding(i, "native_vtime.word_wrap",
-              fmt::format("cpu {}: {} TB ticks since the last flush >= 2^{}: {}-bit accounting fields wrap", cpu,
-                          now64 - last_flush64_[cpu], W, W));
+      finding(i, "native_vtime.word_wrap", [&] {
+        return fmt::format("cpu {}: {} TB ticks since the last flush >= 2^{}: {}-bit accounting fields wrap", cpu,
+                           now64 - last_flush64_[cpu], W, W);
+      });
     }
     const UL spurr = spurr_at(i, e, now);
     now_ = now;
@@ -157,10 +158,12 @@ class NativeBackend {
         const auto next = e.arg;
         if (cfg_.per_task) {
           if (cfg_.scaled && !cfg_.copy_startspurr && accts_[next].startspurr != accts_[cur].startspurr)
-            finding(i, "native_vtime.stale_startspurr",
-                    fmt::format("PPC32 hand-over copies starttime but not startspurr ({} vs {}): the incoming task's "
-                                "next SPURR delta includes its time off the CPU",
-                                accts_[next].startspurr, accts_[cur].startspurr));
+            finding(i, "native_vtime.stale_startspurr", [&] {
+              return fmt::format(
+                  "PPC32 hand-over copies starttime but not startspurr ({} vs {}): the incoming task's "
+                  "next SPURR delta includes its time off the CPU",
+                  accts_[next].startspurr, accts_[cur].startspurr);
+            });
           hand_over(k_.d, cfg_, accts_[cur], accts_[next], cost_);
         }
         k_.sched_clock_update(cpu, e.ts);
@@ -223,9 +226,10 @@ class NativeBackend {
     for (const auto& s : splits_) {
       spec::native::SplitIo<C, W> io{UL(s[0]), UL(s[1]), UL(s[2]), UL(s[3]), UL(s[4])};
       if (!spec::native::split_no_overflow(d, io))
-        finding(
-            i, "native_vtime.split_no_overflow",
-            fmt::format("dS={} s={} u={}: dS*s wraps at {} bits (s_sc={}, u_sc={})", s[0], s[1], s[2], W, s[3], s[4]));
+        finding(i, "native_vtime.split_no_overflow", [&] {
+          return fmt::format("dS={} s={} u={}: dS*s wraps at {} bits (s_sc={}, u_sc={})", s[0], s[1], s[2], W, s[3],
+                             s[4]);
+        });
       if (!spec::native::split_sum(d, io))
         k_.violate(i, "native_vtime.split_sum", "stime_scaled + utime_scaled != SPURR delta");
       if (!spec::native::split_bounds(d, io))
@@ -233,9 +237,10 @@ class NativeBackend {
       if (!spec::native::split_identity(d, io))
         k_.violate(i, "native_vtime.split_identity", "dS == s+u but the shares differ");
       if (cfg_.source == ScaledSource::Timebase && (io.s_sc != io.s || io.u_sc != io.u))
-        finding(i, "native_vtime.scaled_equals_unscaled",
-                fmt::format("SPURR source is the timebase, yet the split gives ({}, {}) for (s, u) = ({}, {})", s[3],
-                            s[4], s[1], s[2]));
+        finding(i, "native_vtime.scaled_equals_unscaled", [&] {
+          return fmt::format("SPURR source is the timebase, yet the split gives ({}, {}) for (s, u) = ({}, {})", s[3],
+                             s[4], s[1], s[2]);
+        });
     }
     splits_.clear();
   }
@@ -323,11 +328,11 @@ class NativeBackend {
     } else {
       origin_[cpu] = 0;
       if (now != 0)
-        finding(
-            0, "native_vtime.boot_starttime",
-            fmt::format(
-                "cpu {}: starttime is 0 at boot but the TB reads {}: the first delta counts TB ticks since TB reset",
-                cpu, now));
+        finding(0, "native_vtime.boot_starttime", [&] {
+          return fmt::format(
+              "cpu {}: starttime is 0 at boot but the TB reads {}: the first delta counts TB ticks since TB reset", cpu,
+              now);
+        });
     }
   }
   // start_secondary() -> secondary_cpu_time_init(): with the boot-starttime patch vtime_reset()
@@ -368,10 +373,11 @@ class NativeBackend {
       ust = scan(cpu, now);
       const UL user_now = UL(a.utime + UL(now - a.starttime_user));
       if (sst > a.stime || ust > user_now)
-        finding(
-            cur_event_, "native_vtime.steal_clamped",
-            fmt::format("account_stolen_time(): DTL steal sst={} ust={} exceeds stime={} / utime={}: the bucket wraps",
-                        sst, ust, a.stime, user_now));
+        finding(cur_event_, "native_vtime.steal_clamped", [&] {
+          return fmt::format(
+              "account_stolen_time(): DTL steal sst={} ust={} exceeds stime={} / utime={}: the bucket wraps", sst, ust,
+              a.stime, user_now);
+        });
     }
     user_entry(k_.d, cfg_, a, now, sst, ust, cost_);
   }
@@ -393,10 +399,12 @@ class NativeBackend {
       // 4.11+: vtime_delta() no longer takes the steal out of the interval, yet
       // vtime_account_idle() still adds it: idle_time += (now - starttime) + steal.
       overcount_[cpu] = UL(overcount_[cpu] + steal);
-      finding(cur_event_, "native_vtime.idle_steal_counted_twice",
-              fmt::format("vtime_account_idle(): idle += {} TB ticks of interval (which already contains the stolen "
-                          "time) + {} TB ticks of DTL steal",
-                          UL(now - a.starttime), steal));
+      finding(cur_event_, "native_vtime.idle_steal_counted_twice", [&] {
+        return fmt::format(
+            "vtime_account_idle(): idle += {} TB ticks of interval (which already contains the stolen "
+            "time) + {} TB ticks of DTL steal",
+            UL(now - a.starttime), steal);
+      });
     }
     account_kernel_side(k_.d, cfg_, a, where, now, spurr, steal, cost_);
     if (!cfg_.flush_epoch) immediate(cpu, cur, false);
@@ -444,10 +452,13 @@ class NativeBackend {
     conversions_[cpu] += n;
     out_.flushes += n;
   }
-  void finding(std::size_t i, const char* inv, std::string detail) {
+  // The first finding of each invariant; detail() is formatted only for that one (some hold
+  // on every event of a config, e.g. split_no_overflow on MPC8xx 4.19).
+  template <class Detail>
+  void finding(std::size_t i, const char* inv, Detail&& detail) {
     for (const auto& f : out_.findings)
       if (f.invariant == inv) return;
-    out_.findings.push_back({inv, i, k_.p.line_at(i), std::move(detail)});
+    out_.findings.push_back({inv, i, k_.p.line_at(i), detail()});
   }
 
   Core& k_;

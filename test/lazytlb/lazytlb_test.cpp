@@ -37,6 +37,36 @@ ExploreResult explore_for(const Script& h, std::size_t max_states = 2'000'000, b
   return explore(o);
 }
 
+// One step judged by check() and by an incremental Checker that judged w before it; returns
+// check()'s violations and reports where the two differ (or the Checker's view went stale).
+std::vector<spec::lazytlb::Violation> step_both(const Cfg& cfg, World<Concrete>& w, spec::lazytlb::Checker& checker,
+                                                const Event& e) {
+  Concrete d;
+  Decider<Concrete> dec;
+  Costs cost;
+  StepLog log;
+  Stepper<Concrete, true>(d, cfg, w, cost, log, dec).run(e);
+  auto full = spec::lazytlb::check(w, cfg, log);
+  std::vector<spec::lazytlb::Violation> inc;
+  checker.check(w, log, inc);
+  EXPECT_EQ(inc, full) << event_text(e);
+  EXPECT_TRUE(checker.describes(w)) << event_text(e) << ": a record written is not in the log";
+  EXPECT_EQ(checker.zombies(), spec::lazytlb::zombies(w)) << event_text(e);
+  return full;
+}
+// A script replayed with both judges at every step; how many steps check() found violated.
+std::size_t replay_both(const Script& s) {
+  const Cfg cfg = s.cfg();
+  World<Concrete> w = initial(s.sizes);
+  spec::lazytlb::Checker checker(w, cfg);
+  std::size_t bad = 0;
+  for (const auto& e : s.events) {
+    if (!why_not_enabled(w, cfg, e).empty()) break;
+    bad += !step_both(cfg, w, checker, e).empty();
+  }
+  return bad;
+}
+
 TEST(LazyTlbConfig, ModesByArchAndRelease) {
   EXPECT_FALSE(config_for(Arch::PpcRadix, arch::v(6, 3)).shootdown);
   EXPECT_TRUE(config_for(Arch::PpcRadix, arch::v(6, 4)).shootdown);
@@ -158,6 +188,8 @@ TEST_P(Mutants, CaughtWithReplayableCounterexample) {
   bool named = false;
   for (const auto& v : run.violations) named = named || v.invariant == GetParam().invariant;
   EXPECT_TRUE(named) << run.violations.front().invariant << ": " << run.violations.front().detail << "\n" << text;
+  // The runner's incremental check and check() agree at every step, the violating one included.
+  EXPECT_GE(replay_both(p.value()), 1u) << text;
   // Without the mutant the same script runs clean.
   p.value().mutants.clear();
   auto clean = run_script(p.value());
@@ -386,6 +418,84 @@ TEST(Symmetry, CpuInTwoMasksKeyIgnoresMmNumbers) {
     EXPECT_EQ(canonical_key(b), canonical_key(a));
     EXPECT_EQ(canonical_key(renamed_by(a, {0, 2, 1}, {0, 1}, pm)), canonical_key(a));
   }
+}
+
+// The runner's incremental check (spec::lazytlb::Checker) against check(), the oracle: from each
+// of the first reachable states of a 3-CPU, 3-task, 2-mm world with hotplug, every enabled event
+// and one more after it, in six eras, without and with each mutant: the same violations in the
+// same order, the same zombies, and a log that lists every record the step wrote.
+TEST(IncrementalCheck, SameAsFullCheckOnEveryStep) {
+  const std::pair<Arch, arch::KVersion> eras[] = {{Arch::Generic, arch::v(6, 1)},   {Arch::Generic, arch::v(6, 12)},
+                                                  {Arch::PpcRadix, arch::v(6, 3)},  {Arch::PpcRadix, arch::v(6, 12)},
+                                                  {Arch::PpcRadix, arch::v(6, 14)}, {Arch::PpcHash, arch::v(6, 14)}};
+  std::vector<std::string> muts{""};
+  for (auto m : kMutants) muts.emplace_back(m);
+  std::size_t steps = 0, violated = 0;
+  for (const auto& [a, ver] : eras)
+    for (const auto& mut : muts) {
+      ExploreOptions o;
+      o.header = header(a, ver, {3, 3, 2});
+      if (!mut.empty()) o.header.mutants = {mut};
+      o.hotplug = true;
+      o.max_states = 400;
+      o.stop_when_full = true;
+      o.stop_at_violation = false;
+      const auto r = explore(o, true);
+      const Cfg cfg = o.header.cfg();
+      for (const auto& w0 : r.sample)
+        for (const auto& e : candidate_events(w0, cfg, true)) {
+          if (!why_not_enabled(w0, cfg, e).empty()) continue;
+          World<Concrete> w = w0;
+          spec::lazytlb::Checker checker(w, cfg);
+          ++steps;
+          if (!step_both(cfg, w, checker, e).empty()) {
+            ++violated;
+            continue;
+          }
+          for (const auto& e2 : candidate_events(w, cfg, true))
+            if (why_not_enabled(w, cfg, e2).empty()) {
+              ++steps;
+              violated += !step_both(cfg, w, checker, e2).empty();
+              break;
+            }
+        }
+      if (HasFailure()) return;  // one era's first differences are enough to read
+    }
+  EXPECT_GT(steps, 50000u);
+  EXPECT_GT(violated, 100u);  // the violating steps are compared too
+  RecordProperty("steps", std::to_string(steps));
+  RecordProperty("violated", std::to_string(violated));
+}
+
+// The log is what the incremental check relies on: a step whose writes are left out of it
+// leaves the Checker's view stale, and it misses what check() sees.
+TEST(IncrementalCheck, UnlistedWritesAreNoticed) {
+  Script h = header(Arch::Generic, arch::v(6, 12), {2, 3, 2});
+  h.mutants = {"no-lazy-grab"};  // user -> kthread switch without the lazy reference
+  const Cfg cfg = h.cfg();
+  World<Concrete> w = initial(h.sizes);
+  spec::lazytlb::Checker checker(w, cfg);
+  for (Event e : {Event{Op::Switch, 0, 0}, Event{Op::Finish, 0, 0}}) ASSERT_TRUE(step_both(cfg, w, checker, e).empty());
+  Concrete d;
+  Decider<Concrete> dec;
+  Costs cost;
+  StepLog log;
+  Stepper<Concrete, true>(d, cfg, w, cost, log, dec).run(Event{Op::Switch, 0, 2});  // to the kthread
+  ASSERT_FALSE(log.tasks.empty());
+  const auto full = spec::lazytlb::check(w, cfg, log);
+  ASSERT_FALSE(full.empty());
+  EXPECT_EQ(full.front().invariant, "lazy_tlb.accounting");
+  spec::lazytlb::Checker listed = checker, unlisted = checker;
+  std::vector<spec::lazytlb::Violation> got;
+  listed.check(w, log, got);
+  EXPECT_EQ(got, full);
+  EXPECT_TRUE(listed.describes(w));
+  log.tasks.clear();
+  log.cpus.clear();
+  got.clear();
+  unlisted.check(w, log, got);
+  EXPECT_TRUE(got.empty());
+  EXPECT_FALSE(unlisted.describes(w));
 }
 
 TEST(Symmetry, KeysOfRenamedStatesAgree) {
