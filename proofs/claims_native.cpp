@@ -21,9 +21,6 @@ using S = Symbolic;
 
 namespace {
 
-constexpr const char* kSeq = kNativeSeqNote;
-NativeCfg base_cfg(unsigned w, bool scaled) { return native_base_cfg(w, scaled); }
-
 // One kernel-side hook from the same state with and without the scaled code: can the unscaled
 // fields differ? (A relation between two configurations, not a step's invariants: the scaled
 // code's own obligations are the split jobs'.) A counterexample is replayed concretely.
@@ -39,8 +36,8 @@ void unscaled_same(Result& r, Kctx where, unsigned timeout_ms) {
     Acct<S, W> a;
     make_fresh(d, a, "acct");
     Cost k;
-    account_kernel_side(d, base_cfg(W, scaled), a, where, d.fresh<W>("now"), d.fresh<W>("spurr"), d.template lit<W>(0),
-                        k);
+    account_kernel_side(d, native_base_cfg(W, scaled), a, where, d.fresh<W>("now"), d.fresh<W>("spurr"),
+                        d.template lit<W>(0), k);
     z3::expr e = ctx.bool_val(true);
     int i = 0;
     for (auto* f : fields(a)) e = e && (f->e() == ctx.bv_const(("out_" + std::to_string(i++)).c_str(), W));
@@ -63,8 +60,10 @@ void unscaled_same(Result& r, Kctx where, unsigned timeout_ms) {
     Concrete k;
     auto scaled = ka, unscaled = ka;
     Cost c1, c2;
-    account_kernel_side(k, base_cfg(W, true), scaled, where, now, spurr, typename Concrete::template U<W>(0), c1);
-    account_kernel_side(k, base_cfg(W, false), unscaled, where, now, spurr, typename Concrete::template U<W>(0), c2);
+    account_kernel_side(k, native_base_cfg(W, true), scaled, where, now, spurr, typename Concrete::template U<W>(0),
+                        c1);
+    account_kernel_side(k, native_base_cfg(W, false), unscaled, where, now, spurr, typename Concrete::template U<W>(0),
+                        c2);
     bool differs = false;
     auto fs = fields(scaled), fu = fields(unscaled);
     for (std::size_t i = 0; i < fs.size(); ++i) differs = differs || *fs[i] != *fu[i];
@@ -122,7 +121,7 @@ std::vector<Result> native_vtime_claims(const arch::Patch& patch, unsigned timeo
     Result r;
     r.name = std::string(claim);
     r.verdict = Verdict::Holds;
-    r.approximations = {kSeq};
+    r.approximations = {kNativeSeqNote};
     std::vector<std::string> parts;
     if (claim == "native_vtime.unscaled_unchanged") {
       // (1) Z3: every hook from the same state gives the same unscaled fields with and without

@@ -20,6 +20,9 @@
 #include "model/lazytlb/seed.hpp"
 
 namespace kacct::cli {
+// Named (and anonymous inside): the using-directive below stays out of the other commands'
+// files, which unity builds batch with this one (model::psi has a Script too).
+namespace lazytlb_detail {
 namespace {
 using namespace kacct::model::lazytlb;
 
@@ -341,8 +344,11 @@ void seed_cmd(int n, int rounds, bool script_only, const Target& t) {
 }
 
 }  // namespace
+}  // namespace lazytlb_detail
 
 void add_lazytlb(CLI::App& app) {
+  using lazytlb_detail::Target, lazytlb_detail::Sizes, lazytlb_detail::explore_cmd, lazytlb_detail::run_cmd,
+      lazytlb_detail::compare_cmd, lazytlb_detail::seed_cmd;
   auto* g = app.add_subcommand(command_name(arch::Mechanism::LazyTlb),
                                "Lazy-TLB mm references: explore, run scripts, seed costs");
   g->require_subcommand(1);

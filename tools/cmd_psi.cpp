@@ -12,6 +12,9 @@
 #include "model/psi/script.hpp"
 
 namespace kacct::cli {
+// Named (and anonymous inside): the using-directive below stays out of the other commands'
+// files, which unity builds batch with this one (model::lazytlb has a Script too).
+namespace psi_detail {
 namespace {
 using json = nlohmann::ordered_json;
 using namespace kacct::model::psi;
@@ -159,8 +162,10 @@ void seed_cmd(const Opts& o) {
 }
 
 }  // namespace
+}  // namespace psi_detail
 
 void add_psi(CLI::App& app) {
+  using psi_detail::Opts, psi_detail::run_cmd, psi_detail::seed_cmd;
   auto* psi = app.add_subcommand(command_name(arch::Mechanism::PsiIrq),
                                  "PSI irq pressure model: event scripts (docs/models/psi-irq.md)");
   psi->require_subcommand(1);
@@ -182,7 +187,7 @@ void add_psi(CLI::App& app) {
   seed->add_flag("--script", s->json, "print the scenario script instead");
   seed->callback([s] {
     if (s->json)
-      fmt::print("{}", seed_script_text(s->calls, s->ticks));
+      fmt::print("{}", model::psi::seed_script_text(s->calls, s->ticks));
     else
       seed_cmd(*s);
   });

@@ -27,6 +27,9 @@
 #include "report/html.hpp"
 
 namespace kacct::cli {
+// Named (and anonymous inside): the using-directive and helper names below stay out of the
+// other commands' files, which unity builds batch with this one.
+namespace report_detail {
 namespace {
 using json = nlohmann::ordered_json;
 using namespace report;
@@ -983,8 +986,10 @@ void report_cmd(const Opts& o) {
 }
 
 }  // namespace
+}  // namespace report_detail
 
 void add_report(CLI::App& app) {
+  using report_detail::Opts, report_detail::report_cmd;
   auto o = std::make_shared<Opts>();
   auto* c = app.add_subcommand("report", "Write one self-contained HTML page with timelines (docs/report.md)");
   c->add_option("INPUT", o->inputs,
