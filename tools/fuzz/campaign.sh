@@ -31,7 +31,7 @@ before=$(find "$dir/corpus" -type f | wc -l)
 (cd "$dir" && ASAN_OPTIONS=detect_leaks=1 /usr/bin/time -f '%U %S' -o cpu nice -n 15 "$bin" -max_total_time="$secs" \
   -print_final_stats=1 -artifact_prefix="$dir/" "${opts[@]}" "$@" corpus > log 2>&1)
 rc=$?
-cpu=$(awk '{printf "%.1f", $1 + $2}' "$dir/cpu")
+cpu=$(tail -n 1 "$dir/cpu" | awk '{printf "%.1f", $1 + $2}')  # time prints an exit-status line first when the fuzzer stops non-zero
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log")
 eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$dir/log")
 last=$(grep -E '^#[0-9]+' "$dir/log" | tail -n 1)
