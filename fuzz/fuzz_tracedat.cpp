@@ -15,6 +15,7 @@
 
 #include "arch/registry.hpp"
 #include "heap.hpp"
+#include "tick_checked.hpp"
 #include "model/sim/machine.hpp"
 #include "model/trace/perf.hpp"
 #include "tracedat.hpp"
@@ -64,18 +65,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (c.error().message.empty()) std::abort();
     return 0;
   }
-  if (auto e = trace::validate(t)) {
-    std::fprintf(stderr, "converted trace invalid: %s\n", e->to_string().c_str());
-    std::abort();
-  }
-  auto p = sim::compile(t);
-  if (!p) std::abort();
-  static const auto cpu = *arch::find_cpu("x86-64");
-  static const auto cfg = *arch::find_config("6.12-tick-steal-hz250");
-  const auto r = sim::run(p.value(), sim::model_cfg(cpu, cfg), {.check = true, .tolerate_known_bugs = true});
-  if (r.violation) {
-    std::fprintf(stderr, "violation %s: %s\n", r.violation->invariant.c_str(), r.violation->detail.c_str());
-    std::abort();
-  }
+  fuzz::run_tick_checked(t);
   return 0;
 }
