@@ -753,3 +753,24 @@ TEST(ConformanceNativeReads, TickAccountingMisses) {
 }
 
 }  // namespace
+
+namespace {
+
+// The A lines' control: stress-ng --pthread's threads were released by strace after their final
+// switch; without adding their final flush, the last getrusage(RUSAGE_SELF) must miss.
+TEST(ConformanceNativeReads, PtracerReleaseNeedsTheFinalFlush) {
+  bool seen = false;
+  for (auto f : fixtures(KACCT_NATIVE_READS)) {
+    if (f.adds.empty()) continue;
+    seen = true;
+    const auto with = compare(f, f.config, true, true);
+    f.adds.clear();
+    const auto without = compare(f, f.config, true, true);
+    EXPECT_EQ(with.reads_exact, with.reads_checked) << f.name << ": " << with.first_off;
+    EXPECT_LT(without.reads_exact, without.reads_checked) << f.name;
+    std::printf("%s without the A lines (must miss): %s\n", f.name.c_str(), summary(without).c_str());
+  }
+  EXPECT_TRUE(seen) << "no reads fixture has a thread released by another task";
+}
+
+}  // namespace
