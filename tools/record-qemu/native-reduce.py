@@ -75,6 +75,7 @@ KV = re.compile(r'(\w+)=(\S+)')
 KINDS = {'task_stat': 'proc_stat', 'thread_stat': 'task_stat', 'rusage_self': 'rusage_self',
          'rusage_thread': 'rusage_thread', 'taskstats': 'taskstats'}
 KCS = ('us', 'ni', 'sy', 'si', 'hi', 'id', 'io', 'st')
+READS_CPU = 1  # native-init.sh runs the programs there
 
 
 class Fail(Exception):
@@ -104,7 +105,8 @@ class Syscalls:
     NR = {'read': 3, 'wait4': 114, 'getrusage': 77, 'times': 43, 'clock_gettime': 246, 'waitid': 272}
     UNCOMPARED = {'process_cputime': 'sum_exec_runtime (sched_clock at update_curr()): no probe reads it',
                   'thread_cputime': 'sum_exec_runtime (sched_clock at update_curr()): no probe reads it',
-                  'cpuclock_prof': 'a CPU clock of another process: not placed', 'cpuclock_virt': 'same',
+                  'cpuclock_prof': 'a CPU clock of another process: not placed',
+                  'cpuclock_virt': 'a CPU clock of another process: not placed',
                   'schedstat': 'sum_exec_runtime: no probe reads it', 'sys_stat': '/proc/stat: no values recorded',
                   'failed': 'the call failed'}
 
@@ -415,6 +417,10 @@ def main():
             if prev == 0:
                 state = 'R'
             cp.switch = (prev, nxt, state)
+            if syscalls is not None and str(nxt) in syscalls.tree.pids and c != READS_CPU:
+                # the reads are placed at the reader's CPU's last hook: the group's other
+                # threads must not move meanwhile on another CPU (strace runs pinned to CPU 1)
+                raise Fail(f'task {nxt} of the traced tree runs on cpu {c}: {m.group(0)}')
             continue
         if ev == 'sched_process_exit':
             exited.add(pid)
