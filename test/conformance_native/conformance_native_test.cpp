@@ -3,7 +3,9 @@
 // each CPU's kernel_cpustat before every accounting hook (ns, deltas from the CPU's first
 // checkpoint: the trace starts mid-run), each task's utime/stime/utimescaled/stimescaled before
 // every flush (ns, deltas from its first checkpoint) and the workload's own reads
-// (/proc/PID/stat, per-thread stat, getrusage, taskstats with the scaled pair).
+// (/proc/PID/stat, per-thread stat, getrusage, taskstats with the scaled pair). The reads
+// fixtures (reads/, native-reduce.py --reads): unmodified programs (LTP, stress-ng), every
+// CPU-time read found at its syscall and compared, with pinned counts (reads/counts.txt).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -60,8 +62,29 @@ constexpr std::array<std::size_t, 8> kStatCol = {0, 1, 2, 5, 6, 4, 3, 7};
 constexpr std::array<const char*, 8> kStatNames = {"user",   "nice", "system",  "idle",
                                                    "iowait", "irq",  "softirq", "steal"};
 
+// A read of another process's /proc/PID/stat (F), of the reaped children's times (K), a wait4()
+// reap or stop/continue report with the child's rusage (W), a read not compared (U).
+struct ForeignPoint {
+  std::uint64_t id, tid;
+  std::array<std::uint64_t, 2> v;
+};
+struct ChildrenPoint {
+  std::uint64_t id, tid;
+  std::string unit;
+  std::array<std::uint64_t, 2> v;
+};
+struct WaitPoint {
+  std::uint64_t anchor, reaper, child;
+  bool rusage, has_values;
+  std::array<std::uint64_t, 2> v;
+};
+
 struct Fixture {
   std::string name, text, config, version;
+  std::vector<ForeignPoint> fps;
+  std::vector<ChildrenPoint> kps;
+  std::vector<WaitPoint> wps;
+  std::vector<std::string> ups;
   std::vector<CpuPoint> cps;
   std::vector<TaskPoint> tps;
   std::vector<ReadPoint> rps;
@@ -71,11 +94,18 @@ struct Fixture {
     std::uint64_t tid;
   };
   std::vector<Drop> drops;
+  // A thread released by another task (its ptracer) after its final switch: group reads from
+  // the anchor read event on add the model's flush of the thread since its exit event.
+  struct Add {
+    std::size_t exit;
+    std::uint64_t tid, anchor;
+  };
+  std::vector<Add> adds;
 };
 
-std::vector<Fixture> fixtures() {
+std::vector<Fixture> fixtures(const std::string& root = KACCT_NATIVE_FIXTURES) {
   std::vector<Fixture> out;
-  for (const auto& d : conformance::fixture_dirs(KACCT_NATIVE_FIXTURES)) {
+  for (const auto& d : conformance::fixture_dirs(root)) {
     Fixture f;
     f.name = d.filename();
     f.config = conformance::meta_value(d, "config");
@@ -110,6 +140,25 @@ std::vector<Fixture> fixtures() {
         s >> p.id >> p.kind >> p.tid;
         for (auto& v : p.v) s >> v;
         f.rps.push_back(p);
+      } else if (tag == "F") {
+        ForeignPoint p{};
+        s >> p.id >> p.tid >> p.v[0] >> p.v[1];
+        f.fps.push_back(p);
+      } else if (tag == "K") {
+        ChildrenPoint p{};
+        s >> p.id >> p.tid >> p.unit >> p.v[0] >> p.v[1];
+        f.kps.push_back(p);
+      } else if (tag == "W") {
+        WaitPoint p{};
+        s >> p.anchor >> p.reaper >> p.child >> p.rusage;
+        p.has_values = bool(s >> p.v[0] >> p.v[1]);
+        f.wps.push_back(p);
+      } else if (tag == "A") {
+        Fixture::Add a{};
+        s >> a.exit >> a.tid >> a.anchor;
+        f.adds.push_back(a);
+      } else if (tag == "U") {
+        f.ups.push_back(line);
       }
     }
     out.push_back(std::move(f));
@@ -121,7 +170,12 @@ struct Outcome {
   std::size_t cpu_checked = 0, cpu_exact = 0, task_checked = 0, task_exact = 0, scaled_checked = 0, scaled_exact = 0,
               reads_checked = 0, reads_exact = 0,
               reads_bounded = 0,  // a flush during the read: the kernel's value between the model's at its ends
-      reads_adjusted = 0;         // group reads without a released thread's later flushes (two per read)
+      reads_adjusted = 0,         // group reads adjusted for a released thread (D and A lines)
+      reads_skipped = 0;          // reads of a task declared without start times: not compared
+  // the reads fixtures: another process's stat (exact or between the model's at sys_enter and
+  // sys_exit), the reaped children's times, wait4()'s rusage of the child (exact)
+  std::size_t foreign_checked = 0, foreign_exact = 0, foreign_bounded = 0, children_checked = 0, children_exact = 0,
+              wait_checked = 0, wait_exact = 0, reaps_placed = 0, reaps_made = 0;
   // /proc/stat cpuN lines: the kernel_cpustat columns (user nice system irq softirq steal) exact
   // or between the model's values at the read's markers; idle and iowait come from tick-sched
   // (get_cpu_idle_time_us(): nohz idle sleeptime), not kernel_cpustat: on the reading CPU their
@@ -152,15 +206,55 @@ sim::RunResult run_prefix(const trace::Trace& t, std::size_t n, const sim::Model
   return sim::run(prog.value(), cfg, {});
 }
 
+// The reads fixtures' reaps (W), foreign group reads (F, at both anchors) and children reads (K,
+// at the sys_exit anchor) into the program, before the anchor read events the reducer wrote
+// (Program::reaps, foreign_reads, children_reads; what the perf oracle places from its
+// conversion). False: an anchor or task is missing.
+bool attach(sim::Program& p, const Fixture& f, const trace::Trace& t) {
+  std::map<std::uint64_t, std::uint32_t> at;  // read id -> event index
+  for (std::size_t i = 0; i < t.events.size(); ++i)
+    if (t.events[i].kind == trace::Kind::Read) at[t.events[i].read_id] = std::uint32_t(i);
+  std::map<std::uint64_t, std::uint32_t> dense;
+  for (std::size_t i = p.header.ncpus; i < p.tasks.size(); ++i) dense[p.tasks[i].tid] = std::uint32_t(i);
+  bool ok = true;
+  auto event = [&](std::uint64_t id) {
+    const auto it = at.find(id);
+    ok = ok && it != at.end();
+    return it == at.end() ? 0u : it->second;
+  };
+  auto task = [&](std::uint64_t tid) {
+    const auto it = dense.find(tid);
+    ok = ok && it != dense.end();
+    return it == dense.end() ? 0u : it->second;
+  };
+  for (const auto& w : f.wps)
+    p.reaps.push_back({event(w.anchor), task(w.reaper), task(w.child), w.anchor, w.rusage, true});
+  for (const auto& x : f.fps)
+    for (const auto id : {x.id, x.id + 100000}) p.foreign_reads.push_back({event(id), task(x.tid), id});
+  for (const auto& k : f.kps) p.children_reads.push_back({event(k.id + 100000), task(k.tid), k.id});
+  auto by_event = [](const auto& a, const auto& b) { return a.event < b.event; };
+  std::stable_sort(p.reaps.begin(), p.reaps.end(), by_event);
+  std::stable_sort(p.foreign_reads.begin(), p.foreign_reads.end(), by_event);
+  std::stable_sort(p.children_reads.begin(), p.children_reads.end(), by_event);
+  return ok;
+}
+
 // expect_scaled: compare the scaled pair with the model's scaled values (false: with its
 // unscaled utime/stime, the negative control).
-Outcome compare(const Fixture& f, const std::string& config, bool scaled_from_model = true) {
+// scaled_ends_only: the scaled pairs at each task's first and last flush only (the reads
+// fixtures: one prefix run per checkpoint event is quadratic in their 10^4-10^5 events).
+Outcome compare(const Fixture& f, const std::string& config, bool scaled_from_model = true,
+                bool scaled_ends_only = false) {
   Outcome o;
   auto t = trace::load(f.text);
   EXPECT_TRUE(t.ok()) << f.name << ": " << (t.ok() ? "" : t.error().to_string());
   if (!t.ok()) return o;
   auto prog = sim::compile(t.value());
   EXPECT_TRUE(prog.ok());
+  if (prog.ok() && !attach(prog.value(), f, t.value())) {
+    note(o, "placement", "a reads fixture's anchor or task is not in the trace");
+    return o;
+  }
   const auto cpu = arch::find_cpu("POWER9");
   const auto cfgp = arch::find_config(config);
   EXPECT_TRUE(cpu && cfgp) << config;
@@ -233,6 +327,10 @@ Outcome compare(const Fixture& f, const std::string& config, bool scaled_from_mo
   // them. Their model times before every event:
   std::map<std::uint64_t, std::vector<std::array<std::uint64_t, 2>>> dropped;
   for (const auto& d : f.drops) dropped[d.tid].assign(t.value().events.size() + 1, {0, 0});
+  for (const auto& a : f.adds) dropped[a.tid].assign(t.value().events.size() + 1, {0, 0});
+  std::map<std::uint64_t, std::size_t> read_at;  // read id -> event index
+  for (std::size_t i = 0; i < t.value().events.size(); ++i)
+    if (t.value().events[i].kind == trace::Kind::Read) read_at[t.value().events[i].read_id] = i;
   sim::RunOptions opt;
   opt.observe = [&](std::size_t i, const sim::RunResult& r) {
     check(i + 1, r);
@@ -249,8 +347,19 @@ Outcome compare(const Fixture& f, const std::string& config, bool scaled_from_mo
   // Scaled pairs before each flush: prefix runs (deltas from each task's first checkpoint).
   std::map<std::uint64_t, std::pair<std::array<std::uint64_t, 2>, std::array<std::uint64_t, 2>>> sbase;
   std::map<std::size_t, sim::RunResult> prefix;
+  std::set<std::size_t> ends;
+  if (scaled_ends_only) {
+    std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> span;
+    for (const auto& p : f.tps) {
+      auto [it, fresh] = span.try_emplace(p.tid, p.event, p.event);
+      it->second.first = std::min(it->second.first, p.event);
+      it->second.second = std::max(it->second.second, p.event);
+    }
+    for (const auto& [tid, e] : span) ends.insert(e.first), ends.insert(e.second);
+  }
   for (const auto& [ev, ps] : tat) {
     if (std::all_of(ps.begin(), ps.end(), [](const TaskPoint* p) { return p->tid == 0; })) continue;
+    if (scaled_ends_only && !ends.count(ev)) continue;
     const auto r = run_prefix(t.value(), ev, mcfg);
     const auto* nr = r.backend_result<model::native::NativeResult>();
     for (const auto* p : ps) {
@@ -298,13 +407,13 @@ Outcome compare(const Fixture& f, const std::string& config, bool scaled_from_mo
       if (r.id == id) mr = &r;
     if (!mr) return std::nullopt;
     std::array<std::uint64_t, 4> m{};
-    const bool ticks = rp.kind == "task_stat" || rp.kind == "thread_stat";
+    const bool ticks = rp.kind == "task_stat" || rp.kind == "thread_stat" || rp.kind == "times";
     const std::uint64_t unit = ticks ? 10'000'000 : 1000;  // USER_HZ 100 / us
     std::size_t at = 0;
     for (std::size_t i = 0; i < t.value().events.size(); ++i)
       if (t.value().events[i].line == mr->line) at = i;
     std::uint64_t ut = mr->utime, st = mr->stime;
-    const bool group_read = rp.kind == "task_stat" || rp.kind == "rusage_self";
+    const bool group_read = rp.kind == "task_stat" || rp.kind == "rusage_self" || rp.kind == "times";
     for (const auto& d : f.drops) {
       const auto e = late ? d.to : d.from;
       const auto ti = task_index(d.tid), ri = task_index(rp.tid);
@@ -313,6 +422,16 @@ Outcome compare(const Fixture& f, const std::string& config, bool scaled_from_mo
       if (at >= v.size() || e >= v.size() || (v[at][0] == v[e][0] && v[at][1] == v[e][1])) continue;
       ut -= v[at][0] - v[e][0];
       st -= v[at][1] - v[e][1];
+      *adjusted = true;
+    }
+    for (const auto& a : f.adds) {
+      const auto ti = task_index(a.tid), ri = task_index(rp.tid);
+      const auto it = read_at.find(a.anchor);
+      if (!group_read || !ti || !ri || tasks[*ti].group != tasks[*ri].group || it == read_at.end() || at < it->second)
+        continue;
+      const auto& v = dropped[a.tid];
+      ut += v[it->second][0] - v[a.exit][0];
+      st += v[it->second][1] - v[a.exit][1];
       *adjusted = true;
     }
     m[0] = ut / unit;
@@ -331,7 +450,10 @@ Outcome compare(const Fixture& f, const std::string& config, bool scaled_from_mo
   };
   for (const auto& rp : f.rps) {
     const bool decl = declared.count(rp.tid) > 0;
-    if (decl && !declared.at(rp.tid)) continue;
+    if (decl && !declared.at(rp.tid)) {
+      ++o.reads_skipped;
+      continue;
+    }
     ++o.reads_checked;
     bool adjusted = false;
     const auto lo = model_read(rp.id, rp, false, &adjusted), hi = model_read(rp.id + 100000, rp, true, &adjusted);
@@ -361,6 +483,68 @@ Outcome compare(const Fixture& f, const std::string& config, bool scaled_from_mo
                "read " + std::to_string(rp.id) + " task " + std::to_string(rp.tid) + ": kernel " +
                    std::to_string(rp.v[i]) + " model " + std::to_string((*lo)[i]) + ".." + std::to_string((*hi)[i]));
     }
+  }
+  // The reads fixtures: another process's stat (ticks) at sys_enter and sys_exit, the children's
+  // times and wait4()'s rusage (the child's group plus its reaped children, us) at sys_exit.
+  for (const auto& x : f.fps) {
+    ++o.foreign_checked;
+    std::optional<std::array<std::uint64_t, 2>> lo, hi;
+    for (const auto& r : full.foreign_reads) {
+      const std::array<std::uint64_t, 2> v{r.utime / 10'000'000, r.stime / 10'000'000};
+      if (r.id == x.id) lo = v;
+      if (r.id == x.id + 100000) hi = v;
+    }
+    if (!lo || !hi) {
+      note(o, "foreign_missing", "read " + std::to_string(x.id));
+      continue;
+    }
+    if (*lo == *hi && *lo == x.v) {
+      ++o.foreign_exact;
+    } else if (x.v[0] >= (*lo)[0] && x.v[0] <= (*hi)[0] && x.v[1] >= (*lo)[1] && x.v[1] <= (*hi)[1] && *lo != *hi) {
+      ++o.foreign_bounded;
+    } else {
+      note(o, "foreign_stat",
+           "read " + std::to_string(x.id) + " of " + std::to_string(x.tid) + ": kernel " + std::to_string(x.v[0]) +
+               "/" + std::to_string(x.v[1]) + " model " + std::to_string((*lo)[0]) + "/" + std::to_string((*lo)[1]) +
+               ".." + std::to_string((*hi)[0]) + "/" + std::to_string((*hi)[1]));
+    }
+  }
+  for (const auto& k : f.kps) {
+    ++o.children_checked;
+    const std::uint64_t unit = k.unit == "ticks" ? 10'000'000 : 1000;
+    const auto r = std::find_if(full.children_reads.begin(), full.children_reads.end(),
+                                [&](const sim::ChildrenResult& c) { return c.id == k.id; });
+    if (r == full.children_reads.end()) {
+      note(o, "children_missing", "read " + std::to_string(k.id));
+      continue;
+    }
+    const std::array<std::uint64_t, 2> m{r->utime / unit, r->stime / unit};
+    if (m == k.v)
+      ++o.children_exact;
+    else
+      note(o, "children." + k.unit,
+           "read " + std::to_string(k.id) + " of " + std::to_string(k.tid) + ": kernel " + std::to_string(k.v[0]) +
+               "/" + std::to_string(k.v[1]) + " model " + std::to_string(m[0]) + "/" + std::to_string(m[1]));
+  }
+  for (const auto& w : f.wps) {
+    const auto r =
+        std::find_if(full.reaps.begin(), full.reaps.end(), [&](const sim::ReapResult& x) { return x.id == w.anchor; });
+    o.reaps_placed += 1;
+    o.reaps_made += r != full.reaps.end() && r->reaped;
+    if (!w.has_values) continue;
+    ++o.wait_checked;
+    if (r == full.reaps.end() || r->child_tid != w.child) {
+      note(o, "wait4_missing", "wait4 at " + std::to_string(w.anchor) + " of child " + std::to_string(w.child));
+      continue;
+    }
+    const std::array<std::uint64_t, 2> m{(r->utime + r->children_utime) / 1000, (r->stime + r->children_stime) / 1000};
+    if (m == w.v)
+      ++o.wait_exact;
+    else
+      note(o, "wait4_rusage",
+           "wait4 at " + std::to_string(w.anchor) + " of child " + std::to_string(w.child) + ": kernel " +
+               std::to_string(w.v[0]) + "/" + std::to_string(w.v[1]) + " model " + std::to_string(m[0]) + "/" +
+               std::to_string(m[1]));
   }
   // /proc/stat lines: the model's absolute kernel_cpustat is the kernel's at the CPU's first
   // checkpoint plus the model's growth since (ns), printed by nsec_to_clock_t() (USER_HZ 100)
@@ -428,7 +612,7 @@ std::string summary(const Outcome& o) {
                   std::to_string(o.scaled_exact) + "/" + std::to_string(o.scaled_checked) + ", reads " +
                   std::to_string(o.reads_exact) + "/" + std::to_string(o.reads_checked) + " exact (" +
                   std::to_string(o.reads_bounded) + " within a flush during the read or release_task(), " +
-                  std::to_string(o.reads_adjusted) + " without a released thread's later flushes)";
+                  std::to_string(o.reads_adjusted) + " adjusted for a thread's flushes after its exit event)";
   if (o.stat_checked)
     s += ", /proc/stat lines " + std::to_string(o.stat_exact) + "/" + std::to_string(o.stat_checked) + " exact (" +
          std::to_string(o.stat_bounded) + " within a flush during the read), idle+iowait within the native bound " +
@@ -480,6 +664,113 @@ TEST(ConformanceNative, WrongMechanismOrVersionMisses) {
     EXPECT_LT(o.scaled_exact, o.scaled_checked) << f.name;
     std::printf("%s with scaled = unscaled (must miss): %s\n", f.name.c_str(), summary(o).c_str());
   }
+}
+
+}  // namespace
+
+namespace {
+
+// The reads fixtures: found (every recorded CPU-time read), exact, within the flush bound (a
+// flush between the read's sys_enter and sys_exit), off, unverifiable (not compared: U lines).
+struct ReadCounts {
+  std::size_t found = 0, exact = 0, bounded = 0, off = 0, unverifiable = 0;
+  bool operator==(const ReadCounts&) const = default;
+};
+ReadCounts read_counts(const Fixture& f, const Outcome& o) {
+  ReadCounts c;
+  c.unverifiable = f.ups.size();
+  std::size_t waits = 0;
+  for (const auto& w : f.wps) waits += w.has_values;
+  c.found = f.rps.size() + f.fps.size() + f.kps.size() + waits + c.unverifiable;
+  c.exact = o.reads_exact + o.foreign_exact + o.children_exact + o.wait_exact;
+  c.bounded = o.reads_bounded + o.foreign_bounded;
+  c.off = c.found - c.unverifiable - c.exact - c.bounded;
+  return c;
+}
+std::string str(const ReadCounts& c) {
+  return std::to_string(c.found) + " found, " + std::to_string(c.exact) + " exact, " + std::to_string(c.bounded) +
+         " within the flush bound, " + std::to_string(c.off) + " off, " + std::to_string(c.unverifiable) +
+         " unverifiable";
+}
+// reads/counts.txt: "FIXTURE FOUND EXACT BOUNDED OFF UNVERIFIABLE" per fixture
+std::map<std::string, ReadCounts> pinned() {
+  std::map<std::string, ReadCounts> out;
+  std::ifstream in(std::string(KACCT_NATIVE_READS) + "/counts.txt");
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream s(line);
+    std::string name;
+    ReadCounts c;
+    s >> name >> c.found >> c.exact >> c.bounded >> c.off >> c.unverifiable;
+    out[name] = c;
+  }
+  return out;
+}
+
+TEST(ConformanceNativeReads, EveryReadFoundAndCompared) {
+  const auto fs = fixtures(KACCT_NATIVE_READS);
+  const auto pin = pinned();
+  ASSERT_FALSE(fs.empty());
+  ASSERT_EQ(pin.size(), fs.size()) << "reads/counts.txt must name every fixture";
+  for (const auto& f : fs) {
+    ASSERT_TRUE(pin.count(f.name)) << f.name << " is not in reads/counts.txt";
+    const auto o = compare(f, f.config, true, true);
+    const auto c = read_counts(f, o);
+    // every CPU and task checkpoint exact as for native-work's recordings
+    EXPECT_EQ(o.cpu_checked, f.cps.size()) << f.name;
+    EXPECT_EQ(o.cpu_exact, o.cpu_checked) << f.name << ": " << o.first_off;
+    EXPECT_EQ(o.task_exact, o.task_checked) << f.name << ": " << o.first_off;
+    EXPECT_EQ(o.scaled_exact, o.scaled_checked) << f.name << ": " << o.first_off;
+    EXPECT_EQ(o.reads_skipped, 0u) << f.name;
+    EXPECT_EQ(o.reads_checked, f.rps.size()) << f.name;
+    // a fixture whose every read failed (pinned so) still compares its checkpoints
+    EXPECT_GT(o.cpu_checked, 0u) << f.name << ": nothing compared";
+    EXPECT_GT(c.found, 0u) << f.name << ": no read found";
+    EXPECT_EQ(c, pin.at(f.name)) << f.name << ": " << str(c) << "; first off: " << o.first_off;
+    std::printf("%s (%s): %s (%zu R, %zu F, %zu K, %zu W with rusage; %zu reaps placed, %zu reaped); %s\n",
+                f.name.c_str(), f.config.c_str(), str(c).c_str(), f.rps.size(), f.fps.size(), f.kps.size(),
+                std::size_t(std::count_if(f.wps.begin(), f.wps.end(), [](const WaitPoint& w) { return w.has_values; })),
+                o.reaps_placed, o.reaps_made, summary(o).c_str());
+  }
+}
+
+// Negative control: the same recordings under tick accounting must miss reads (and CPU
+// checkpoints); the model's reads are not the kernel's by construction.
+TEST(ConformanceNativeReads, TickAccountingMisses) {
+  const auto fs = fixtures(KACCT_NATIVE_READS);
+  ASSERT_FALSE(fs.empty());
+  std::size_t found = 0, exact = 0;
+  for (const auto& f : fs) {
+    const std::string wrong = f.version + "-tick-hz250";
+    const auto o = compare(f, wrong, true, true);
+    const auto c = read_counts(f, o);
+    EXPECT_LT(o.cpu_exact, o.cpu_checked / 2) << f.name << " replayed as " << wrong;
+    found += c.found - c.unverifiable;
+    exact += c.exact;
+    std::printf("%s as %s (must miss): %s; %s\n", f.name.c_str(), wrong.c_str(), str(c).c_str(), summary(o).c_str());
+  }
+  EXPECT_LT(exact, found / 2);
+}
+
+}  // namespace
+
+namespace {
+
+// The A lines' control: stress-ng --pthread's threads were released by strace after their final
+// switch; without adding their final flush, the last getrusage(RUSAGE_SELF) must miss.
+TEST(ConformanceNativeReads, PtracerReleaseNeedsTheFinalFlush) {
+  bool seen = false;
+  for (auto f : fixtures(KACCT_NATIVE_READS)) {
+    if (f.adds.empty()) continue;
+    seen = true;
+    const auto with = compare(f, f.config, true, true);
+    f.adds.clear();
+    const auto without = compare(f, f.config, true, true);
+    EXPECT_EQ(with.reads_exact, with.reads_checked) << f.name << ": " << with.first_off;
+    EXPECT_LT(without.reads_exact, without.reads_checked) << f.name;
+    std::printf("%s without the A lines (must miss): %s\n", f.name.c_str(), summary(without).c_str());
+  }
+  EXPECT_TRUE(seen) << "no reads fixture has a thread released by another task";
 }
 
 }  // namespace

@@ -4,6 +4,7 @@ kacct trace accepts them."""
 import base64
 import gzip
 import io
+import tarfile
 
 
 def sections(path):
@@ -25,6 +26,12 @@ def decode_trace(lines):
     body = [l for l in lines if l and not l.startswith('begin-base64') and l != '====']
     data = base64.b64decode(''.join(body))
     return gzip.GzipFile(fileobj=io.BytesIO(data)).read().decode('latin-1').splitlines()
+
+
+def extract_out(rundir):
+    """The reads jobs' "out" section (tar+gzip, base64) of RUNDIR/trace.txt, unpacked into RUNDIR."""
+    body = [l for l in sections(rundir + '/trace.txt').get('out', []) if l and not l.startswith('begin-base64') and l != '====']
+    tarfile.open(fileobj=io.BytesIO(base64.b64decode(''.join(body))), mode='r:gz').extractall(rundir)
 
 
 def sane_comm(c):

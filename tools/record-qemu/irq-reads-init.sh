@@ -28,6 +28,7 @@ O=/dev/ttyS2
 [ -e /dev/ttyS2 ] || O=/dev/hvc1
 stty -F $O raw 115200 2> /dev/null
 . /irq-probes.sh
+. /reads-cmds.sh
 irq_probes
 OUT=/tmp/out
 mkdir -p $OUT
@@ -66,14 +67,7 @@ echo "$EV" > $OUT/perf-events.txt
 say "events:$EV"
 export TMPDIR=/tmp LTP_TIMEOUT_MUL=${LTP_TIMEOUT_MUL:-30}
 for mode in $MODES; do
-	case $mode in
-	stress-cpu) cmd="stress-ng --cpu 1 --timeout 1s --metrics-brief" ;;
-	stress-fork) cmd="stress-ng --fork 1 --fork-ops 20 --timeout 2s --metrics-brief" ;;
-	stress-wait) cmd="stress-ng --wait 1 --wait-ops 10 --timeout 2s --metrics-brief" ;;
-	stress-get) cmd="stress-ng --get 1 --get-ops 10 --metrics-brief" ;;
-	stress-pthread) cmd="stress-ng --pthread 1 --pthread-ops 30 --pthread-max 3 --timeout 2s --metrics-brief" ;;
-	*) cmd=./$mode ;; # from /ltp: LTP copies resources (getrusage03_child) from where it started
-	esac
+	cmd=$(reads_cmd $mode)
 	cd /ltp
 	S=/tmp/$mode.strace
 	mkdir -p $S

@@ -22,49 +22,15 @@ elif [ "$ARCH" != amd64 ]; then
 	echo "irq-reads-record.sh: arch $ARCH: amd64 or ppc64le kernels only" >&2
 	exit 2
 fi
-S=$L/testcases/kernel/syscalls
 R=$(mktemp -d /tmp/irq-reads.XXXX)
 trap 'rm -rf "$R"' EXIT
-mkdir -p "$R/x/ltp" "$R/x/usr/bin" "$R/x/boot"
-bins=(/usr/bin/strace /usr/bin/stress-ng /usr/bin/perf)
-for t in getrusage/getrusage01 getrusage/getrusage02 getrusage/getrusage03 getrusage/getrusage03_child \
-	getrusage/getrusage04 times/times01 times/times03 clock_gettime/clock_gettime01 clock_gettime/clock_gettime02; do
-	[ -x "$S/$t" ] || { echo "irq-reads-record.sh: $S/$t not built (skipped)" >&2; continue; }
-	cp "$S/$t" "$R/x/ltp/" && bins+=("$S/$t")
-done
-if [ "$ARCH" = ppc64le ]; then
-	# perf and its libraries (usr/bin, lib, lib64: no merged /usr); the LTP tests are static
-	cp -a "$W/perfroot/." "$R/x/"
-else
-	cp "${bins[@]:0:3}" "$R/x/usr/bin/"
-	for b in "${bins[@]}"; do ldd "$b" | grep -o '/[^ ]*'; done | sort -u | while read -r lib; do
-		[ -f "$lib" ] || continue
-		dest=$R/x$lib
-		case $lib in /usr/lib/*) dest=$R/x${lib#/usr} ;; esac # the initramfs has no merged /usr
-		mkdir -p "$(dirname "$dest")" && cp -L "$lib" "$dest"
-	done
-fi
-# LTP's kconfig checks (clock_gettime02) read /boot/config-$(uname -r); getrusage04 refuses
-# virtual machines that systemd-detect-virt names
-cp "$K/config" "$R/x/boot/config-$(awk '$1 == "kernel_version" {print $2}' "$K/meta")"
-printf '#!/bin/sh\necho none\nexit 1\n' > "$R/x/usr/bin/systemd-detect-virt"
-chmod 755 "$R/x/usr/bin/systemd-detect-virt"
-# ppc64le: reads-setup.sh's archive (strace, stress-ng, their libraries) first, ours after it
-# (the kernel unpacks them in order: the LTP tests and /boot here replace its)
-if [ "$ARCH" = ppc64le ]; then cp "$W/reads-extra.cpio.gz" "$R/extra.cpio.gz"; else : > "$R/extra.cpio.gz"; fi
-(cd "$R/x" && find . | cpio -o -H newc --quiet | gzip -1) >> "$R/extra.cpio.gz"
+. "$HERE/reads-cpio.sh"
+reads_cpio "$K" "$L" "$ARCH" "$W" "$R/extra.cpio.gz" 1
 modes=$(IFS=,; echo "$*")
 IRQ_INIT=$HERE/irq-reads-init.sh IRQ_EXTRA=$R/extra.cpio.gz IRQ_MEM=${IRQ_MEM:-1G} IRQ_TIMEOUT=${IRQ_TIMEOUT:-3000} \
 	"$HERE/irq-record.sh" "$K" "$OUT" "reads_modes=$modes"
 echo "$*" > "$OUT/programs"
-python3 -c '
-import base64, io, sys, tarfile
-sys.path.insert(0, sys.argv[2])
-from guestlog import sections
-sec = sections(sys.argv[1] + "/trace.txt")
-body = [l for l in sec.get("out", []) if l and not l.startswith("begin-base64") and l != "===="]
-tarfile.open(fileobj=io.BytesIO(base64.b64decode("".join(body))), mode="r:gz").extractall(sys.argv[1])
-' "$OUT" "$HERE"
+python3 -c 'import sys; sys.path.insert(0, sys.argv[2]); import guestlog; guestlog.extract_out(sys.argv[1])' "$OUT" "$HERE"
 # kallsyms' format is System.map's (the guest's lines are not sent: the serial line is slow)
 cp "$K/System.map" "$OUT/out/kallsyms"
 for m in "$@"; do

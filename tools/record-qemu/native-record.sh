@@ -16,6 +16,11 @@
 # return): around __exit_signal() (inlined), where an exiting thread's times join its group's.
 # Env NATIVE_TIMEOUT (s, default 600); NATIVE_EXTRA_PROBE: one more kprobe_events line (debugging).
 # Kernel argument native_phase_ms=N: the workload's phase length (default 40).
+# Unmodified programs instead of native-work: env NATIVE_READS="PROGRAM..." (reads-cmds.sh's
+# names: LTP tests, stress-ng runs) and NATIVE_LTP (a cross-built static LTP tree), with
+# WORK/ppc64el/reads-extra.cpio.gz (reads-setup.sh's strace and stress-ng) and WORK/ppc64el/perfroot (setup.sh's: its ld64.so.2; WORK defaults to
+# /tmp/kacct-qemu): native-init.sh runs each under strace on CPU 1; OUTDIR/out/ gets the strace
+# files (then native-reduce.py --reads).
 set -euo pipefail
 K=$(readlink -f "$1") OUT=$(readlink -f "$2"); shift 2
 HERE=$(dirname "$(readlink -f "$0")")
@@ -79,10 +84,21 @@ cp "$HERE/r13-offsets.sh" "$R/root/r13-offsets.sh"
 cp "$R/native-work" "$R/root/native-work"
 chmod 755 "$R/root/init" "$R/root/bin/busybox" "$R/root/native-work"
 (cd "$R/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$R/initrd.cpio.gz"
+extra=()
+if [ -n "${NATIVE_READS:-}" ]; then
+	W=$(readlink -m "${WORK:-/tmp/kacct-qemu}")/ppc64el
+	[ -f "$W/reads-extra.cpio.gz" ] && [ -f "$W/perfroot/lib64/ld64.so.2" ] || { echo "native-record.sh: no $W/reads-extra.cpio.gz or perfroot (reads-setup.sh, setup.sh)" >&2; exit 2; }
+	. "$HERE/reads-cpio.sh"
+	reads_cpio "$K" "${NATIVE_LTP:?set NATIVE_LTP to a cross-built LTP tree}" ppc64le "$W" "$R/extra.cpio.gz" 0
+	cat "$R/extra.cpio.gz" >> "$R/initrd.cpio.gz" # the kernel unpacks concatenated archives
+	extra=("reads_modes=$(echo $NATIVE_READS | tr ' ' ,)")
+	echo "$NATIVE_READS" > "$OUT/programs"
+fi
 rm -f "$OUT/trace.txt"
 timeout "${NATIVE_TIMEOUT:-600}" nice -n 19 qemu-system-ppc64 -accel tcg -M pseries,x-vof=on -cpu POWER9 -smp 2 \
 	-m 1G -nographic -no-reboot -chardev file,id=trc,path="$OUT/trace.txt" \
 	-device spapr-vty,chardev=trc -kernel "$K/vmlinux" -initrd "$R/initrd.cpio.gz" \
-	-append "console=hvc0 $*" < /dev/null 2>&1 | tr -d '\r' > "$OUT/console.log" || true
+	-append "console=hvc0 $* ${extra[*]}" < /dev/null 2>&1 | tr -d '\r' > "$OUT/console.log" || true
 grep -a '^NAT:' "$OUT/console.log" || tail -20 "$OUT/console.log"
+[ -z "${NATIVE_READS:-}" ] || python3 -c 'import sys; sys.path.insert(0, sys.argv[2]); import guestlog; guestlog.extract_out(sys.argv[1])' "$OUT" "$HERE"
 ls -la "$OUT"

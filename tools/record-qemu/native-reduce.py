@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Turn a native-record.sh recording into a kacct trace plus the kernel's checkpoints.
 
-  native-reduce.py RECDIR FIXTUREDIR [--config NAME]   (default: KERNEL_VERSION-native-steal-hz250)
+  native-reduce.py RECDIR FIXTUREDIR [--config NAME] [--reads PROGRAM]
+                                                        (config default: KERNEL_VERSION-native-steal-hz250)
 
 Every accounting hook the kernel ran (vtime_account_{kernel,idle,hardirq,softirq},
 vtime_task_switch) becomes a trace event at the timebase and SPURR values it read: the hook's
@@ -31,14 +32,40 @@ placed by their markers' TBs. Writes FIXTUREDIR/trace.xz, checkpoints.xz and met
   R ID KIND TID A B [C D]                                       the workload's read values
   S ID N_BEFORE N_AFTER READER_CPU CPU user nice system idle iowait irq softirq steal
                                                                 a /proc/stat cpuN line (clock ticks)
+--reads PROGRAM: a native-record.sh NATIVE_READS run; its sections "tasks PROGRAM" and "trace
+PROGRAM" and RECDIR/out/PROGRAM.* (strace files: tools/record-reads/decode.py via readsfix.py).
+Every CPU-time read the program made is found at its syscall (raw_syscalls sys_enter/sys_exit of
+the traced process tree, matched to the strace record by thread, syscall and count: a read on
+one side only is an error) and goes into the trace twice, at the clock of the CPU's last hook
+before its sys_enter (id N) and before its sys_exit (id N + 100000): under native accounting a
+task's times change only at the flushes (hooks), so the kernel's value lies between the two and
+equals both when no flush came in between. N: the read's line in reads.jsonl (1-based). The
+checkpoints file gets, beside C and T:
+  R N KIND TID A B           rusage_self, rusage_thread (us), task_stat (its process), thread_stat,
+                             times (its process; clock ticks)
+  F N TID A B                /proc/TID/stat of another process (clock ticks): a foreign group read
+  K N TID UNIT A B           the reaped children's times of TID's process (getrusage(RUSAGE_CHILDREN)
+                             us, times()' tms_cutime/tms_cstime ticks) at the sys_exit
+  W ID REAPER CHILD RUSAGE [A B]  a wait4() that returned CHILD, before the anchor ID: a reap (or
+                             a stop/continue report), RUSAGE 1 if it asked for the child's
+                             rusage; A B the kernel's (us) when recorded
+  U N TID READ CALL          a read kacct does not compare here (failed call; CPU-clock,
+                             schedstat and /proc/stat reads: below)
+  A EXIT TID ID              thread TID (exit at event EXIT, before its final switch) released by
+                             another task (its ptracer, strace) before the anchor ID
+F, K, W and A are placed at reads of the reader's own RUSAGE_THREAD (no side effect under native
+accounting) with ids N / N + 100000 (W without a recorded rusage: 200000 + its count; A: 300000 +
+its count).
 """
 import bisect
+import json
 import lzma
 import os
 import re
 import sys
 
 from guestlog import decode_trace, sane_comm, sections
+from readsfix import COUNTED, Tree, decode
 
 TB_HZ = 512_000_000
 PF_KTHREAD = 0x00200000
@@ -48,6 +75,7 @@ KV = re.compile(r'(\w+)=(\S+)')
 KINDS = {'task_stat': 'proc_stat', 'thread_stat': 'task_stat', 'rusage_self': 'rusage_self',
          'rusage_thread': 'rusage_thread', 'taskstats': 'taskstats'}
 KCS = ('us', 'ni', 'sy', 'si', 'hi', 'id', 'io', 'st')
+READS_CPU = 1  # native-init.sh runs the programs there
 
 
 class Fail(Exception):
@@ -71,20 +99,160 @@ class Cpu:
         self.last_idx = None  # index in out of this CPU's last event
 
 
+class Syscalls:
+    """--reads: the program's CPU-time syscalls (raw_syscalls lines of its process tree) matched
+    with the strace record (readsfix.decode), and what the fixture gets for each (see above)."""
+    NR = {'read': 3, 'wait4': 114, 'getrusage': 77, 'times': 43, 'clock_gettime': 246, 'waitid': 272}
+    UNCOMPARED = {'process_cputime': 'sum_exec_runtime (sched_clock at update_curr()): no probe reads it',
+                  'thread_cputime': 'sum_exec_runtime (sched_clock at update_curr()): no probe reads it',
+                  'cpuclock_prof': 'a CPU clock of another process: not placed',
+                  'cpuclock_virt': 'a CPU clock of another process: not placed',
+                  'schedstat': 'sum_exec_runtime: no probe reads it', 'sys_stat': '/proc/stat: no values recorded',
+                  'failed': 'the call failed'}
+
+    def __init__(self, rec, prog):
+        out = os.path.join(rec, 'out')
+        self.root = open(os.path.join(out, prog + '.root')).read().strip()
+        text = decode('native-reduce.py', out, prog, 'ppc64le', self.root)
+        self.jsonl = text
+        self.reads = {}
+        for n, l in enumerate(text.splitlines()[1:], 1):
+            r = json.loads(l)
+            self.reads[(r['tid'], r['nr'], r['seq'])] = (n, r)
+        self.tree = Tree('ppc64le', self.root)
+        self.counted = COUNTED['ppc64el']
+        self.seq, self.open, self.found = {}, {}, set()
+        self.out = []  # R/F/K/W/U lines
+        self.group = None  # tid -> tgid, set by main()
+        self.reaps = self.releases = 0
+        self.stats = {'syscalls': 0, 'exit_without_enter': 0, 'waitid_no_reap': 0}
+
+    def line(self, ev, pid, rest, ok, raw):
+        """The events to put at the CPU's last hook for one sys_enter/sys_exit line."""
+        w = rest.split()
+        if len(w) < 2 or w[0] != 'NR' or not self.tree.keep_syscall(str(pid), rest):
+            return []
+        nr = int(w[1])
+        if ev == 'sys_enter':
+            args = [int(a, 16) for a in re.findall(r'[0-9a-f]+', rest.split('(', 1)[1])] if '(' in rest else []
+            k = (pid, nr)
+            self.seq[k] = self.seq.get(k, 0) + 1
+            self.stats['syscalls'] += 1
+            got = self.reads.get((pid, nr, self.seq[k]))
+            if got is None:
+                clk = (args[0] & 0xFFFFFFFF) - ((args[0] & 0x80000000) << 1) if args else 0
+                if nr in (self.NR['getrusage'], self.NR['times']) or (
+                        nr == self.NR['clock_gettime'] and (clk in (2, 3) or (clk < 0 and clk & 3 != 3))):
+                    raise Fail(f'in the trace but not recorded: tid {pid} syscall {nr} #{self.seq[k]}: {raw}')
+                # waitid(which, pid, infop, options): without WEXITED (4), or with WNOWAIT
+                # (0x01000000), wait_task_zombie() reaps nothing (6.1/6.12 kernel/exit.c); a
+                # reaping one names its child only in infop, which the trace lacks
+                if nr == self.NR['waitid'] and len(args) > 3 and args[3] & 4 and not args[3] & 0x01000000:
+                    raise Fail(f'a reaping waitid() of the traced tree (its child is not in the trace): {raw}')
+                self.stats['waitid_no_reap'] += nr == self.NR['waitid']
+            self.open[pid] = (nr, self.seq[k], got, args)
+            if got is None:
+                return []
+            n, r = got
+            self.found.add((pid, nr, self.seq[k]))
+            kind = self.kind(pid, r)
+            if kind[0] == 'U':
+                self.out.append(f'U {n} {pid} {r["read"]} {r.get("call", r["read"]).replace(" ", "")}')
+            if kind[0] in ('R', 'F') and not ok:
+                raise Fail(f'read {n} (tid {pid}) before its CPU started or not by the running task: {raw}')
+            return [self.event(kind, pid, r, n)] if kind[0] in ('R', 'F') else []
+        o = self.open.pop(pid, None)
+        if o is None or o[0] != nr:
+            self.stats['exit_without_enter'] += 1
+            return []
+        _, seq, got, args = o
+        ret = int(w[-1]) if w[-2] == '=' else 0
+        evs = []
+        if got is not None:
+            n, r = got
+            kind = self.kind(pid, r)
+            if kind[0] != 'U' and not ok:
+                raise Fail(f'read {n} (tid {pid}) returns while its CPU has not started: {raw}')
+            if kind[0] != 'U':
+                evs.append(self.event(kind, pid, r, n + 100000))
+            t = r.get('target', pid)
+            if kind[0] == 'R':
+                self.out.append(f'R {n} {kind[1]} {t} {r["utime"]} {r["stime"]}')
+                if kind[1] == 'times':
+                    self.out.append(f'K {n} {pid} ticks {r["cutime"]} {r["cstime"]}')
+            elif kind[0] == 'F':
+                self.out.append(f'F {n} {t} {r["utime"]} {r["stime"]}')
+            elif kind[0] == 'K':
+                self.out.append(f'K {n} {pid} us {r["utime"]} {r["stime"]}')
+        if nr == self.NR['wait4'] and ret > 0:
+            rusage = int(len(args) > 3 and args[3] != 0)
+            if got is not None and got[1]['read'] == 'wait4_rusage':
+                n, r = got
+                self.out.append(f'W {n + 100000} {pid} {ret} {rusage} {r["utime"]} {r["stime"]}')
+            else:
+                self.reaps += 1
+                anchor = 200000 + self.reaps
+                if not ok:
+                    raise Fail(f'a reap by {pid} while its CPU has not started: {raw}')
+                evs.append(('read', f'kind=rusage_thread tid={pid} id={anchor}'))
+                self.out.append(f'W {anchor} {pid} {ret} {rusage}')
+        return evs
+
+    def kind(self, pid, r):
+        """('R', R kind, trace kind) / ('F',) / ('K',) / ('W',) / ('U',) of a recorded read."""
+        read = r['read']
+        t = r.get('target', pid)
+        if read in ('rusage_self', 'rusage_thread'):
+            return ('R', read, read)
+        if read == 'times':
+            return ('R', 'times', 'rusage_self')
+        if read == 'task_stat':
+            return ('R', 'thread_stat', 'task_stat')
+        if read == 'proc_stat':
+            return ('R', 'task_stat', 'proc_stat') if self.group(t) == self.group(pid) else ('F',)
+        if read == 'rusage_children':
+            return ('K',)
+        if read == 'wait4_rusage':
+            return ('W',)
+        if read in self.UNCOMPARED:
+            return ('U',)
+        raise Fail(f'a recorded read kacct does not know: {r}')
+
+    def event(self, kind, pid, r, rid):
+        if kind[0] == 'R' and kind[2] == 'proc_stat':  # the reader's own process: no tid
+            return ('read', f'kind=proc_stat id={rid}')
+        if kind[0] == 'R':
+            return ('read', f'kind={kind[2]} tid={r.get("target", pid)} id={rid}')
+        return ('read', f'kind=rusage_thread tid={pid} id={rid}')  # an anchor: no side effect
+
+    def finish(self):
+        missing = sorted(set(self.reads) - self.found)
+        if missing:
+            raise Fail(f'recorded but not in the trace ({len(missing)}): ' +
+                       '; '.join(f'tid {t} syscall {nr} #{q}' for t, nr, q in missing[:10]))
+
+
 def main():
     if len(sys.argv) < 3 or sys.argv[1].startswith('-') or sys.argv[2].startswith('-'):
         sys.exit(__doc__)
     rec, fix = sys.argv[1], sys.argv[2]
+    prog = sys.argv[sys.argv.index('--reads') + 1] if '--reads' in sys.argv else None
+    suffix = f' {prog}' if prog else ''
     kmeta = dict(l.split(' ', 1) for l in open(rec + '/meta').read().splitlines() if ' ' in l)
     kver = kmeta.get('kernel_version', '6.1.192').strip()
     config = sys.argv[sys.argv.index('--config') + 1] if '--config' in sys.argv else f'{kver}-native-steal-hz250'
     sec = sections(rec + '/trace.txt')
+    if prog and 'trace' + suffix not in sec:
+        raise Fail(f'{rec}/trace.txt has no section "trace{suffix}"')
+    syscalls = Syscalls(rec, prog) if prog else None
+    if syscalls:
+        syscalls.group = lambda t: tasks.get(t, [False, t])[1]
     tasks = {}  # pid -> [kthread, tgid, comm]
-    for l in sec.get('tasks', []):
+    for l in sec.get('tasks' + suffix, []):
         p = l.split(' ', 3)
         if len(p) == 4 and p[0].isdigit():
             tasks[int(p[0])] = [int(p[1]) & PF_KTHREAD != 0, int(p[2] or p[0]), p[3]]
-    lines = decode_trace(sec['trace'])
+    lines = decode_trace(sec['trace' + suffix])
     parsed = []
     for raw in lines:
         m = LINE.match(raw)
@@ -101,6 +269,8 @@ def main():
     cps, tcps = [], []  # ('C', out index, cpu, vals) / ('T', out index, tid, vals)
     sleeping, exited, created, seen, dead = set(), set(), set(), set(), set()
     exit_written = set()  # threads whose `exit` is in at their release_task()
+    exit_at = {}  # tid -> index in out of its `exit` written at its final switch
+    releases = []  # A lines (--reads)
     pstat = {}  # /proc/stat read id -> {'pstat'|'pdone': (raw TB, reader's CPU)}
     counts = {k: 0 for k in ('irq', 'softirq', 'tick', 'switch', 'fork', 'exit', 'read', 'rebuilt_pairs',
                              'folded_pairs', 'hooks', 'wakeup')}
@@ -168,6 +338,10 @@ def main():
         cp.cur = nxt
         cp.switch = None
         seen.add(nxt)
+        if nxt in sleeping:  # slept on the CPU that started first (e.g. migrated here by taskset)
+            emit(c, cp.tb0, cp.sp0, 'wakeup', f'tid={nxt}')
+            counts['wakeup'] += 1
+            sleeping.discard(nxt)
         emit(c, cp.tb0, cp.sp0, 'switch', f'prev=0 next={nxt} prev_state=R')
 
     def switch(c, tb, sp, kin):
@@ -195,7 +369,7 @@ def main():
             sleeping.add(prev)
         if state == 'X' and cp.exiting == prev:
             counts['exit'] += 1
-            emit(c, tb, sp, 'exit')
+            exit_at[prev] = emit(c, tb, sp, 'exit')
         if state != 'R':
             cp.exiting = None
         seen.update((prev, nxt))
@@ -218,6 +392,8 @@ def main():
         cp = cpus[c]
         kv = dict(KV.findall(rest))
         if ev == 'sched_process_fork':
+            if syscalls is not None:
+                syscalls.tree.fork(str(pid), rest)
             parent, child = int(kv['pid']), int(kv['child_pid'])
             kt = kthread(parent) or parent == 2
             tasks[child] = [kt, tgid_of.get(child, child), kv.get('child_comm', comm)]
@@ -241,6 +417,10 @@ def main():
             if prev == 0:
                 state = 'R'
             cp.switch = (prev, nxt, state)
+            if syscalls is not None and str(nxt) in syscalls.tree.pids and c != READS_CPU:
+                # the reads are placed at the reader's CPU's last hook: the group's other
+                # threads must not move meanwhile on another CPU (strace runs pinned to CPU 1)
+                raise Fail(f'task {nxt} of the traced tree runs on cpu {c}: {m.group(0)}')
             continue
         if ev == 'sched_process_exit':
             exited.add(pid)
@@ -263,6 +443,12 @@ def main():
                 tid = '' if KINDS[w[3]] == 'proc_stat' else f' tid={w[4]}'  # proc_stat: the reader's process
                 rid = int(w[2]) + (100000 if w[1] == 'done' else 0)
                 emit(c, cp.last_tb, cp.last_sp, 'read', f'kind={KINDS[w[3]]}{tid} id={rid}')
+            continue
+        if ev in ('sys_enter', 'sys_exit'):
+            if syscalls is not None:
+                for kind, args in syscalls.line(ev, pid, rest, cp.started and pid == cp.cur, m.group(0)):
+                    emit(c, cp.last_tb, cp.last_sp, kind, args)
+                    counts['read'] += 1
             continue
         if not ev.rstrip('0123456789').endswith(('_in', '_out')):
             continue
@@ -306,7 +492,20 @@ def main():
             # its final switch
             if side == 'out':
                 continue
-            if cp.started and int(kv['tpid']) == cp.cur and cp.exiting == cp.cur:
+            tp = int(kv['tpid'])
+            if (syscalls is not None and cp.started and tp != cp.cur and tp in exit_at and
+                    tasks.get(tp, [False, tp])[1] != tp):
+                # a thread released by another task (its ptracer's wait: strace's), after its
+                # final switch: __exit_signal() adds its times with the final switch's flush,
+                # which the model's `exit` (before that switch) leaves out; group reads after
+                # this anchor add the model's own flush of the thread since its exit (the A lines)
+                if kthread(cp.cur) or cp.depth or cp.soft:
+                    raise Fail(f'cpu {c}: release of {tp} by {cp.cur} outside its process context')
+                syscalls.releases += 1
+                anchor = 300000 + syscalls.releases
+                emit(c, cp.last_tb, cp.last_sp, 'read', f'kind=rusage_thread id={anchor}')
+                releases.append(f'A {exit_at[tp]} {tp} {anchor}')
+            if cp.started and tp == cp.cur and cp.exiting == cp.cur:
                 sync(c, acct(kv))
                 cp.after = acct(kv)  # the transitions up to here are in
                 counts['exit'] += 1
@@ -409,6 +608,8 @@ def main():
                 cp.soft = False
         cp.after = aout
 
+    if syscalls:
+        syscalls.finish()
     hdr = ['kacct-trace 1', 'cpu POWER9', f'ncpus {ncpus}', 'clock ns']
     decl = sorted(seen - created - {0})
     # a declared task's times at the start: those before its first flush in the trace (nothing
@@ -464,12 +665,22 @@ def main():
        '# R id kind tid values (stat: clock ticks; rusage, taskstats: us)\n'
        '# S id n_before n_after reader_cpu cpu user nice system idle iowait irq softirq steal: a /proc/stat\n'
        '#   cpuN line (clock ticks) read between the states after the first n_before and n_after events\n'
+       + ('# R/F/K/W/U: the program\'s reads found at its syscalls (native-reduce.py --reads)\n' if syscalls else '')
        + '\n'.join(reindex(cps) + reindex(tcps)
-                   + ['R' + v[1:] for v in vals] + pst) + '\n')
+                   + ['R' + v[1:] for v in vals] + pst + (syscalls.out if syscalls else []) + reindex(releases)) + '\n')
     meta = open(rec + '/meta').read() if os.path.exists(rec + '/meta') else ''
     with open(fix + '/meta', 'w') as f:
         f.write(meta)
         f.write(f'config {config}\ntb_origin {origin}\n')
+        if syscalls:
+            cmd = open(os.path.join(rec, 'out', prog + '.cmd')).read().strip()
+            rc = open(os.path.join(rec, 'out', prog + '.rc')).read().strip()
+            kinds = {}
+            for l in syscalls.out:
+                kinds[l[0]] = kinds.get(l[0], 0) + 1
+            f.write(f'program {prog}\ncommand {cmd}\nexit {rc}\nroot {syscalls.root}\nrecorded_reads {len(syscalls.reads)}\n'
+                    'found ' + ' '.join(f'{k}={v}' for k, v in sorted(kinds.items())) + ' ' +
+                    ' '.join(f'{k}={v}' for k, v in syscalls.stats.items()) + '\n')
         f.write('tb_base ' + ' '.join(f'{cp.tb0}' for cp in cpus) + '\nspurr_base ' +
                 ' '.join(f'{cp.sp0}' for cp in cpus) + '\n')
         f.write('counts ' + ' '.join(f'{k}={v}' for k, v in counts.items()) + '\n')
