@@ -206,3 +206,54 @@ TEST(TraceDat, FastTextAsLibraryPrints) {
                 (unsigned long long)in.value()->fast_printed());
   }
 }
+
+// libtraceevent 1.7.1 divides by zero printing a record of this damaged format: the reader's
+// child process dies, and the pass is an error that says where, never fewer records.
+TEST(TraceDat, LibraryCrashIsAnError) {
+  const std::string dat = std::string(KACCT_TRACEDAT_CORPUS) + "/print-divide-by-zero.dat";
+  auto in = kacct::tracedat::Input::open(dat);
+  ASSERT_TRUE(in) << in.error().message;  // the header is readable
+  Record r;
+  try {
+    while (in.value()->next(r)) {}
+    ADD_FAILURE() << "the pass ended without an error";
+  } catch (const kacct::tracedat::Failure& f) {
+    EXPECT_TRUE(f.in_library);
+    EXPECT_NE(std::string(f.what()).find("libtraceevent's tep_print_event() crashed (SIGFPE) at CPU 0's record at file "
+                                         "offset 12304, after 0 records"),
+              std::string::npos)
+        << f.what();
+  }
+  auto all = kacct::tracedat::read(dat);
+  ASSERT_FALSE(all);
+  EXPECT_NE(all.error().message.find("SIGFPE"), std::string::npos) << all.error().message;
+}
+
+// A pass left in the middle (its child killed, a new one started) and passes run to the end
+// give the same records.
+TEST(TraceDat, RewindInTheMiddleOfAPass) {
+  for (const char* name : {"syscalls-ticks.dat", "fork-switch-exit.dat", "irq-softirq.dat"}) {
+    const std::string dat = std::string(KACCT_TRACEDAT_CORPUS) + "/" + name;
+    auto whole = kacct::tracedat::read(dat);
+    ASSERT_TRUE(whole) << whole.error().message;
+    ASSERT_GT(whole.value().size(), 4u) << name;
+    auto in = kacct::tracedat::Input::open(dat);
+    ASSERT_TRUE(in) << in.error().message;
+    Record r;
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(in.value()->next(r));
+    for (int pass = 0; pass < 3; ++pass) {
+      in.value()->rewind();
+      std::vector<Record> again;
+      while (in.value()->next(r)) again.push_back(r);
+      ASSERT_EQ(again.size(), whole.value().size()) << name;
+      for (std::size_t i = 0; i < again.size(); ++i) {
+        const Record& a = again[i];
+        const Record& b = whole.value()[i];
+        EXPECT_TRUE(a.fields == b.fields && a.event == b.event && a.comm == b.comm && a.tid == b.tid && a.ts == b.ts &&
+                    a.cpu == b.cpu && a.chain == b.chain && a.line == b.line)
+            << name << " record " << i;
+      }
+    }
+    EXPECT_FALSE(in.value()->next(r));  // the pass stays ended
+  }
+}
