@@ -1,8 +1,10 @@
 #include "tracedat.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,7 +51,7 @@ bool is_tracedat_data(std::string_view head) { return head.starts_with(std::stri
 // WireRecord, then the event's name ("system:name"), comm, text, the callchain's addresses and
 // its symbols' lengths, then the symbols.
 namespace {
-constexpr std::uint32_t kOpened = 1, kRecord = 2, kEnd = 3, kOutOfMemory = 4;
+constexpr std::uint32_t kOpened = 1, kRecord = 2, kEnd = 3, kOutOfMemory = 4, kUnreadableFile = 5, kClosed = 6;
 constexpr std::uint32_t kHasName = 1, kHasComm = 2, kHasInfo = 4, kFast = 8;
 struct WireRecord {
   std::int32_t cpu, pid;
@@ -57,12 +59,32 @@ struct WireRecord {
   std::int64_t missed;
   std::uint32_t flags, event_len, comm_len, info_len, nframes, pad;
 };
-constexpr char kPass = 'P', kLibraryPass = 'L';  // the parent's commands: one pass, fast or not
+// The parent's commands: open the file whose descriptor comes with it, one pass (fast or
+// library printing), close the file.
+constexpr char kOpen = 'O', kPass = 'P', kLibraryPass = 'L', kClose = 'C';
 
-// The child: open the file, tell the parent, then one pass per command until the socket closes.
-// Its stdout goes to /dev/null (libtracecmd printf()s "File possibly truncated"); a crash is
-// the default action of the signal (no sanitizer report, no fuzzer artifact: the parent reports).
-[[noreturn]] void serve(const char* path, int sock, ::kacct_td_where* where) {
+// A command byte, with the descriptor SCM_RIGHTS passed along (else -1); 0 at the socket's end.
+char command(int sock, int* fd) {
+  char c = 0;
+  iovec iov{&c, 1};
+  alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))];
+  msghdr m{};
+  m.msg_iov = &iov, m.msg_iovlen = 1, m.msg_control = ctl, m.msg_controllen = sizeof ctl;
+  ssize_t n;
+  while ((n = ::recvmsg(sock, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
+  *fd = -1;
+  if (n <= 0) return 0;
+  for (cmsghdr* h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h))
+    if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) std::memcpy(fd, CMSG_DATA(h), sizeof(int));
+  return c;
+}
+
+// The child: one file at a time (kOpen ... kClose), one pass per command, until the socket
+// closes; after a clean close the parent may give it the next file (Input's idle child), so a
+// process opening many small files (tests, fuzz_tracedat) forks once. Its stdout goes to
+// /dev/null (libtracecmd printf()s "File possibly truncated"); a crash is the default action of
+// the signal (no sanitizer report, no fuzzer artifact: the parent reports it).
+[[noreturn]] void serve(int sock, ::kacct_td_where* where) {
   const int null = ::open("/dev/null", O_WRONLY);
   if (null >= 0) ::dup2(null, 1);
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGPIPE}) ::signal(sig, SIG_DFL);
@@ -81,17 +103,35 @@ constexpr char kPass = 'P', kLibraryPass = 'L';  // the parent's commands: one p
     const std::uint32_t h[2] = {kind, std::uint32_t(len)};
     put(h, sizeof h);
   };
-  ::kacct_td* td = kacct_td_open(path, where);
-  if (!td) ::_exit(1);
-  head(kOpened, 0);
-  flush();
-  for (bool first = true;; first = false) {
-    char cmd = 0;
-    ssize_t n;
-    while ((n = ::read(sock, &cmd, 1)) < 0 && errno == EINTR) {}
-    if (n <= 0) ::_exit(0);
+  ::kacct_td* td = nullptr;
+  for (bool fresh = false;;) {
+    int fd = -1;
+    const char cmd = command(sock, &fd);
+    if (cmd == 0) ::_exit(0);
+    if (cmd == kOpen) {
+      if (td) kacct_td_close(td);
+      td = nullptr;
+      if (fd >= 0) {  // libtracecmd opens the file by name, its own descriptor
+        char path[64];
+        std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        td = kacct_td_open(path, where);
+        ::close(fd);
+      }
+      head(td ? kOpened : kUnreadableFile, 0);
+      flush();
+      fresh = true;
+      continue;
+    }
+    if (cmd == kClose || !td) {
+      if (td) kacct_td_close(td);
+      td = nullptr;
+      head(kClosed, 0);
+      flush();
+      continue;
+    }
     kacct_td_library_print(td, cmd == kLibraryPass);
-    if (!first) kacct_td_rewind(td);
+    if (!fresh) kacct_td_rewind(td);
+    fresh = false;
     for (::kacct_td_event e{};;) {
       const int rc = kacct_td_next(td, &e);
       if (rc < 0) {
@@ -137,55 +177,103 @@ constexpr char kPass = 'P', kLibraryPass = 'L';  // the parent's commands: one p
 }
 }  // namespace
 
-Input::Input(std::string path, int fd, std::map<std::uint64_t, std::uint64_t> tgids)
-    : path_(std::move(path)), fd_(fd), tgid_(std::move(tgids)) {
-  void* m = ::mmap(nullptr, sizeof(::kacct_td_where), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) throw std::bad_alloc();
-  where_ = static_cast<::kacct_td_where*>(m);
-}
+namespace {
+// The child a finished Input left with no file open, for the next one (at most one is kept).
+struct Idle {
+  int pid = -1, sock = -1;
+  ::kacct_td_where* where = nullptr;
+} idle;
+}  // namespace
+
+Input::Input(int fd, std::map<std::uint64_t, std::uint64_t> tgids) : fd_(fd), tgid_(std::move(tgids)) {}
 
 Input::~Input() {
-  stop();
-  ::munmap(where_, sizeof(::kacct_td_where));
+  stop(true);
   if (fd_ >= 0) ::close(fd_);
 }
 
-// A child with the file open, or false when it could not open it (libtracecmd failed or
-// crashed: the file is damaged, truncated, or not a trace.dat).
+// A child with the file open (the idle one, or a new one), or false when it could not open it
+// (libtracecmd failed or crashed: the file is damaged, truncated, or not a trace.dat).
 bool Input::spawn() {
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-    throw Failure(fmt::format("cannot make a socket for the trace.dat reader: {}", std::strerror(errno)), false);
-  std::fflush(stdout);
-  std::fflush(stderr);
+  if (idle.pid >= 0) {
+    pid_ = idle.pid, sock_ = idle.sock, where_ = idle.where;
+    idle = Idle{};
+  } else {
+    void* m = ::mmap(nullptr, sizeof(::kacct_td_where), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) throw std::bad_alloc();
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      const int e = errno;
+      ::munmap(m, sizeof(::kacct_td_where));
+      throw Failure(fmt::format("cannot make a socket for the trace.dat reader: {}", std::strerror(e)), false);
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      const int e = errno;
+      ::close(sv[0]), ::close(sv[1]);
+      ::munmap(m, sizeof(::kacct_td_where));
+      throw Failure(fmt::format("cannot start the trace.dat reader: {}", std::strerror(e)), false);
+    }
+    if (pid == 0) {    // only its socket and stdio: another child's socket kept open here would
+      ::close(sv[0]);  // keep that child from seeing its end (and the parent waits for it)
+      int keep = sv[1];
+      if (DIR* d = ::opendir("/proc/self/fd")) {
+        std::vector<int> fds;
+        for (dirent* e; (e = ::readdir(d));)
+          if (const int fd = std::atoi(e->d_name); fd > 2 && fd != keep && fd != ::dirfd(d)) fds.push_back(fd);
+        ::closedir(d);
+        for (int fd : fds) ::close(fd);
+      }
+      serve(keep, static_cast<::kacct_td_where*>(m));
+    }
+    ::close(sv[1]);
+    pid_ = pid, sock_ = sv[0], where_ = static_cast<::kacct_td_where*>(m);
+  }
   *where_ = ::kacct_td_where{};
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int e = errno;
-    ::close(sv[0]), ::close(sv[1]);
-    throw Failure(fmt::format("cannot start the trace.dat reader: {}", std::strerror(e)), false);
-  }
-  if (pid == 0) {
-    ::close(sv[0]);
-    serve(path_.c_str(), sv[1], where_);
-  }
-  ::close(sv[1]);
-  pid_ = pid, sock_ = sv[0];
+  where_->cpu = -1;
   state_ = State::Idle;
   rpos_ = rend_ = 0;
-  if (fill(8) && frame() == kOpened) return true;
-  stop();
+  char cmd = kOpen;
+  iovec iov{&cmd, 1};
+  alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+  msghdr m{};
+  m.msg_iov = &iov, m.msg_iovlen = 1;
+  if (fd_ >= 0) {
+    m.msg_control = ctl, m.msg_controllen = sizeof ctl;
+    cmsghdr* h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET, h->cmsg_type = SCM_RIGHTS, h->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(h), &fd_, sizeof(int));
+  }
+  const bool sent = ::sendmsg(sock_, &m, MSG_NOSIGNAL) == 1;
+  const std::uint32_t kind = sent ? frame() : 0;
+  if (kind == kOpened) return true;
+  state_ = State::Ended;
+  stop(kind == kUnreadableFile);  // a clean refusal keeps the child; a crash ended it
   return false;
 }
 
-// An idle child exits when its socket closes (and so writes what a profiler collected); one in
-// the middle of a pass is killed.
-void Input::stop() {
+// The child, left idle for the next Input when `keep` and it closes the file cleanly (else it
+// ends: an idle child when its socket closes, one in the middle of a pass killed).
+void Input::stop(bool keep) {
   if (pid_ < 0) return;
+  if (keep && state_ != State::Streaming && idle.pid < 0) {
+    const char cmd = kClose;
+    rpos_ = rend_ = 0;
+    if (::send(sock_, &cmd, 1, MSG_NOSIGNAL) == 1 && frame() == kClosed) {
+      idle = Idle{pid_, sock_, where_};
+      pid_ = sock_ = -1;
+      where_ = nullptr;
+      return;
+    }
+  }
   ::close(sock_);
   if (state_ == State::Streaming) ::kill(pid_, SIGKILL);
   while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {}
+  ::munmap(where_, sizeof(::kacct_td_where));
   pid_ = sock_ = -1;
+  where_ = nullptr;
 }
 
 // The child died or broke the stream in a pass: say where it was, then no more records.
@@ -196,14 +284,17 @@ void Input::fail(const char* what) {
   while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {}
   pid_ = -1;
   state_ = State::Ended;
-  const char* call = kacct_td_call_name(where_->call);
+  const ::kacct_td_where w = *where_;
+  ::munmap(where_, sizeof(::kacct_td_where));
+  where_ = nullptr;
+  const char* call = kacct_td_call_name(w.call);
   const char* sig = WIFSIGNALED(st) ? ::sigabbrev_np(WTERMSIG(st)) : nullptr;
   std::string how = WIFSIGNALED(st)                         ? fmt::format("crashed (SIG{})", sig ? sig : "?")
                     : WIFEXITED(st) && WEXITSTATUS(st) != 0 ? fmt::format("failed (exit status {})", WEXITSTATUS(st))
                                                             : std::string(what);
-  std::string at = where_->cpu < 0 ? std::string("before any record")
-                                   : fmt::format("at CPU {}'s record at file offset {}", int(where_->cpu),
-                                                 static_cast<unsigned long long>(where_->offset));
+  std::string at = w.cpu < 0 ? std::string("before any record")
+                             : fmt::format("at CPU {}'s record at file offset {}", int(w.cpu),
+                                           static_cast<unsigned long long>(w.offset));
   throw Failure(fmt::format("{} {} {}, after {} records: damaged trace.dat (no partial trace is used)",
                             call ? call : "kacct's trace.dat reader", how, at, n_),
                 call != nullptr);
@@ -239,7 +330,9 @@ std::uint32_t Input::frame() {
 trace::Result<std::unique_ptr<Input>> Input::open(const std::string& path) {
   auto t = tgids_of(path);
   if (!t) return t.error();
-  std::unique_ptr<Input> in(new Input(path, -1, std::move(t.value())));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return error(kUnreadable);
+  std::unique_ptr<Input> in(new Input(fd, std::move(t.value())));
   if (!in->spawn()) return error(kUnreadable);
   return in;
 }
@@ -263,8 +356,7 @@ trace::Result<std::unique_ptr<Input>> Input::open_data(std::string_view data, co
     }
     done += std::size_t(n);
   }
-  // The children open it by name (libtracecmd opens its own file).
-  std::unique_ptr<Input> in(new Input(fmt::format("/proc/self/fd/{}", fd), fd, std::move(t.value())));
+  std::unique_ptr<Input> in(new Input(fd, std::move(t.value())));
   if (!in->spawn()) return error(kUnreadable);
   return in;
 }
@@ -275,7 +367,7 @@ std::uint64_t Input::fast_printed() const { return fast_n_; }
 
 void Input::rewind() {
   if (state_ == State::Streaming || pid_ < 0) {  // left in the middle (or the child died): a new one
-    stop();
+    stop(false);
     if (!spawn()) throw Failure(std::string(kUnreadable), true);
   }
   state_ = State::Idle;

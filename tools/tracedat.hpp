@@ -34,10 +34,11 @@ struct Failure : std::runtime_error {
 // options/record-tgid), when it exists. Holds one record per CPU, whatever the file's length.
 // libtracecmd 3.1.6 and libtraceevent 1.7.1 crash on some damaged files (segfaults in
 // tracecmd_open() and tep_parse_event(), a division by zero in tep_print_event(): found by
-// fuzz_tracedat), so all their work (open, read, print) runs in a child process, one per Input,
-// forked at open() (the file parsed once there), that streams the records of each pass through a
-// socket (bounded: the socket's buffer and one record); this process never calls them. A child
-// that dies is an error naming where it was (Failure), never a shorter trace.
+// fuzz_tracedat), so all their work (open, read, print) runs in a child process that opens the
+// file once and streams the records of each pass through a socket (bounded: the socket's buffer
+// and one record); this process never calls them. A child that dies is an error naming where it
+// was (Failure), never a shorter trace. A finished Input leaves its child, file closed, to the
+// next one (one fork per process, not per file, while nothing crashes).
 class Input {
  public:
   // A file, or a trace.dat in memory (e.g. decompressed from xz; libtracecmd reads it from an
@@ -64,16 +65,15 @@ class Input {
   trace::perf::Source text();
 
  private:
-  Input(std::string path, int fd, std::map<std::uint64_t, std::uint64_t> tgids);
+  Input(int fd, std::map<std::uint64_t, std::uint64_t> tgids);
   bool spawn();  // false: the child could not open the file
-  void stop();
+  void stop(bool keep);
   [[noreturn]] void fail(const char* what);
   bool fill(std::size_t n);
   std::uint32_t frame();  // the next frame's kind; its payload at rbuf_[rpos_ - len_, rpos_)
   static void render(const trace::perf::Record&, const std::vector<std::uint64_t>& addrs, std::string& out);
 
-  std::string path_;  // what the child opens (/proc/self/fd/N for data in memory)
-  int fd_ = -1;       // the unlinked temporary file of open_data(), kept for the children
+  int fd_ = -1;  // the file (open_data(): an unlinked temporary file), passed to the child
   std::map<std::uint64_t, std::uint64_t> tgid_;
   int pid_ = -1, sock_ = -1;
   ::kacct_td_where* where_ = nullptr;  // shared with the child
