@@ -37,15 +37,16 @@ for src in fuzz/fuzz_*.cpp; do
   extra=()
   if [ "$x" = tracedat ]; then
     # shellcheck disable=SC2206
-    extra=(-Itools "$tdobj/tracedat_cpp.o" "$tdobj/tracedat_c.o" $td_libs '-Wl,-rpath,$ORIGIN/lib')
+    extra=(-Itools "$tdobj/tracedat_cpp.o" "$tdobj/tracedat_c.o" $td_libs)
   fi
-  $CXX $CXXFLAGS "${flags[@]}" "$src" -o "$OUT/$name" "${extra[@]}" $LIB_FUZZING_ENGINE "$WORK/libkacct_fuzz.a" -lfmt
-  if [ "$x" = tracedat ]; then
-    # The runner image has no libtracecmd (not in base-runner; Ubuntu ships no static one):
-    # the shared libraries go to $OUT/lib, found through the rpath $ORIGIN/lib.
-    mkdir -p "$OUT/lib"
-    ldd "$OUT/$name" | awk '$1 ~ /^lib(tracecmd|traceevent|tracefs|zstd)\.so/ {print $3}' | xargs -r cp -L -t "$OUT/lib"
-  fi
+  $CXX $CXXFLAGS "${flags[@]}" "$src" -o "$OUT/$name" "${extra[@]}" $LIB_FUZZING_ENGINE "$WORK/libkacct_fuzz.a" -lfmt \
+    '-Wl,-rpath,$ORIGIN/lib'
+  # The runner image (base-runner) has neither libfmt (every target) nor libtracecmd
+  # (fuzz_tracedat; Ubuntu ships no static one): the shared libraries go to $OUT/lib, found
+  # through the rpath $ORIGIN/lib (tools/fuzz/oss-fuzz-build.sh checks with ldd).
+  mkdir -p "$OUT/lib"
+  ldd "$OUT/$name" | awk -v lib="$OUT/lib/" '$1 ~ /^lib(fmt|tracecmd|traceevent|tracefs|zstd)\.so/ && index($3, lib) != 1 {print $3}' |
+    xargs -r cp -L -t "$OUT/lib"
   (cd "fuzz/corpus-$x" && rm -f "$OUT/${name}_seed_corpus.zip" && zip -q -r "$OUT/${name}_seed_corpus.zip" .)
   for ext in dict options; do
     if [ -f "fuzz/$name.$ext" ]; then cp "fuzz/$name.$ext" "$OUT/"; fi

@@ -171,7 +171,15 @@ class PerfInput {
 
   // perf script text; a trace.dat rendered as such (tracedat::Input::text(), streamed too).
   perf::Source source() {
-    if (td_) return td_->text();
+    if (td_) {  // the reader's process failing in a pass: an error naming the file
+      auto s = td_->text();
+      auto named = [this](const auto& f) {
+        try {
+          return f();
+        } catch (const tracedat::Failure& e) { throw Failure(fmt::format("{}: {}", name_, e.what())); }
+      };
+      return {[named, n = s.next] { return named(n); }, [named, w = s.rewind] { named(w); }, s.size};
+    }
     return {[this] { return next(); }, [this] { rewind(); }, size_};
   }
 

@@ -1,7 +1,17 @@
 #include "tracedat.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
 
 #include <algorithm>
 #include <cerrno>
@@ -38,15 +48,297 @@ constexpr const char* kUnreadable = "libtracecmd cannot read it: not a trace.dat
 
 bool is_tracedat_data(std::string_view head) { return head.starts_with(std::string_view(kMagic, sizeof kMagic - 1)); }
 
-Input::Input(::kacct_td* td, std::map<std::uint64_t, std::uint64_t> tgids) : td_(td), tgid_(std::move(tgids)) {}
-Input::~Input() { kacct_td_close(td_); }
+// The child's stream: frames of a kind and a length, then the payload. kRecord's payload is a
+// WireRecord, then the event's name ("system:name"), comm, text, the callchain's addresses and
+// its symbols' lengths, then the symbols.
+namespace {
+constexpr std::uint32_t kOpened = 1, kRecord = 2, kEnd = 3, kOutOfMemory = 4, kUnreadableFile = 5, kClosed = 6;
+constexpr std::uint32_t kHasName = 1, kHasComm = 2, kHasInfo = 4, kFast = 8;
+struct WireRecord {
+  std::int32_t cpu, pid;
+  std::uint64_t ts;
+  std::int64_t missed;
+  std::uint32_t flags, event_len, comm_len, info_len, nframes, pad;
+};
+// The parent's commands: open the file whose descriptor comes with it, one pass (fast or
+// library printing), close the file.
+constexpr char kOpen = 'O', kPass = 'P', kLibraryPass = 'L', kClose = 'C';
+
+// A command byte, with the descriptor SCM_RIGHTS passed along (else -1); 0 at the socket's end.
+char command(int sock, int* fd) {
+  char c = 0;
+  iovec iov{&c, 1};
+  alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))];
+  msghdr m{};
+  m.msg_iov = &iov, m.msg_iovlen = 1, m.msg_control = ctl, m.msg_controllen = sizeof ctl;
+  ssize_t n;
+  while ((n = ::recvmsg(sock, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
+  *fd = -1;
+  if (n <= 0) return 0;
+  for (cmsghdr* h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h))
+    if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) std::memcpy(fd, CMSG_DATA(h), sizeof(int));
+  return c;
+}
+
+// The child: one file at a time (kOpen ... kClose), one pass per command, until the socket
+// closes; after a clean close the parent may give it the next file (Input's idle child), so a
+// process opening many small files (tests, fuzz_tracedat) forks once. Its stdout goes to
+// /dev/null (libtracecmd printf()s "File possibly truncated"); a crash is the default action of
+// the signal (no sanitizer report, no fuzzer artifact: the parent reports it).
+[[noreturn]] void serve(int sock, ::kacct_td_where* where) {
+  const int null = ::open("/dev/null", O_WRONLY);
+  if (null >= 0) ::dup2(null, 1);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGPIPE}) ::signal(sig, SIG_DFL);
+  std::string out;
+  auto flush = [&] {
+    for (std::size_t done = 0; done < out.size();) {
+      const auto n = ::write(sock, out.data() + done, out.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) ::_exit(1);
+      done += std::size_t(n);
+    }
+    out.clear();
+  };
+  auto put = [&](const void* p, std::size_t n) { out.append(static_cast<const char*>(p), n); };
+  auto head = [&](std::uint32_t kind, std::size_t len) {
+    const std::uint32_t h[2] = {kind, std::uint32_t(len)};
+    put(h, sizeof h);
+  };
+  ::kacct_td* td = nullptr;
+  for (bool fresh = false;;) {
+    int fd = -1;
+    const char cmd = command(sock, &fd);
+    if (cmd == 0) ::_exit(0);
+    if (cmd == kOpen) {
+      if (td) kacct_td_close(td);
+      td = nullptr;
+      if (fd >= 0) {  // libtracecmd opens the file by name, its own descriptor
+        char path[64];
+        std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        td = kacct_td_open(path, where);
+        ::close(fd);
+      }
+      head(td ? kOpened : kUnreadableFile, 0);
+      flush();
+      fresh = true;
+      continue;
+    }
+    if (cmd == kClose || !td) {
+      if (td) kacct_td_close(td);
+      td = nullptr;
+      head(kClosed, 0);
+      flush();
+      continue;
+    }
+    kacct_td_library_print(td, cmd == kLibraryPass);
+    if (!fresh) kacct_td_rewind(td);
+    fresh = false;
+    for (::kacct_td_event e{};;) {
+      const int rc = kacct_td_next(td, &e);
+      if (rc < 0) {
+        head(kOutOfMemory, 0);
+        flush();
+        ::_exit(1);
+      }
+      if (rc == 0) break;
+      if (!e.info && e.name) continue;  // a stack with no event before it on its CPU: not a record
+      WireRecord w{};
+      w.cpu = e.cpu;
+      w.pid = e.pid;
+      w.ts = e.ts;
+      w.missed = e.missed;
+      w.flags = (e.name ? kHasName : 0) | (e.comm ? kHasComm : 0) | (e.info ? kHasInfo : 0) | (e.fast ? kFast : 0);
+      const std::size_t sys = e.name && e.system ? std::strlen(e.system) : 0;
+      w.event_len = e.name ? std::uint32_t(sys + 1 + std::strlen(e.name)) : 0;
+      w.comm_len = e.comm ? std::uint32_t(std::strlen(e.comm)) : 0;
+      w.info_len = e.info ? e.info_len : 0;
+      w.nframes = std::uint32_t(e.nframes);
+      std::size_t syms = 0;
+      for (int i = 0; i < e.nframes; ++i) syms += std::strlen(e.frames[i]);
+      head(kRecord, sizeof w + w.event_len + w.comm_len + w.info_len + 12 * std::size_t(e.nframes) + syms);
+      put(&w, sizeof w);
+      if (e.name) {
+        put(e.system ? e.system : "", sys);
+        out.push_back(':');
+        put(e.name, w.event_len - sys - 1);
+      }
+      put(e.comm, w.comm_len);
+      put(e.info, w.info_len);
+      put(e.addrs, 8 * std::size_t(e.nframes));
+      for (int i = 0; i < e.nframes; ++i) {
+        const auto l = std::uint32_t(std::strlen(e.frames[i]));
+        put(&l, 4);
+      }
+      for (int i = 0; i < e.nframes; ++i) put(e.frames[i], std::strlen(e.frames[i]));
+      if (out.size() >= (std::size_t{1} << 16)) flush();
+    }
+    head(kEnd, 0);
+    flush();
+  }
+}
+}  // namespace
+
+namespace {
+// The child a finished Input left with no file open, for the next one (at most one is kept).
+struct Idle {
+  int pid = -1, sock = -1;
+  ::kacct_td_where* where = nullptr;
+} idle;
+}  // namespace
+
+Input::Input(int fd, std::map<std::uint64_t, std::uint64_t> tgids) : fd_(fd), tgid_(std::move(tgids)) {}
+
+// The child is kept after a small file only: closing a large one in the child (freeing its
+// parsed kallsyms and formats: 56M instructions for the 17 MB fixture) costs more than a fork.
+Input::~Input() {
+  struct stat st {};
+  stop(::fstat(fd_, &st) == 0 && st.st_size < (off_t{1} << 20));
+  if (fd_ >= 0) ::close(fd_);
+}
+
+// A child with the file open (the idle one, or a new one), or false when it could not open it
+// (libtracecmd failed or crashed: the file is damaged, truncated, or not a trace.dat).
+bool Input::spawn() {
+  if (idle.pid >= 0) {
+    pid_ = idle.pid, sock_ = idle.sock, where_ = idle.where;
+    idle = Idle{};
+  } else {
+    void* m = ::mmap(nullptr, sizeof(::kacct_td_where), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) throw std::bad_alloc();
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      const int e = errno;
+      ::munmap(m, sizeof(::kacct_td_where));
+      throw Failure(fmt::format("cannot make a socket for the trace.dat reader: {}", std::strerror(e)), false);
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      const int e = errno;
+      ::close(sv[0]), ::close(sv[1]);
+      ::munmap(m, sizeof(::kacct_td_where));
+      throw Failure(fmt::format("cannot start the trace.dat reader: {}", std::strerror(e)), false);
+    }
+    if (pid == 0) {    // only its socket and stdio: another child's socket kept open here would
+      ::close(sv[0]);  // keep that child from seeing its end (and the parent waits for it)
+      int keep = sv[1];
+      if (DIR* d = ::opendir("/proc/self/fd")) {
+        std::vector<int> fds;
+        for (dirent* e; (e = ::readdir(d));)
+          if (const int fd = std::atoi(e->d_name); fd > 2 && fd != keep && fd != ::dirfd(d)) fds.push_back(fd);
+        ::closedir(d);
+        for (int fd : fds) ::close(fd);
+      }
+      serve(keep, static_cast<::kacct_td_where*>(m));
+    }
+    ::close(sv[1]);
+    pid_ = pid, sock_ = sv[0], where_ = static_cast<::kacct_td_where*>(m);
+  }
+  *where_ = ::kacct_td_where{};
+  where_->cpu = -1;
+  state_ = State::Idle;
+  rpos_ = rend_ = 0;
+  char cmd = kOpen;
+  iovec iov{&cmd, 1};
+  alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+  msghdr m{};
+  m.msg_iov = &iov, m.msg_iovlen = 1;
+  if (fd_ >= 0) {
+    m.msg_control = ctl, m.msg_controllen = sizeof ctl;
+    cmsghdr* h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET, h->cmsg_type = SCM_RIGHTS, h->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(h), &fd_, sizeof(int));
+  }
+  const bool sent = ::sendmsg(sock_, &m, MSG_NOSIGNAL) == 1;
+  const std::uint32_t kind = sent ? frame() : 0;
+  if (kind == kOpened) return true;
+  state_ = State::Ended;
+  stop(kind == kUnreadableFile);  // a clean refusal keeps the child; a crash ended it
+  return false;
+}
+
+// The child, left idle for the next Input when `keep` and it closes the file cleanly (else it
+// ends: an idle child when its socket closes, one in the middle of a pass killed).
+void Input::stop(bool keep) {
+  if (pid_ < 0) return;
+  if (keep && state_ != State::Streaming && idle.pid < 0) {
+    const char cmd = kClose;
+    rpos_ = rend_ = 0;
+    if (::send(sock_, &cmd, 1, MSG_NOSIGNAL) == 1 && frame() == kClosed) {
+      idle = Idle{pid_, sock_, where_};
+      pid_ = sock_ = -1;
+      where_ = nullptr;
+      return;
+    }
+  }
+  ::close(sock_);
+  if (state_ == State::Streaming) ::kill(pid_, SIGKILL);
+  while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {}
+  ::munmap(where_, sizeof(::kacct_td_where));
+  pid_ = sock_ = -1;
+  where_ = nullptr;
+}
+
+// The child died or broke the stream in a pass: say where it was, then no more records.
+void Input::fail(const char* what) {
+  int st = 0;
+  ::close(sock_);
+  sock_ = -1;
+  while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {}
+  pid_ = -1;
+  state_ = State::Ended;
+  const ::kacct_td_where w = *where_;
+  ::munmap(where_, sizeof(::kacct_td_where));
+  where_ = nullptr;
+  const char* call = kacct_td_call_name(w.call);
+  const char* sig = WIFSIGNALED(st) ? ::sigabbrev_np(WTERMSIG(st)) : nullptr;
+  std::string how = WIFSIGNALED(st)                         ? fmt::format("crashed (SIG{})", sig ? sig : "?")
+                    : WIFEXITED(st) && WEXITSTATUS(st) != 0 ? fmt::format("failed (exit status {})", WEXITSTATUS(st))
+                                                            : std::string(what);
+  std::string at = w.cpu < 0 ? std::string("before any record")
+                             : fmt::format("at CPU {}'s record at file offset {}", int(w.cpu),
+                                           static_cast<unsigned long long>(w.offset));
+  throw Failure(fmt::format("{} {} {}, after {} records: damaged trace.dat (no partial trace is used)",
+                            call ? call : "kacct's trace.dat reader", how, at, n_),
+                call != nullptr);
+}
+
+// At least n bytes from rpos_ in rbuf_; false: the stream ended first.
+bool Input::fill(std::size_t n) {
+  if (rend_ - rpos_ >= n) return true;
+  if (rpos_ > 0) {
+    std::memmove(rbuf_.data(), rbuf_.data() + rpos_, rend_ - rpos_);
+    rend_ -= rpos_, rpos_ = 0;
+  }
+  if (rbuf_.size() < std::max<std::size_t>(n, std::size_t{1} << 16)) rbuf_.resize(std::max<std::size_t>(n, 1 << 16));
+  while (rend_ < n) {
+    const auto got = ::read(sock_, rbuf_.data() + rend_, rbuf_.size() - rend_);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    rend_ += std::size_t(got);
+  }
+  return true;
+}
+
+std::uint32_t Input::frame() {
+  if (!fill(8)) return 0;
+  std::uint32_t h[2];
+  std::memcpy(h, rbuf_.data() + rpos_, 8);
+  if (h[1] > (1u << 28) || !fill(8 + std::size_t(h[1]))) return 0;
+  rpos_ += 8 + std::size_t(h[1]);
+  len_ = h[1];
+  return h[0];
+}
 
 trace::Result<std::unique_ptr<Input>> Input::open(const std::string& path) {
   auto t = tgids_of(path);
   if (!t) return t.error();
-  ::kacct_td* td = kacct_td_open(path.c_str(), -1);
-  if (!td) return error(kUnreadable);
-  return std::unique_ptr<Input>(new Input(td, std::move(t.value())));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return error(kUnreadable);
+  std::unique_ptr<Input> in(new Input(fd, std::move(t.value())));
+  if (!in->spawn()) return error(kUnreadable);
+  return in;
 }
 
 trace::Result<std::unique_ptr<Input>> Input::open_data(std::string_view data, const std::string& name) {
@@ -68,18 +360,21 @@ trace::Result<std::unique_ptr<Input>> Input::open_data(std::string_view data, co
     }
     done += std::size_t(n);
   }
-  ::lseek(fd, 0, SEEK_SET);
-  ::kacct_td* td = kacct_td_open(nullptr, fd);  // closes fd (libtracecmd opens its own)
-  if (!td) return error(kUnreadable);
-  return std::unique_ptr<Input>(new Input(td, std::move(t.value())));
+  std::unique_ptr<Input> in(new Input(fd, std::move(t.value())));
+  if (!in->spawn()) return error(kUnreadable);
+  return in;
 }
 
-void Input::library_print(bool on) { kacct_td_library_print(td_, on ? 1 : 0); }
+void Input::library_print(bool on) { library_print_ = on; }
 
-std::uint64_t Input::fast_printed() const { return kacct_td_fast_printed(td_); }
+std::uint64_t Input::fast_printed() const { return fast_n_; }
 
 void Input::rewind() {
-  kacct_td_rewind(td_);
+  if (state_ == State::Streaming || pid_ < 0) {  // left in the middle (or the child died): a new one
+    stop(false);
+    if (!spawn()) throw Failure(std::string(kUnreadable), true);
+  }
+  state_ = State::Idle;
   n_ = 0;
   pending_lost_ = false;
 }
@@ -92,41 +387,69 @@ bool Input::next(trace::perf::Record& r) {
     r.line = ++n_;
     return true;
   }
-  ::kacct_td_event e{};
-  for (;;) {
-    const int rc = kacct_td_next(td_, &e);
-    if (rc < 0) throw std::bad_alloc();
-    if (rc == 0) return false;
-    if (e.info || !e.name) break;  // a stack with no event before it on its CPU: not a record
+  if (state_ == State::Ended) return false;
+  if (state_ == State::Idle) {
+    const char cmd = library_print_ ? kLibraryPass : kPass;
+    if (::send(sock_, &cmd, 1, MSG_NOSIGNAL) != 1) fail("closed its socket");
+    state_ = State::Streaming;
   }
+  const std::uint32_t kind = frame();
+  if (kind == kEnd) {
+    state_ = State::Ended;
+    return false;
+  }
+  if (kind == kOutOfMemory) throw std::bad_alloc();
+  if (kind != kRecord || len_ < sizeof(WireRecord)) fail("ended its stream early");
+  const char* p = rbuf_.data() + rpos_ - len_;
+  WireRecord e;
+  std::memcpy(&e, p, sizeof e);
+  p += sizeof e;
+  if (sizeof e + std::size_t(e.event_len) + e.comm_len + e.info_len + 12 * std::size_t(e.nframes) > len_)
+    fail("sent a broken record");
+  const std::string_view name(p, e.event_len), comm_in(p + e.event_len, e.comm_len),
+      info(p + e.event_len + e.comm_len, e.info_len);
+  p += e.event_len + e.comm_len + e.info_len;
+  fast_n_ += (e.flags & kFast) != 0;
   // A fresh record, its strings' storage reused.
   std::string comm = std::move(r.comm), event = std::move(r.event), fields = std::move(r.fields);
   std::vector<std::string> chain = std::move(r.chain);
   r = trace::perf::Record{};
   r.cpu = std::uint32_t(e.cpu);
   r.ts = e.ts;
-  if (e.name) {
-    event.assign(e.system ? e.system : "");
-    event.push_back(':');
-    event.append(e.name);
-  } else {
+  if (e.flags & kHasName)
+    event.assign(name);
+  else
     event.assign("unknown:id");
-  }
   r.event = std::move(event);
   r.tid = e.pid > 0 ? std::uint64_t(e.pid) : 0;
-  comm.assign(e.pid == 0 ? "swapper" : e.comm && *e.comm ? e.comm : "<...>");
+  if (e.pid == 0)
+    comm.assign("swapper");
+  else if ((e.flags & kHasComm) && !comm_in.empty())
+    comm.assign(comm_in);
+  else
+    comm.assign("<...>");
   r.comm = std::move(comm);
   if (e.pid == 0)
     r.pid = 0;
   else if (auto g = tgid_.find(r.tid); g != tgid_.end())
     r.pid = g->second;
   fields.clear();
-  if (e.info) fields.assign(e.info, e.info_len);
+  if (e.flags & kHasInfo) fields.assign(info);
   r.fields = std::move(fields);
-  chain.resize(std::size_t(e.nframes));
-  for (int i = 0; i < e.nframes; ++i) chain[std::size_t(i)].assign(e.frames[i]);
+  chain.resize(e.nframes);
+  addrs_.resize(e.nframes);
+  if (e.nframes) std::memcpy(addrs_.data(), p, 8 * std::size_t(e.nframes));
+  const char* lens = p + 8 * std::size_t(e.nframes);
+  const char* sym = lens + 4 * std::size_t(e.nframes);
+  const char* const end = rbuf_.data() + rpos_;
+  for (std::uint32_t i = 0; i < e.nframes; ++i) {
+    std::uint32_t l;
+    std::memcpy(&l, lens + 4 * std::size_t(i), 4);
+    if (l > std::size_t(end - sym)) fail("sent a broken record");
+    chain[i].assign(sym, l);
+    sym += l;
+  }
   r.chain = std::move(chain);
-  addrs_.assign(e.addrs, e.addrs + e.nframes);
   if (e.missed != 0) {  // as perf script --show-lost-events shows it (-1: a number not known)
     held_ = std::move(r);
     held_addrs_.swap(addrs_);
@@ -201,7 +524,9 @@ trace::Result<std::vector<trace::perf::Record>> all(trace::Result<std::unique_pt
   if (!in) return in.error();
   in.value()->library_print(library_print);
   std::vector<trace::perf::Record> out;
-  for (trace::perf::Record r; in.value()->next(r);) out.push_back(std::move(r));
+  try {
+    for (trace::perf::Record r; in.value()->next(r);) out.push_back(std::move(r));
+  } catch (const Failure& f) { return error(f.what()); }
   return out;
 }
 }  // namespace

@@ -3,18 +3,27 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "model/trace/perf.hpp"
 
-struct kacct_td;
+struct kacct_td_where;
 
 namespace kacct::tracedat {
 
 // The data starts with trace.dat's magic ("\x17\x08\x44tracing").
 bool is_tracedat_data(std::string_view head);
+
+// The reader's process died or failed in the middle of a pass (Input::next(), rewind(), text()):
+// the message says where (the library call, CPU, file offset, records given so far); the
+// records given before are a partial trace, not to be used.
+struct Failure : std::runtime_error {
+  Failure(std::string m, bool lib) : std::runtime_error(std::move(m)), in_library(lib) {}
+  bool in_library;  // inside a libtracecmd/libtraceevent call (else in kacct's own reader code)
+};
 
 // Every event of every CPU in time order, each a perf::Record: the event's text is the kernel's
 // own print format (the format files trace-cmd saved with the data, no trace-cmd plugins) as
@@ -23,6 +32,13 @@ bool is_tracedat_data(std::string_view head);
 // full buffer dropped become a PERF_RECORD_LOST record before the next one. Thread groups: from
 // `PATH.tgids` (PATH without .xz; "tid tgid" lines, tracefs's saved_tgids with
 // options/record-tgid), when it exists. Holds one record per CPU, whatever the file's length.
+// libtracecmd 3.1.6 and libtraceevent 1.7.1 crash on some damaged files (segfaults in
+// tracecmd_open() and tep_parse_event(), a division by zero in tep_print_event(): found by
+// fuzz_tracedat), so all their work (open, read, print) runs in a child process that opens the
+// file once and streams the records of each pass through a socket (bounded: the socket's buffer
+// and one record); this process never calls them. A child that dies is an error naming where it
+// was (Failure), never a shorter trace. A finished Input leaves its child, file closed, to the
+// next one (one fork per process, not per file, while nothing crashes).
 class Input {
  public:
   // A file, or a trace.dat in memory (e.g. decompressed from xz; libtracecmd reads it from an
@@ -33,23 +49,39 @@ class Input {
   Input(const Input&) = delete;
   Input& operator=(const Input&) = delete;
 
-  // The next record; false at the end. Record::line is the record's 1-based position.
+  // The next record; false at the end of the pass. Record::line is the record's 1-based position.
+  // Throws Failure.
   bool next(trace::perf::Record&);
-  void rewind();
+  void rewind();  // the next pass (a new child if the pass was left in the middle); throws Failure
   // Every event's text from libtraceevent's own printing, not the fast path for plain print
-  // formats (tools/tracedat_c.c): the reference the tests compare the fast path with.
+  // formats (tools/tracedat_c.c): the reference the tests compare the fast path with. From the
+  // next pass on.
   void library_print(bool on);
   std::uint64_t fast_printed() const;  // events whose text the fast path printed
   // The same records as `perf script --ns -F comm,pid,tid,cpu,time,event,trace,ip,sym` text with
   // callchain frame lines, in pieces, for perf::convert_stream(); an event with no format in the
-  // file becomes an event named `unknown:ID` (the converter skips and counts it).
+  // file becomes an event named `unknown:ID` (the converter skips and counts it). Its next() and
+  // rewind() throw Failure.
   trace::perf::Source text();
 
  private:
-  explicit Input(::kacct_td*, std::map<std::uint64_t, std::uint64_t> tgids);
+  Input(int fd, std::map<std::uint64_t, std::uint64_t> tgids);
+  bool spawn();  // false: the child could not open the file
+  void stop(bool keep);
+  [[noreturn]] void fail(const char* what);
+  bool fill(std::size_t n);
+  std::uint32_t frame();  // the next frame's kind; its payload at rbuf_[rpos_ - len_, rpos_)
   static void render(const trace::perf::Record&, const std::vector<std::uint64_t>& addrs, std::string& out);
-  ::kacct_td* td_;
+
+  int fd_ = -1;  // the file (open_data(): an unlinked temporary file), passed to the child
   std::map<std::uint64_t, std::uint64_t> tgid_;
+  int pid_ = -1, sock_ = -1;
+  ::kacct_td_where* where_ = nullptr;  // shared with the child
+  enum class State { Idle, Streaming, Ended } state_ = State::Idle;
+  bool library_print_ = false;
+  std::uint64_t fast_n_ = 0;
+  std::string rbuf_;
+  std::size_t rpos_ = 0, rend_ = 0, len_ = 0;
   std::uint32_t n_ = 0;
   bool pending_lost_ = false;
   trace::perf::Record held_, scratch_;

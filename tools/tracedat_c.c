@@ -2,13 +2,9 @@
  * valid C++ (an int passed as an enum in an inline function). */
 #include "tracedat_c.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <errno.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <trace-cmd.h>
 #include <unistd.h>
 
@@ -46,6 +42,7 @@ struct id_info {
 /* Each CPU's next record is kept (tracecmd_read_data() per CPU: public API), the earliest is
  * given next; a kernel_stack right after an event on its CPU is that event's. */
 struct kacct_td {
+  struct kacct_td_where* where;
   struct tracecmd_input* h;
   struct tep_handle* tep;
   struct trace_seq seq;
@@ -66,14 +63,35 @@ struct kacct_td {
   size_t text_cap;
 };
 
+/* where->call says which library call runs (set before, cleared after each). */
+#define IN(t, c) ((t)->where->call = (c))
+#define OUT(t) ((t)->where->call = KACCT_TD_IN_KACCT)
+static struct kacct_td_where no_where;
+
+const char* kacct_td_call_name(int call) {
+  switch (call) {
+    case KACCT_TD_IN_OPEN: return "libtracecmd's tracecmd_open()";
+    case KACCT_TD_IN_READ: return "libtracecmd's tracecmd_read_data()";
+    case KACCT_TD_IN_FORMAT: return "libtraceevent's tep_find_event()";
+    case KACCT_TD_IN_FIELD: return "libtraceevent's tep_get_field_raw()";
+    case KACCT_TD_IN_PRINT: return "libtraceevent's tep_print_event()";
+    case KACCT_TD_IN_SYMBOL: return "libtraceevent's tep_find_function()";
+    case KACCT_TD_IN_CLOSE: return "libtracecmd's tracecmd_close()";
+    default: return NULL;
+  }
+}
+
 /* ftrace's stack_entry (kernel_stack): int size; unsigned long caller[], innermost first. The
  * format says caller[8] (older kernels' fixed array); the entry holds `size` of them, fewer or
  * more, within the record; 0 or ULONG_MAX ends them. */
 static int stack_frames(struct kacct_td* t, struct tep_event* ev, struct tep_record* rec) {
   int len = 0, n = 0;
   unsigned long long size = 0;
+  IN(t, KACCT_TD_IN_FIELD);
   const unsigned char* raw = tep_get_field_raw(NULL, ev, "caller", rec, &len, 0);
-  if (!raw || tep_get_field_val(NULL, ev, "size", rec, &size, 0) != 0) return 0;
+  const int bad = !raw || tep_get_field_val(NULL, ev, "size", rec, &size, 0) != 0;
+  OUT(t);
+  if (bad) return 0;
   const long room = (long)rec->size - (long)(raw - (const unsigned char*)rec->data);
   len = size * 8 < (unsigned long long)room ? (int)size * 8 : (int)room;
   for (int off = 0; off + 8 <= len; off += 8) {
@@ -90,7 +108,9 @@ static int stack_frames(struct kacct_td* t, struct tep_event* ev, struct tep_rec
       t->addrs = ad;
       t->cap = cap;
     }
+    IN(t, KACCT_TD_IN_SYMBOL);
     const char* s = tep_find_function(t->tep, a);
+    OUT(t);
     t->addrs[n] = a;
     t->frames[n++] = s ? s : "?";
   }
@@ -304,7 +324,9 @@ static struct id_info* id_of(struct kacct_td* t, struct tep_record* rec) {
   struct id_info* i = t->ids[id];
   if (!i) {
     if (!(i = calloc(1, sizeof(*i)))) return NULL;
+    IN(t, KACCT_TD_IN_FORMAT);
     i->ev = tep_find_event(t->tep, id);
+    OUT(t);
     i->stack = is_stack(i->ev);
     if (i->ev)
       fast_make(i->ev, &i->fast);
@@ -321,7 +343,9 @@ static struct tep_event* event_of(struct kacct_td* t, struct tep_record* rec, in
     *stack = i->stack;
     return i->ev;
   }
+  IN(t, KACCT_TD_IN_FORMAT);
   struct tep_event* ev = tep_find_event_by_record(t->tep, rec);
+  OUT(t);
   *stack = is_stack(ev);
   return ev;
 }
@@ -330,55 +354,28 @@ static const char* comm_of(struct kacct_td* t, int pid) {
   const unsigned k = (unsigned)pid & 1023u;
   if (!t->comms[k].comm || t->comms[k].pid != pid) {
     t->comms[k].pid = pid;
+    IN(t, KACCT_TD_IN_FORMAT);
     t->comms[k].comm = tep_data_comm_from_pid(t->tep, pid);
+    OUT(t);
   }
   return t->comms[k].comm;
 }
 
-/* Whether libtracecmd can open the file, tried in a child process first: libtracecmd 3.1.6 and
- * libtraceevent 1.7.1 crash on some damaged files (found by fuzz_tracedat: tracecmd_close()
- * after tracecmd_init_data() found a CPU's data past the end of the file, its list heads never
- * set up; NULL dereferences in tep_parse_event() on broken event formats), and kacct must exit
- * with an error instead. The child also keeps init_data's printf() ("File possibly truncated")
- * off perf-convert's stdout. 1: readable (or no child could be made: then as before). */
-static int readable(const char* path, int flags) {
-  fflush(stdout);
-  fflush(stderr);
-  const pid_t pid = fork();
-  if (pid < 0) return 1;
-  if (pid == 0) {
-    const int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) dup2(null, 1), dup2(null, 2);
-    signal(SIGSEGV, SIG_DFL);
-    signal(SIGBUS, SIG_DFL);
-    signal(SIGABRT, SIG_DFL);
-    signal(SIGFPE, SIG_DFL);
-    signal(SIGILL, SIG_DFL);
-    struct tracecmd_input* h = tracecmd_open_head(path, flags);
-    _exit(h && tracecmd_init_data(h) == 0 ? 0 : 1); /* no close: it is the crash above */
-  }
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) return 1;
-  return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
-struct kacct_td* kacct_td_open(const char* path, int fd) {
+struct kacct_td* kacct_td_open(const char* path, struct kacct_td_where* where) {
   const int flags = TRACECMD_FL_LOAD_NO_PLUGINS | TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS;
   struct kacct_td* t = calloc(1, sizeof(*t));
   if (!t) return NULL;
+  t->where = where ? where : &no_where;
+  t->where->cpu = -1;
+  t->where->offset = 0;
   tracecmd_set_loglevel(TEP_LOG_NONE);
-  char fd_path[64];
-  if (!path) {
-    snprintf(fd_path, sizeof fd_path, "/proc/self/fd/%d", fd);
-    path = fd_path;
-  }
-  if (!readable(path, flags) || !(t->h = tracecmd_open(path, flags))) {
-    if (fd >= 0) close(fd);
+  IN(t, KACCT_TD_IN_OPEN);
+  t->h = tracecmd_open(path, flags);
+  OUT(t);
+  if (!t->h) {
     free(t);
     return NULL;
   }
-  if (fd >= 0) close(fd); /* libtracecmd has its own */
   t->tep = tracecmd_get_tep(t->h);
   t->ncpus = tep_get_cpus(t->tep);
   trace_seq_init(&t->seq);
@@ -393,8 +390,11 @@ struct kacct_td* kacct_td_open(const char* path, int fd) {
 
 void kacct_td_rewind(struct kacct_td* t) {
   for (int c = 0; c < t->ncpus; ++c) {
+    t->where->cpu = c;
+    IN(t, KACCT_TD_IN_READ);
     if (t->next[c]) tracecmd_free_record(t->next[c]);
     t->next[c] = tracecmd_read_cpu_first(t->h, c);
+    OUT(t);
   }
 }
 
@@ -405,6 +405,8 @@ int kacct_td_next(struct kacct_td* t, struct kacct_td_event* e) {
   memset(e, 0, sizeof(*e));
   if (best < 0) return 0;
   struct tep_record* rec = t->next[best];
+  t->where->cpu = best;
+  t->where->offset = rec->offset;
   int stack = 0;
   struct tep_event* ev = event_of(t, rec, &stack);
   e->cpu = best;
@@ -413,17 +415,22 @@ int kacct_td_next(struct kacct_td* t, struct kacct_td_event* e) {
   if (ev && !stack) {
     e->system = ev->system;
     e->name = ev->name;
+    IN(t, KACCT_TD_IN_FORMAT);
     e->pid = tep_data_pid(t->tep, rec);
+    OUT(t);
     e->comm = comm_of(t, e->pid);
     const struct id_info* i = t->slow ? NULL : id_of(t, rec);
     const int fast = i && i->fast.ok > 0 ? fast_print(t, &i->fast, rec, &e->info_len) : 0;
     if (fast < 0) return -1;
     if (fast) {
       ++t->fast_n;
+      e->fast = 1;
       e->info = t->text;
     } else {
       trace_seq_reset(&t->seq);
+      IN(t, KACCT_TD_IN_PRINT);
       tep_print_event(t->tep, &t->seq, rec, "%s", TEP_PRINT_INFO);
+      OUT(t);
       trace_seq_terminate(&t->seq);
       e->info = t->seq.buffer;
       e->info_len = t->seq.len;
@@ -432,17 +439,22 @@ int kacct_td_next(struct kacct_td* t, struct kacct_td_event* e) {
     e->system = ev->system;
     e->name = ev->name;
   }
+  IN(t, KACCT_TD_IN_READ);
   tracecmd_free_record(rec);
   t->next[best] = tracecmd_read_data(t->h, best);
+  OUT(t);
   rec = t->next[best];
+  if (rec) t->where->offset = rec->offset;
   if (e->info && rec && (ev = event_of(t, rec, &stack)) && stack) {
     const int n = stack_frames(t, ev, rec);
     if (n < 0) return -1;
     e->frames = t->frames;
     e->addrs = t->addrs;
     e->nframes = n;
+    IN(t, KACCT_TD_IN_READ);
     tracecmd_free_record(rec);
     t->next[best] = tracecmd_read_data(t->h, best);
+    OUT(t);
   }
   return 1;
 }
@@ -466,6 +478,8 @@ void kacct_td_close(struct kacct_td* t) {
   free(t->frames);
   free(t->addrs);
   trace_seq_destroy(&t->seq);
+  IN(t, KACCT_TD_IN_CLOSE);
   tracecmd_close(t->h);
+  OUT(t);
   free(t);
 }

@@ -16,10 +16,33 @@ struct kacct_td_event {
   const char* const* frames; /* the kernel stack written right after it: symbols, innermost first */
   const unsigned long long* addrs;
   int nframes;
+  int fast; /* 1: the text came from the fast path of plain print formats */
 };
+/* Where the reader is, kept current for a parent process to read after the reader's process
+ * died (shared memory; tools/tracedat.cpp): the library call under way (KACCT_TD_IN_KACCT: the
+ * reader's own code), the CPU and file offset of the record it reads or prints. */
+enum {
+  KACCT_TD_IN_KACCT,
+  KACCT_TD_IN_OPEN,
+  KACCT_TD_IN_READ,
+  KACCT_TD_IN_FORMAT,
+  KACCT_TD_IN_FIELD,
+  KACCT_TD_IN_PRINT,
+  KACCT_TD_IN_SYMBOL,
+  KACCT_TD_IN_CLOSE
+};
+struct kacct_td_where {
+  volatile int call;
+  volatile int cpu; /* -1: none yet */
+  volatile unsigned long long offset;
+};
+/* The library function a KACCT_TD_IN_* names ("tep_print_event()"), NULL for KACCT_TD_IN_KACCT. */
+const char* kacct_td_call_name(int call);
 struct kacct_td;
-/* The file at path, or (path NULL) the open file fd (closed here). NULL: unreadable. */
-struct kacct_td* kacct_td_open(const char* path, int fd);
+/* The file at path (kept open by libtracecmd). NULL: unreadable. `where` (may be NULL) is kept
+ * current from the open on. Damaged files can crash libtracecmd 3.1.6 / libtraceevent 1.7.1
+ * inside any of these calls: tools/tracedat.cpp calls them in a child process only. */
+struct kacct_td* kacct_td_open(const char* path, struct kacct_td_where* where);
 void kacct_td_rewind(struct kacct_td*);
 /* The next event in time order (valid until the next call): 1; 0 at the end; -1: out of memory. */
 int kacct_td_next(struct kacct_td*, struct kacct_td_event*);

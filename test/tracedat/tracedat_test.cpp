@@ -206,3 +206,94 @@ TEST(TraceDat, FastTextAsLibraryPrints) {
                 (unsigned long long)in.value()->fast_printed());
   }
 }
+
+// libtraceevent 1.7.1 divides by zero printing a record of this damaged format: the reader's
+// child process dies, and the pass is an error that says where, never fewer records.
+TEST(TraceDat, LibraryCrashIsAnError) {
+  const std::string dat = std::string(KACCT_TRACEDAT_CORPUS) + "/print-divide-by-zero.dat";
+  auto in = kacct::tracedat::Input::open(dat);
+  ASSERT_TRUE(in) << in.error().message;  // the header is readable
+  Record r;
+  try {
+    while (in.value()->next(r)) {}
+    ADD_FAILURE() << "the pass ended without an error";
+  } catch (const kacct::tracedat::Failure& f) {
+    EXPECT_TRUE(f.in_library);
+    EXPECT_NE(std::string(f.what()).find("libtraceevent's tep_print_event() crashed (SIGFPE) at CPU 0's record at file "
+                                         "offset 12304, after 0 records"),
+              std::string::npos)
+        << f.what();
+  }
+  auto all = kacct::tracedat::read(dat);
+  ASSERT_FALSE(all);
+  EXPECT_NE(all.error().message.find("SIGFPE"), std::string::npos) << all.error().message;
+}
+
+// A pass left in the middle (its child killed, a new one started) and passes run to the end
+// give the same records.
+TEST(TraceDat, RewindInTheMiddleOfAPass) {
+  for (const char* name : {"syscalls-ticks.dat", "fork-switch-exit.dat", "irq-softirq.dat"}) {
+    const std::string dat = std::string(KACCT_TRACEDAT_CORPUS) + "/" + name;
+    auto whole = kacct::tracedat::read(dat);
+    ASSERT_TRUE(whole) << whole.error().message;
+    ASSERT_GT(whole.value().size(), 4u) << name;
+    auto in = kacct::tracedat::Input::open(dat);
+    ASSERT_TRUE(in) << in.error().message;
+    Record r;
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(in.value()->next(r));
+    for (int pass = 0; pass < 3; ++pass) {
+      in.value()->rewind();
+      std::vector<Record> again;
+      while (in.value()->next(r)) again.push_back(r);
+      ASSERT_EQ(again.size(), whole.value().size()) << name;
+      for (std::size_t i = 0; i < again.size(); ++i) {
+        const Record& a = again[i];
+        const Record& b = whole.value()[i];
+        EXPECT_TRUE(a.fields == b.fields && a.event == b.event && a.comm == b.comm && a.tid == b.tid && a.ts == b.ts &&
+                    a.cpu == b.cpu && a.chain == b.chain && a.line == b.line)
+            << name << " record " << i;
+      }
+    }
+    EXPECT_FALSE(in.value()->next(r));  // the pass stays ended
+  }
+}
+
+// The reader's child is kept for the next file after a clean close: a crash, an unreadable
+// file, or two inputs open at once (each child with only its own socket: a child that kept the
+// other's would keep it from ending) change no file's records.
+TEST(TraceDat, ReaderAcrossFiles) {
+  const std::string dir = KACCT_TRACEDAT_CORPUS;
+  auto ref = kacct::tracedat::read(dir + "/syscalls-ticks.dat");
+  ASSERT_TRUE(ref) << ref.error().message;
+  auto same = [&](const kacct::trace::Result<std::vector<Record>>& got) {
+    ASSERT_TRUE(got) << got.error().message;
+    ASSERT_EQ(got.value().size(), ref.value().size());
+    for (std::size_t i = 0; i < got.value().size(); ++i)
+      EXPECT_TRUE(got.value()[i].fields == ref.value()[i].fields && got.value()[i].ts == ref.value()[i].ts) << i;
+  };
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_FALSE(kacct::tracedat::read(dir + "/print-divide-by-zero.dat"));
+    same(kacct::tracedat::read(dir + "/syscalls-ticks.dat"));
+    EXPECT_FALSE(kacct::tracedat::read(dir + "/cpu-data-past-end.dat"));
+    EXPECT_FALSE(kacct::tracedat::read(dir + "/huge-header-size.dat"));
+    same(kacct::tracedat::read(dir + "/syscalls-ticks.dat"));
+  }
+  auto a = kacct::tracedat::Input::open(dir + "/syscalls-ticks.dat");
+  auto b = kacct::tracedat::Input::open(dir + "/fork-switch-exit.dat");
+  ASSERT_TRUE(a && b);
+  Record r;
+  std::size_t n = 0;
+  while (a.value()->next(r)) ++n;
+  EXPECT_EQ(n, ref.value().size());
+  EXPECT_TRUE(b.value()->next(r));
+  a.value().reset();                                                     // kept as the idle child
+  b.value().reset();                                                     // in the middle of a pass: ended
+  auto c = kacct::tracedat::Input::open(dir + "/fork-switch-exit.dat");  // a's child
+  auto d = kacct::tracedat::Input::open(dir + "/irq-softirq.dat");       // a new one
+  auto e = kacct::tracedat::Input::open(dir + "/irq-softirq.dat");       // another
+  ASSERT_TRUE(c && d && e);
+  e.value().reset();  // kept as the idle child
+  c.value().reset();  // the idle place taken: its child ends when its socket closes (a hang if d's had it)
+  d.value().reset();
+  same(kacct::tracedat::read(dir + "/syscalls-ticks.dat"));
+}

@@ -41,6 +41,10 @@ for src in "$root"/fuzz/fuzz_*.cpp; do
   name=$(basename "$src" .cpp)
   if [ ! -x "$OUT/$name" ]; then echo "missing: \$OUT/$name"; bad=1; continue; fi
   if [ ! -s "$OUT/${name}_seed_corpus.zip" ]; then echo "missing: \$OUT/${name}_seed_corpus.zip"; bad=1; continue; fi
+  # The libraries base-runner lacks resolve to the copies in $OUT/lib (build.sh), not the build's.
+  for l in $(ldd "$OUT/$name" | awk '$1 ~ /^lib(fmt|tracecmd|traceevent|tracefs|zstd)\.so/ {print $1 "=" $3}'); do
+    if [ "${l#*=}" != "$OUT/lib/${l%%=*}" ]; then echo "FAIL $name: ${l%%=*} is ${l#*=}, not in \$OUT/lib"; bad=1; fi
+  done
   seeds="$WORK/seeds-$name"
   rm -rf "$seeds" && mkdir -p "$seeds" && (cd "$seeds" && unzip -q "$OUT/${name}_seed_corpus.zip")
   opts=()
