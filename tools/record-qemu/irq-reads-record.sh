@@ -1,5 +1,5 @@
 #!/bin/bash
-# Record unmodified programs (reads-job.sh's: LTP CPU-time tests, stress-ng) on a tick kernel
+# Record unmodified programs (reads-programs.sh's: LTP CPU-time tests, stress-ng) on a tick kernel
 # with IRQ_TIME_ACCOUNTING from tools/kernel-build (amd64 or ppc64le): irq-record.sh's probes and
 # guest with irq-reads-init.sh as /init, then per program the perf script and strace files.
 #   [BUSYBOX=...] [WORK=...] irq-reads-record.sh KERNEL_DIR LTP_BUILD OUTDIR PROGRAM...
@@ -22,33 +22,24 @@ elif [ "$ARCH" != amd64 ]; then
 	echo "irq-reads-record.sh: arch $ARCH: amd64 or ppc64le kernels only" >&2
 	exit 2
 fi
-S=$L/testcases/kernel/syscalls
+. "$HERE/reads-bins.sh"
 R=$(mktemp -d /tmp/irq-reads.XXXX)
 trap 'rm -rf "$R"' EXIT
 mkdir -p "$R/x/ltp" "$R/x/usr/bin" "$R/x/boot"
 bins=(/usr/bin/strace /usr/bin/stress-ng /usr/bin/perf)
-for t in getrusage/getrusage01 getrusage/getrusage02 getrusage/getrusage03 getrusage/getrusage03_child \
-	getrusage/getrusage04 times/times01 times/times03 clock_gettime/clock_gettime01 clock_gettime/clock_gettime02; do
-	[ -x "$S/$t" ] || { echo "irq-reads-record.sh: $S/$t not built (skipped)" >&2; continue; }
-	cp "$S/$t" "$R/x/ltp/" && bins+=("$S/$t")
-done
+reads_ltp irq-reads-record.sh "$L" "$R/x/ltp"
 if [ "$ARCH" = ppc64le ]; then
 	# perf and its libraries (usr/bin, lib, lib64: no merged /usr); the LTP tests are static
 	cp -a "$W/perfroot/." "$R/x/"
 else
 	cp "${bins[@]:0:3}" "$R/x/usr/bin/"
-	for b in "${bins[@]}"; do ldd "$b" | grep -o '/[^ ]*'; done | sort -u | while read -r lib; do
-		[ -f "$lib" ] || continue
-		dest=$R/x$lib
-		case $lib in /usr/lib/*) dest=$R/x${lib#/usr} ;; esac # the initramfs has no merged /usr
-		mkdir -p "$(dirname "$dest")" && cp -L "$lib" "$dest"
-	done
+	reads_libs "$R/x" "${bins[@]}"
 fi
-# LTP's kconfig checks (clock_gettime02) read /boot/config-$(uname -r); getrusage04 refuses
-# virtual machines that systemd-detect-virt names
+# LTP's kconfig checks (clock_gettime02) read /boot/config-$(uname -r)
 cp "$K/config" "$R/x/boot/config-$(awk '$1 == "kernel_version" {print $2}' "$K/meta")"
-printf '#!/bin/sh\necho none\nexit 1\n' > "$R/x/usr/bin/systemd-detect-virt"
-chmod 755 "$R/x/usr/bin/systemd-detect-virt"
+reads_no_virt "$R/x"
+# the programs' commands, shared with the gen guests' job
+cp "$HERE/reads-programs.sh" "$R/x/"
 # ppc64le: reads-setup.sh's archive (strace, stress-ng, their libraries) first, ours after it
 # (the kernel unpacks them in order: the LTP tests and /boot here replace its)
 if [ "$ARCH" = ppc64le ]; then cp "$W/reads-extra.cpio.gz" "$R/extra.cpio.gz"; else : > "$R/extra.cpio.gz"; fi
