@@ -235,7 +235,7 @@ trace::Result<Prediction> PredictStream::finish(trace::perf::Conversion conv) {
       }
       continue;
     }
-    const bool recorded = r.id >= trace::perf::kSyscallReadBase && r.id < trace::perf::kUpperReadBit;
+    const bool recorded = (r.id & ~trace::perf::kUpperReadBit) >= trace::perf::kSyscallReadBase;
     if (!threads.count(r.tid) && !recorded) continue;
     const auto u = unit_of(r.kind);
     PredictedRead p;
@@ -448,9 +448,11 @@ std::vector<ReadComparison> compare(const Prediction& p, const std::vector<Recor
     c.marker = k.spec.id;
     c.kind = k.spec.kind;
     c.label = fmt::format("tid {}: {} #{}", k.spec.tid, k.call, k.spec.seq);
-    const PredictedRead* m = nullptr;
-    for (const auto& r : p.reads)
+    const PredictedRead *m = nullptr, *hi = nullptr;  // hi: a bounded read's upper twin
+    for (const auto& r : p.reads) {
       if (r.marker == k.spec.id) m = &r;
+      if (r.marker == (k.spec.id | trace::perf::kUpperReadBit)) hi = &r;
+    }
     // The reaped children's times: at the read's sys_exit (nsec_to_clock_t for times(),
     // ns_to_kernel_old_timeval for getrusage()).
     const auto ch = p.children.find(k.spec.id);
@@ -504,23 +506,39 @@ std::vector<ReadComparison> compare(const Prediction& p, const std::vector<Recor
       continue;
     }
     c.agreement = Agreement::Exact;
-    std::vector<std::string> bad;
-    auto check = [&](const char* what, std::optional<std::uint64_t> kv, std::uint64_t mv) {
-      if (kv && *kv != mv) bad.push_back(fmt::format("{}: kernel {} kacct {}", what, *kv, mv));
+    std::vector<std::string> bad, within;
+    // With an upper twin: exact where both agree with the kernel, within bounds where the
+    // kernel's value lies between them.
+    auto check = [&](const char* what, std::optional<std::uint64_t> kv, auto get) {
+      if (!kv) return;
+      const std::uint64_t mv = get(*m), hv = hi ? get(*hi) : mv;
+      if (*kv == mv && *kv == hv) return;
+      if (*kv >= std::min(mv, hv) && *kv <= std::max(mv, hv)) {
+        if (c.agreement == Agreement::Exact) c.agreement = Agreement::WithinBounds;
+        within.push_back(fmt::format("{}: kernel {} in kacct [{}, {}]", what, *kv, std::min(mv, hv), std::max(mv, hv)));
+        return;
+      }
+      bad.push_back(
+          hi ? fmt::format("{}: kernel {} not in kacct [{}, {}]", what, *kv, std::min(mv, hv), std::max(mv, hv))
+             : fmt::format("{}: kernel {} kacct {}", what, *kv, mv));
     };
     const bool clock_read =
         k.spec.kind == trace::ReadKind::ProcessCputime || k.spec.kind == trace::ReadKind::ThreadCputime;
     if (k.rtime_only) {
-      check("rtime ns", k.value, m->rtime_ns);
+      check("rtime ns", k.value, [](const PredictedRead& x) { return x.rtime_ns; });
     } else if (clock_read) {
-      check("value", k.value, m->value);
+      check("value", k.value, [](const PredictedRead& x) { return x.value; });
     } else {
-      check("utime", k.utime, m->utime);
-      check("stime", k.stime, m->stime);
+      check("utime", k.utime, [](const PredictedRead& x) { return x.utime; });
+      check("stime", k.stime, [](const PredictedRead& x) { return x.stime; });
     }
+    if (!within.empty())
+      c.detail = fmt::format("{} (the trace does not say on which side of a tick in the syscall the kernel read)",
+                             fmt::join(within, "; "));
     if (ch != p.children.end()) {
-      check("cutime", k.cutime, ch->second[0] / 10'000'000);
-      check("cstime", k.cstime, ch->second[1] / 10'000'000);
+      const auto& v = ch->second;
+      check("cutime", k.cutime, [&](const PredictedRead&) { return v[0] / 10'000'000; });
+      check("cstime", k.cstime, [&](const PredictedRead&) { return v[1] / 10'000'000; });
     }
     if (!bad.empty()) {
       c.agreement = Agreement::Off;

@@ -676,6 +676,7 @@ void Converter::syscall_read_enter(const Record& r, std::uint64_t nr) {
   if (!wanted) return;
   open.second = long(conv_.stats.cputime_syscalls.size());
   early_read_.erase(r.tid);
+  may_stand_still_.erase(r.tid);
   if (auto q = syscall_read_index_.find({r.tid, nr, seq}); q != syscall_read_index_.end()) {
     const auto& want = o_.syscall_reads[q->second];
     const bool own = !want.target || want.target == r.tid;
@@ -690,6 +691,7 @@ void Converter::syscall_read_enter(const Record& r, std::uint64_t nr) {
         want.place && ((want.kind == ReadKind::ProcStat && !other_group) || want.kind == ReadKind::RusageSelf ||
                        want.kind == ReadKind::ProcessCputime || (want.kind == ReadKind::ThreadCputime && own));
     if (syncs) early_read_[r.tid] = conv_.stats.cputime_syscalls.size();
+    if (syncs && irq_time_pending_.count(r.cpu)) may_stand_still_.insert(r.tid);
   }
   conv_.stats.cputime_syscalls.push_back(
       {r.tid, nr, seq, arg0, r.line, 0, "its sys_exit is not in the trace", std::nullopt});
@@ -775,10 +777,17 @@ void Converter::children_at_sys_exit(const Record& r) {
 }
 void Converter::syscall_read_exit(const Record& r) {
   early_read_.erase(r.tid);
+  may_stand_still_.erase(r.tid);
   auto it = syscall_open_.find(r.tid);
   if (it == syscall_open_.end() || it->second.second < 0) return;
   auto& seen = conv_.stats.cputime_syscalls[std::size_t(it->second.second)];
   syscall_open_.erase(it);
+  if (auto u = upper_read_.find(r.tid); u != upper_read_.end()) {
+    if (u->second == std::size_t(&seen - conv_.stats.cputime_syscalls.data()) && syscall_nr(r) == seen.nr && seen.id)
+      place_syscall_read(seen, r, true);
+    upper_read_.erase(u);
+    return;
+  }
   if (syscall_nr(r) != seen.nr || seen.id) return;
   place_syscall_read(seen, r);
 }
@@ -792,6 +801,8 @@ void Converter::syscall_read_exit(const Record& r) {
 void Converter::syscall_read_runtime(const Record& r, std::uint64_t pid) {
   auto e = early_read_.find(pid);
   if (e == early_read_.end() || cpu(r.cpu).current != pid || after_tick_.count(r.cpu)) return;
+  // an update in irq context is a tick's, never the read's (the irq-time traces' tick irq)
+  if (cpu(r.cpu).irq_depth > 0 || cpu(r.cpu).in_softirq) return;
   const auto k = e->second;
   early_read_.erase(e);
   auto& seen = conv_.stats.cputime_syscalls[k];
@@ -820,7 +831,53 @@ bool Converter::tick_in_runtime_update_follows(const Record& r) const {
   }
   return false;
 }
-void Converter::place_syscall_read(Stats::SyscallSeen& seen, const Record& r) {
+// A read that brings the reader's runtime up to date (early_read_) with no sched_stat_runtime
+// of its own before a tick inside its syscall, nor after the tick's own update: its
+// update_curr() found delta_exec <= 0. With irq time that happens on either side of the tick:
+// update_rq_clock_task() holds clock_task back until the clock has passed the irq time accrued
+// (6.1/6.12 kernel/sched/core.c, fair.c update_curr_se()), after a long irq before the read or
+// after the tick's own irq. The trace cannot tell which side the kernel read on (times03 on
+// 6.12 irq time: a 32 ms hardirq held clock_task for 32 ms, the read one tick below sys_exit's
+// value): it is read at both, before the tick and, as its upper twin, at sys_exit. Only where
+// clock_task could stand still before the tick: an irq ended on the CPU after its last runtime
+// update (outside irqs) before the read's sys_enter (times03: no update between the 32 ms irq
+// and the read); else the read came after the tick (7 such reads in that run), at sys_exit.
+void Converter::bound_read_across_tick(const Record& r) {
+  const auto pid = cpu(r.cpu).current;
+  const auto e = early_read_.find(pid);
+  if (vcpu(r.cpu) || e == early_read_.end() || !in_syscall_.count(pid) || !may_stand_still_.count(pid)) return;
+  // The tick's own update is inside its irq where the trace has irq events (irq-reads-reduce.py's
+  // traces), else the first one after the tick.
+  int depth = 0;
+  bool irqs = false, first = true;
+  for (std::size_t i = index(r) + 1;; ++i) {
+    const Record* np = rec(i);
+    if (!np) break;
+    const auto& n = *np;
+    if (n.cpu != r.cpu) continue;
+    if (n.event == "irq:irq_handler_entry" || n.event == "irq:softirq_entry") {
+      ++depth;
+      irqs = true;
+    } else if (n.event == "irq:irq_handler_exit" || n.event == "irq:softirq_exit") {
+      depth -= depth > 0;
+    } else if (n.event == "sched:sched_stat_runtime" && num_field(n.fields, "pid") == pid) {
+      if (depth == 0 && (irqs || !first)) return;  // the read's own update, after the tick: placed there
+      first = false;
+    } else if (n.event == "raw_syscalls:sys_exit" || n.event == "sched:sched_switch" ||
+               n.event.starts_with("PERF_RECORD_LOST")) {
+      break;
+    }
+  }
+  const auto k = e->second;
+  early_read_.erase(e);
+  auto& seen = conv_.stats.cputime_syscalls[k];
+  place_syscall_read(seen, r);
+  if (!seen.id) return;
+  upper_read_[pid] = k;
+  auto q = syscall_read_index_.find({seen.tid, seen.nr, seen.seq});
+  conv_.stats.read_clocks.push_back({seen.id, seen.tid, o_.syscall_reads[q->second].kind, "tick_in_read", r.ts, 0});
+}
+void Converter::place_syscall_read(Stats::SyscallSeen& seen, const Record& r, bool upper) {
   auto q = syscall_read_index_.find({seen.tid, seen.nr, seen.seq});
   if (q == syscall_read_index_.end()) return;
   const auto& want = o_.syscall_reads[q->second];
@@ -846,6 +903,12 @@ void Converter::place_syscall_read(Stats::SyscallSeen& seen, const Record& r) {
     spec.tid = 0;
   }
   last_drop_.clear();
+  if (upper) {
+    if (emit_read(spec, want.id | kUpperReadBit, r, r.ts))
+      for (auto& rc : conv_.stats.read_clocks)
+        if (rc.marker == want.id && rc.how == "tick_in_read") rc.hi = r.ts;
+    return;
+  }
   if (emit_read(spec, want.id, r, r.ts))
     seen.id = want.id;
   else
@@ -1048,6 +1111,7 @@ void Converter::on_irq_entry(const Record& r) {
 void Converter::on_irq_exit(const Record& r) {
   used(r);
   if (cpu(r.cpu).irq_depth == 0) return repair("irq_exit without entry skipped", r);
+  irq_time_pending_.insert(r.cpu);
   emit(ev(Kind::IrqExit, r.cpu), r);
 }
 void Converter::on_softirq_entry(const Record& r) {
@@ -1062,6 +1126,7 @@ void Converter::on_softirq_entry(const Record& r) {
 void Converter::on_softirq_exit(const Record& r) {
   used(r);
   if (!cpu(r.cpu).in_softirq || cpu(r.cpu).irq_depth > 0) return repair("softirq_exit without entry skipped", r);
+  irq_time_pending_.insert(r.cpu);
   emit(ev(Kind::SoftirqExit, r.cpu), r);
 }
 
@@ -1166,6 +1231,7 @@ void Converter::on_hrtimer_expire_entry(const Record& r) {
     if (cpu(c).mode == Mode::User && cpu(c).irq_depth == 0 && !cpu(c).in_softirq)
       set_mode(c, Mode::Kernel, r, "kernel entry inferred (kernel tick)");
   }
+  bound_read_across_tick(r);
   const bool user_now = cpu(c).mode == Mode::User && cpu(c).irq_depth == 0 && !cpu(c).in_softirq;
   if (!emit(ev(Kind::Tick, c), r)) {
     // Steal fed for it stays pending in the model: the CPU's next tick would take it too.
@@ -1215,6 +1281,7 @@ void Converter::on_stat_runtime(const Record& r) {
   const std::uint32_t c = r.cpu;
   auto pid = num_field(r.fields, "pid"), rt = num_field(r.fields, "runtime");
   if (!pid || !rt) return bad(r, "pid and runtime");
+  if (cpu(c).irq_depth == 0 && !cpu(c).in_softirq) irq_time_pending_.erase(c);
   if (*pid == 0) return;
   used(r);
   // Where __exit_signal() folded an exiting thread into its group. On a tick CPU the sample's

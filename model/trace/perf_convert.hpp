@@ -156,7 +156,8 @@ class Converter {
   void children_at_sys_exit(const Record&);
   void wait_enter(const Record&, std::uint64_t nr);
   void syscall_read_runtime(const Record&, std::uint64_t pid);
-  void place_syscall_read(Stats::SyscallSeen&, const Record&);
+  void place_syscall_read(Stats::SyscallSeen&, const Record&, bool upper = false);
+  void bound_read_across_tick(const Record&);
   bool emit_read(const ReadSpec&, std::uint64_t id, const Record&, std::uint64_t t);
 
   // Dispatch (perf.cpp: the table from event name to handler).
@@ -234,6 +235,9 @@ class Converter {
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> syscall_seq_;
   std::set<std::uint64_t> in_syscall_;                         // tids between a sys_enter and its sys_exit
   std::unordered_map<std::uint64_t, std::size_t> early_read_;  // tid -> its read placed at its runtime update
+  std::unordered_map<std::uint64_t, std::size_t> upper_read_;  // tid -> its read's upper twin, at sys_exit
+  std::set<std::uint32_t> irq_time_pending_;                   // cpus: an irq ended since their last update
+  std::set<std::uint64_t> may_stand_still_;                    // tids: their read began on such a cpu
   std::set<std::uint32_t> after_tick_;                         // cpus whose last event was the tick
   std::string last_drop_;                                      // the tracker's reason for the last event dropped
   std::unordered_map<std::uint64_t, std::pair<std::uint64_t, long>> syscall_open_;  // tid -> {nr, seen}

@@ -49,7 +49,7 @@ rec = [
 counts = {k: 0 for k in ('ia', 'ia_from_nmi', 'ia_before_start', 'irq_enter', 'irq_exit', 'softirq_enter', 'softirq_exit',
                          'tk', 'tk_before_start', 'tk_before_its_irq', 'tk_in_irq', 'hrtimer_dropped',
                          'syscall_lines_dropped', 'before_start')}
-text, tt, lost, _ = irr.convert(rec, 'amd64', {'80'}, counts)
+text, tt, lost = irr.convert(rec, 'amd64', {'80'}, counts)
 frames = [l for l in text if l.startswith('\t')]
 text = [l for l in text if not l.startswith('\t')]
 ev = [(l.split('[001] ')[1].split(':')[0], ':'.join(l.split(': ', 1)[1].strip().split(':', 2)[:2])) for l in text]

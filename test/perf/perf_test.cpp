@@ -268,6 +268,90 @@ TEST(PerfSyscallReads, GroupReadAfterATickAtItsRuntimeUpdate) {
   }
 }
 
+// A read with no runtime update of its own before a tick in its syscall, nor after the tick's own
+// update (inside the tick's irq in the irq-time traces), where an irq ended after the CPU's last
+// runtime update: with irq time clock_task could stand still on either side of the tick, so the
+// read is bounded: read before the tick and, as its upper twin, at sys_exit. An update of the
+// reader after the tick's irq is the read's own: placed there alone. A runtime update after the
+// irq (clock_task moving) puts the read after the tick, at sys_exit.
+TEST(PerfSyscallReads, ReadWithoutItsOwnUpdateAcrossATickIsBounded) {
+  const auto trace = [](bool own_update_after, bool update_after_irq = false) {
+    return std::string(
+               "a.out  500/500  [000] 100.000000000: sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
+               "prev_state=R ==> next_comm=a.out next_pid=500 next_prio=120\n"
+               "a.out  500/500  [000] 100.000050000: irq:irq_handler_entry: irq=0 name=kacct\n"
+               "a.out  500/500  [000] 100.000090000: irq:irq_handler_exit: irq=0 ret=handled\n") +
+           (update_after_irq ? "a.out  500/500  [000] 100.000095000: sched:sched_stat_runtime: comm=a.out pid=500 "
+                               "runtime=5000 [ns]\n"
+                             : "") +
+           std::string(
+               "a.out  500/500  [000] 100.000101000: raw_syscalls:sys_enter: NR 98 (0, 1, 2, 3, 4, 5)\n"
+               "kacct-irqtime   -1/-1    [000] 100.008000000: kacct:tick_steal: now=100008000000 steal=0 user=0\n"
+               "a.out  500/500  [000] 100.008000000: timer:hrtimer_expire_entry: hrtimer=0 function=tick_sched_timer "
+               "now=100008000000\n"
+               "a.out  500/500  [000] 100.008000000: irq:irq_handler_entry: irq=0 name=kacct\n"
+               "a.out  500/500  [000] 100.008030000: sched:sched_stat_runtime: comm=a.out pid=500 runtime=7930000 "
+               "[ns]\n"
+               "a.out  500/500  [000] 100.008080000: irq:irq_handler_exit: irq=0 ret=handled\n") +
+           (own_update_after ? "a.out  500/500  [000] 100.008085000: sched:sched_stat_runtime: comm=a.out pid=500 "
+                               "runtime=5000 [ns]\n"
+                             : "") +
+           "a.out  500/500  [000] 100.008090000: raw_syscalls:sys_exit: NR 98 = 0\n";
+  };
+  {
+    Options o;
+    o.syscall_reads = {{500, kNrGetrusage, 1, ReadKind::RusageSelf, 0, kSyscallReadBase}};
+    auto c = convert(trace(false, true), o);
+    ASSERT_TRUE(c) << c.error().message;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> reads;
+    for (const auto& e : c.value().trace.events)
+      if (e.kind == Kind::Read) reads.emplace_back(e.read_id, e.ts + c.value().stats.base_ns);
+    EXPECT_EQ(reads, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{kSyscallReadBase, 100'008'090'000}}));
+    EXPECT_TRUE(c.value().stats.read_clocks.empty());
+  }
+  for (const bool own : {false, true}) {
+    Options o;
+    o.syscall_reads = {{500, kNrGetrusage, 1, ReadKind::RusageSelf, 0, kSyscallReadBase}};
+    auto c = convert(trace(own), o);
+    ASSERT_TRUE(c) << c.error().message;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> reads;  // id, ts
+    for (const auto& e : c.value().trace.events)
+      if (e.kind == Kind::Read) reads.emplace_back(e.read_id, e.ts + c.value().stats.base_ns);
+    const auto& clocks = c.value().stats.read_clocks;
+    if (own) {
+      EXPECT_EQ(reads, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{kSyscallReadBase, 100'008'085'000}}));
+      EXPECT_TRUE(clocks.empty());
+      continue;
+    }
+    EXPECT_EQ(reads, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+                         {kSyscallReadBase, 100'008'000'000}, {kSyscallReadBase | kUpperReadBit, 100'008'090'000}}));
+    ASSERT_EQ(clocks.size(), 1u);
+    EXPECT_EQ(clocks[0].how, "tick_in_read");
+    EXPECT_EQ(clocks[0].lo, 100'008'000'000u);  // perf clocks
+    EXPECT_EQ(clocks[0].hi, 100'008'090'000u);
+    // Predicted and compared: the tick's stime and 7.93 ms of runtime lie between the two.
+    sim::RecordedRead r;
+    ASSERT_TRUE(sim::recorded_kind("rusage_self", r));
+    r.spec = o.syscall_reads[0];
+    const auto pr =
+        sim::predict(trace(own), o, *arch::find_cpu("x86-64"), *arch::find_config("6.12.117-tick-irqtime-hz250"), 500);
+    ASSERT_TRUE(pr) << pr.error().to_string();
+    const sim::PredictedRead *lo = nullptr, *hi = nullptr;
+    for (const auto& p : pr.value().reads) (p.marker == kSyscallReadBase ? lo : hi) = &p;
+    ASSERT_TRUE(lo && hi);
+    ASSERT_LT(lo->stime, hi->stime);
+    for (const auto& [stime, agreement] :
+         {std::pair{lo->stime, sim::Agreement::WithinBounds}, std::pair{hi->stime, sim::Agreement::WithinBounds},
+          std::pair{hi->stime + 1, sim::Agreement::Off}}) {
+      r.utime = lo->utime;
+      r.stime = stime;
+      const auto cmp = sim::compare(pr.value(), std::vector<sim::RecordedRead>{r});
+      ASSERT_EQ(cmp.size(), 1u);
+      EXPECT_EQ(cmp[0].agreement, agreement) << stime << ": " << cmp[0].detail;
+    }
+  }
+}
+
 // steal.bt's user= (which of utime/stime the tick grew) is the tick's mode, over a callchain that
 // ended at the entry stub in kernel code (times03 under strace: one such tick put 29221 reads off).
 TEST(PerfConvert, TickModeFromTheKernelOverTheCallchain) {

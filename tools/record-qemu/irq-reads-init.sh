@@ -1,7 +1,7 @@
 #!/bin/busybox sh
 # /init of the reads job in the irq-time guests (irq-reads-record.sh: irq-record.sh with this
 # init and an initramfs extra of strace, stress-ng, perf and LTP tests). Each program named by
-# reads_modes=A,B,... (kernel argument; reads-job.sh's names) runs pinned to CPU 1 under strace
+# reads_modes=A,B,... (kernel argument; reads-programs.sh's names) runs pinned to CPU 1 under strace
 # -ff -v -y (tools/record-reads/record.sh's options) and `perf record -C 1` with irq-record.sh's
 # CPU-1 probes (kacct:ia1 irqtime_account_irq at every irq/softirq boundary, kacct:tk1
 # account_process_tick with user_tick), the sched tracepoints and raw syscalls. perf and the
@@ -28,7 +28,6 @@ O=/dev/ttyS2
 [ -e /dev/ttyS2 ] || O=/dev/hvc1
 stty -F $O raw 115200 2> /dev/null
 . /irq-probes.sh
-. /reads-cmds.sh
 irq_probes
 OUT=/tmp/out
 mkdir -p $OUT
@@ -66,21 +65,15 @@ done
 echo "$EV" > $OUT/perf-events.txt
 say "events:$EV"
 export TMPDIR=/tmp LTP_TIMEOUT_MUL=${LTP_TIMEOUT_MUL:-30}
+. /reads-programs.sh
 for mode in $MODES; do
-	cmd=$(reads_cmd $mode)
-	cd /ltp
-	S=/tmp/$mode.strace
-	mkdir -p $S
-	echo "$cmd" > $OUT/$mode.cmd
+	reads_begin $mode $OUT
 	say "$mode: $cmd at $(cut -d' ' -f1 /proc/uptime)"
 	taskset -c 0 perf record -q -m "${PERF_MMAP:-16M}" --kernel-callchains -C "$CPU" $EV -o $OUT/$mode.perf.data -- \
-		taskset -c "$CPU" strace -ff -qq -v -y -s 256 --seccomp-bpf -e trace=getrusage,times,clock_gettime,read,wait4,clock_nanosleep \
-		-e signal=none -o $S/st sh -c 'echo $$ > "$0"; exec "$@"' $S/root $cmd > $OUT/$mode.output.txt 2>&1
+		taskset -c "$CPU" $READS_STRACE -o $S/st sh -c 'echo $$ > "$0"; exec "$@"' $S/root $cmd > $OUT/$mode.output.txt 2>&1
 	echo "$?" > $OUT/$mode.rc
 	say "$mode: rc=$(cat $OUT/$mode.rc) at $(cut -d' ' -f1 /proc/uptime), perf.data $(wc -c < $OUT/$mode.perf.data)"
-	cp $S/root $OUT/$mode.root
-	mkdir -p $OUT/$mode.strace && cp $S/st.* $OUT/$mode.strace/
-	rm -rf $S
+	reads_end $mode $OUT
 done
 cd /tmp
 echo "==== out" > $O

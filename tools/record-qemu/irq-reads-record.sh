@@ -1,5 +1,5 @@
 #!/bin/bash
-# Record unmodified programs (reads-job.sh's: LTP CPU-time tests, stress-ng) on a tick kernel
+# Record unmodified programs (reads-programs.sh's: LTP CPU-time tests, stress-ng) on a tick kernel
 # with IRQ_TIME_ACCOUNTING from tools/kernel-build (amd64 or ppc64le): irq-record.sh's probes and
 # guest with irq-reads-init.sh as /init, then per program the perf script and strace files.
 #   [BUSYBOX=...] [WORK=...] irq-reads-record.sh KERNEL_DIR LTP_BUILD OUTDIR PROGRAM...
@@ -22,9 +22,9 @@ elif [ "$ARCH" != amd64 ]; then
 	echo "irq-reads-record.sh: arch $ARCH: amd64 or ppc64le kernels only" >&2
 	exit 2
 fi
+. "$HERE/reads-bins.sh"
 R=$(mktemp -d /tmp/irq-reads.XXXX)
 trap 'rm -rf "$R"' EXIT
-. "$HERE/reads-cpio.sh"
 reads_cpio "$K" "$L" "$ARCH" "$W" "$R/extra.cpio.gz" 1
 modes=$(IFS=,; echo "$*")
 IRQ_INIT=$HERE/irq-reads-init.sh IRQ_EXTRA=$R/extra.cpio.gz IRQ_MEM=${IRQ_MEM:-1G} IRQ_TIMEOUT=${IRQ_TIMEOUT:-3000} \

@@ -32,7 +32,7 @@ import re
 import sys
 
 from guestlog import HARDIRQ_MASK, SOFTIRQ_OFFSET, IrqContext
-from readsfix import CPU, Tree, deb_arch, decode, fixture_dirs, lost_line, program_output, write_fixture
+from readsfix import CPU, Lost, Tree, deb_arch, programs, write_fixture
 
 NMI_OFFSET = 0x100000
 NMI_ENTER = 0x110000  # __nmi_enter(): NMI_OFFSET + HARDIRQ_OFFSET (an int3 kprobe runs as an NMI)
@@ -61,13 +61,10 @@ def convert(lines, arch, pids, counts):
     first_td, first_head = None, None
     task_ticks = []
     tree = Tree(arch, *pids)
-    lost = lost_records = 0
+    lost = Lost()
     owner = None  # the output line the callchain frames that follow belong to (None: dropped)
     for raw in lines:
-        lm = lost_line.search(raw)
-        if lm:
-            lost += int(lm.group(1))
-            lost_records += 1
+        lm = lost.see(raw)
         m = LINE.match(raw)
         if not m:
             if FRAME.match(raw):
@@ -189,7 +186,7 @@ def convert(lines, arch, pids, counts):
         index[id(o)] = k
         k += 1 + len(o.chain)
     tt = [f'{index[id(o)] + 1} {p} {u} {s}\n' for o, p, u, s in task_ticks if id(o) in index]
-    return text, tt, lost, lost_records
+    return text, tt, lost
 
 
 def main():
@@ -209,17 +206,15 @@ def main():
     # 6.12.118 has no rows in the arch table: 6.12.117's configs (the same accounting code)
     config = config or f'{"6.12.117" if kver.startswith("6.12.") else kver}-tick-irqtime-hz250'
     info = open(os.path.join(out, 'guest-info.txt')).read()
-    for p, d in fixture_dirs('irq-reads-reduce.py', dest, progs, lambda p: f'{arch}-{kver}-irqtime-{p}'):
-        got = program_output(out, p)
-        if got is None:
-            continue
-        script, root = got
-        reads = decode('irq-reads-reduce.py', out, p, arch, root)
+    def name(p):
+        return f'{arch}-{kver}-irqtime-{p}'
+
+    for p, d, script, root, reads in programs('irq-reads-reduce.py', out, dest, progs, name, arch):
         counts = {k: 0 for k in ('ia', 'ia_from_nmi', 'ia_before_start', 'irq_enter', 'irq_exit', 'softirq_enter',
                                  'softirq_exit', 'tk', 'tk_before_start', 'tk_before_its_irq', 'tk_in_irq',
                                  'hrtimer_dropped', 'syscall_lines_dropped', 'before_start')}
         lines = lzma.open(script, 'rt').read().splitlines()
-        text, tt, lost, lost_records = convert(lines, arch, {root}, counts)
+        text, tt, lost = convert(lines, arch, {root}, counts)
         with open(os.path.join(out, p + '.task-ticks'), 'w') as f:
             f.writelines(tt)
         rc = open(os.path.join(out, p + '.rc')).read().strip()
@@ -230,12 +225,12 @@ def main():
             'clocksource': (re.search(r'clocksource=(\S+)', info) or re.search('', '')).group(1) if 'clocksource=' in info else '',
             'strace': (re.search(r'strace=(.*)', info).group(1) if 'strace=' in info else ''),
             'reduced': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'),
-            'full_lines': len(lines), 'kept_lines': len(text), 'lost_events': lost, 'lost_records': lost_records,
+            'full_lines': len(lines), 'kept_lines': len(text), 'lost_events': lost.events, 'lost_records': lost.records,
             'reads': len(reads.splitlines()) - 1, 'task_ticks': len(tt), 'conversion': counts,
         }
         write_fixture(d, text, reads, meta)
         print(f'{os.path.basename(d)}: exit {rc}, {meta["reads"]} reads, {len(text)} of {len(lines)} lines kept, '
-              f'{lost} lost events, {counts}')
+              f'{lost.events} lost events, {counts}')
 
 
 if __name__ == '__main__':

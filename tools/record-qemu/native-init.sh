@@ -58,7 +58,7 @@ grep . $T/error_log 2> /dev/null | sed "s/^/NAT: error_log /"
 echo ppc-tb > $T/trace_clock || say "no ppc-tb trace clock"
 echo 16384 > $T/buffer_size_kb
 echo 1 > $T/options/record-tgid
-# reads_modes=A,B,...: unmodified programs (reads-cmds.sh's names) instead of native-work, each
+# reads_modes=A,B,...: unmodified programs (reads-programs.sh's names) instead of native-work, each
 # pinned to CPU 1 under strace -ff -v -y (tools/record-reads/record.sh's options) with the probes,
 # the sched tracepoints and the raw syscalls a read is found in (read, wait4, getrusage, times,
 # clock_gettime, clock_nanosleep, waitid); no spinner on CPU 0. Per program the sections
@@ -75,7 +75,7 @@ tasks() {
 	done
 }
 if [ -n "$MODES" ]; then
-	. /reads-cmds.sh
+	. /reads-programs.sh
 	export PATH=/usr/bin:/bin:/usr/sbin:/sbin TMPDIR=/tmp LTP_TIMEOUT_MUL=${LTP_TIMEOUT_MUL:-30}
 	mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
 	echo "${NATIVE_BUFFER_KB:-65536}" > $T/buffer_size_kb
@@ -92,7 +92,6 @@ if [ -n "$MODES" ]; then
 	SYSF='id==3||id==114||id==77||id==43||id==246||id==265||id==272'
 	for e in sys_enter sys_exit; do echo "$SYSF" > $T/events/raw_syscalls/$e/filter; done
 	for mode in $MODES; do
-		cmd=$(reads_cmd $mode)
 		sect "tasks $mode"
 		tasks
 		echo 0 > $T/tracing_on
@@ -101,21 +100,15 @@ if [ -n "$MODES" ]; then
 			sched/sched_process_exit raw_syscalls/sys_enter raw_syscalls/sys_exit; do
 			echo 1 > $T/events/$e/enable
 		done
-		cd /ltp
-		S=/tmp/$mode.strace
-		mkdir -p $S
-		echo "$cmd" > $OUT/$mode.cmd
+		reads_begin $mode $OUT
 		say "$mode: $cmd at $(cut -d' ' -f1 /proc/uptime)"
 		echo 1 > $T/tracing_on
-		taskset -c 1 strace -ff -qq -v -y -s 256 --seccomp-bpf -e trace=getrusage,times,clock_gettime,read,wait4,clock_nanosleep \
-			-e signal=none -o $S/st sh -c 'echo $$ > "$0"; exec "$@"' $S/root $cmd > $OUT/$mode.output.txt 2>&1
+		taskset -c 1 $READS_STRACE -o $S/st sh -c 'echo $$ > "$0"; exec "$@"' $S/root $cmd > $OUT/$mode.output.txt 2>&1
 		echo "$?" > $OUT/$mode.rc
 		echo 0 > $T/tracing_on
 		say "$mode: rc=$(cat $OUT/$mode.rc) at $(cut -d' ' -f1 /proc/uptime), trace lines $(wc -l < $T/trace)"
 		grep -E 'overrun|dropped' $T/per_cpu/cpu*/stats 2> /dev/null | grep -v ': 0$' | sed "s/^/NAT: $mode /"
-		cp $S/root $OUT/$mode.root
-		mkdir -p $OUT/$mode.strace && cp $S/st.* $OUT/$mode.strace/
-		rm -rf $S
+		reads_end $mode $OUT
 		sect "trace $mode"
 		gzip -c $T/trace | uuencode -m trace.gz > $O
 	done

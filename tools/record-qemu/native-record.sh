@@ -16,7 +16,7 @@
 # return): around __exit_signal() (inlined), where an exiting thread's times join its group's.
 # Env NATIVE_TIMEOUT (s, default 600); NATIVE_EXTRA_PROBE: one more kprobe_events line (debugging).
 # Kernel argument native_phase_ms=N: the workload's phase length (default 40).
-# Unmodified programs instead of native-work: env NATIVE_READS="PROGRAM..." (reads-cmds.sh's
+# Unmodified programs instead of native-work: env NATIVE_READS="PROGRAM..." (reads-programs.sh's
 # names: LTP tests, stress-ng runs) and NATIVE_LTP (a cross-built static LTP tree), with
 # WORK/ppc64el/reads-extra.cpio.gz (reads-setup.sh's strace and stress-ng) and WORK/ppc64el/perfroot (setup.sh's: its ld64.so.2; WORK defaults to
 # /tmp/kacct-qemu): native-init.sh runs each under strace on CPU 1; OUTDIR/out/ gets the strace
@@ -88,7 +88,7 @@ extra=()
 if [ -n "${NATIVE_READS:-}" ]; then
 	W=$(readlink -m "${WORK:-/tmp/kacct-qemu}")/ppc64el
 	[ -f "$W/reads-extra.cpio.gz" ] && [ -f "$W/perfroot/lib64/ld64.so.2" ] || { echo "native-record.sh: no $W/reads-extra.cpio.gz or perfroot (reads-setup.sh, setup.sh)" >&2; exit 2; }
-	. "$HERE/reads-cpio.sh"
+	. "$HERE/reads-bins.sh"
 	reads_cpio "$K" "${NATIVE_LTP:?set NATIVE_LTP to a cross-built LTP tree}" ppc64le "$W" "$R/extra.cpio.gz" 0
 	cat "$R/extra.cpio.gz" >> "$R/initrd.cpio.gz" # the kernel unpacks concatenated archives
 	extra=("reads_modes=$(echo $NATIVE_READS | tr ' ' ,)")

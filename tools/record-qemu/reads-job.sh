@@ -4,7 +4,8 @@
 # (nohz_full: gen vtime) under strace -ff -v -y (tools/record-reads/record.sh's options) and
 # perf record -C $CPU with the gen vtime kprobes; strace and perf's own work stays off the
 # program's CPU only for perf (strace is its parent and runs beside it on $CPU).
-# Writes /share/out/MODE.{perf.data,output.txt,root,rc} and /share/out/MODE.strace/st.TID.
+# Writes /share/out/MODE.{perf.data,output.txt,root,rc} and /share/out/MODE.strace/st.TID. The
+# programs and strace's options: reads-programs.sh (reads-record.sh puts it beside this job).
 set -u
 . /share/params
 O=/share/out
@@ -37,26 +38,15 @@ for e in sched:sched_switch sched:sched_wakeup sched:sched_wakeup_new sched:sche
 done
 echo "$EV" > $O/perf-events.txt
 export PATH=/ltp:/usr/bin:/bin:/usr/sbin:/sbin TMPDIR=/tmp LTP_TIMEOUT_MUL=${LTP_TIMEOUT_MUL:-30}
+. /share/reads-programs.sh
 for mode in $MODES; do
-	case $mode in
-	stress-cpu) cmd="stress-ng --cpu 1 --timeout 1s --metrics-brief" ;;
-	stress-fork) cmd="stress-ng --fork 1 --fork-ops 20 --timeout 2s --metrics-brief" ;;
-	stress-wait) cmd="stress-ng --wait 1 --wait-ops 10 --timeout 2s --metrics-brief" ;;
-	stress-get) cmd="stress-ng --get 1 --get-ops 10 --metrics-brief" ;;
-	*) cmd=./$mode ;;   # from /ltp: LTP copies resources (getrusage03_child) from where it started
-	esac
-	cd /ltp
-	S=/tmp/$mode.strace
-	mkdir -p $S
-	echo "$cmd" > $O/$mode.cmd
+	reads_begin $mode $O
 	echo "$mode: $cmd"
 	# perf's -C: the program's CPU only; perf itself reads its buffers from CPU 0.
 	taskset -c 0 perf record -q -m "${PERF_MMAP:-16M}" -C "$CPU" $EV -o /tmp/$mode.perf.data -- \
-		taskset -c "$CPU" strace -ff -qq -v -y -s 256 --seccomp-bpf -e trace=getrusage,times,clock_gettime,read,wait4,clock_nanosleep \
-		-e signal=none -o $S/st sh -c 'echo $$ > "$0"; exec "$@"' $S/root $cmd > $O/$mode.output.txt 2>&1
+		taskset -c "$CPU" $READS_STRACE -o $S/st sh -c 'echo $$ > "$0"; exec "$@"' $S/root $cmd > $O/$mode.output.txt 2>&1
 	echo "$?" > $O/$mode.rc
 	echo "$mode: rc=$(cat $O/$mode.rc)"
-	cp $S/root $O/$mode.root
-	mkdir -p $O/$mode.strace && cp $S/st.* $O/$mode.strace/
-	cp /tmp/$mode.perf.data $O/ && rm -rf /tmp/$mode.perf.data $S
+	reads_end $mode $O
+	cp /tmp/$mode.perf.data $O/ && rm -f /tmp/$mode.perf.data
 done

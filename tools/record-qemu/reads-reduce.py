@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-from readsfix import CPU, Tree, decode, fixture_dirs, lost_line, program_output, write_fixture
+from readsfix import CPU, Lost, Tree, programs, write_fixture
 
 if len(sys.argv) < 4:
     sys.exit(__doc__)
@@ -31,20 +31,12 @@ versions = dict(l.strip().split('=', 1) for l in open(os.path.join(run, 'version
 info = open(os.path.join(out, 'guest-info.txt')).read()
 rid = re.fullmatch(r'(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z', params.get('RUN_ID', ''))
 recorded = '{}-{}-{}T{}:{}:{}Z'.format(*rid.groups()) if rid else ''
-for p, d in fixture_dirs('reads-reduce.py', dest, progs, lambda p: f'{arch}-{p}'):
-    got = program_output(out, p)
-    if got is None:
-        continue
-    script, root = got
-    reads = decode('reads-reduce.py', out, p, arch, root)
+for p, d, script, root, reads in programs('reads-reduce.py', out, dest, progs, lambda p: f'{arch}-{p}', arch):
     tree = Tree(arch, root)
-    kept, total, lost, lost_records = [], 0, 0, 0
+    kept, total, lost = [], 0, Lost()
     for line in lzma.open(script, 'rt'):
         total += 1
-        lm = lost_line.search(line)
-        if lm:
-            lost += int(lm.group(1))
-            lost_records += 1
+        lost.see(line)
         m = head.match(line)
         if not m:
             kept.append(line)
@@ -66,9 +58,9 @@ for p, d in fixture_dirs('reads-reduce.py', dest, progs, lambda p: f'{arch}-{p}'
         'strace': re.search(r'strace=(.*)', info).group(1),
         'recorded': recorded,
         'reduced': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'),
-        'full_lines': total, 'kept_lines': len(kept), 'lost_events': lost, 'lost_records': lost_records,
+        'full_lines': total, 'kept_lines': len(kept), 'lost_events': lost.events, 'lost_records': lost.records,
         'reads': len(reads.splitlines()) - 1,
     }
     write_fixture(d, kept, reads, meta)
     print(f'{os.path.basename(d)}: exit {rc}, {meta["reads"]} reads, {len(kept)} of {total} lines kept, '
-          f'{os.path.getsize(os.path.join(d, "trace.perf.xz"))} bytes, {lost} lost events')
+          f'{os.path.getsize(os.path.join(d, "trace.perf.xz"))} bytes, {lost.events} lost events')

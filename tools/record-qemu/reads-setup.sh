@@ -14,16 +14,12 @@ set -euo pipefail
 L=$(readlink -f "$1") W=$(readlink -m "${2:-/tmp/kacct-qemu}") A=${3:-amd64}
 K=$W/$A
 [ -f "$K/initrd.cpio.gz" ] || { echo "reads-setup.sh: run setup.sh first ($K)" >&2; exit 1; }
-S=$L/testcases/kernel/syscalls
+. "$(dirname "$(readlink -f "$0")")/reads-bins.sh"
 R=$(mktemp -d /tmp/reads-initramfs.XXXX)
 trap 'rm -rf "$R"' EXIT
 mkdir -p "$R/ltp" "$R/usr/bin"
 bins=(/usr/bin/strace /usr/bin/stress-ng)
-for t in getrusage/getrusage01 getrusage/getrusage02 getrusage/getrusage03 getrusage/getrusage03_child \
-	getrusage/getrusage04 times/times01 times/times03 clock_gettime/clock_gettime01 clock_gettime/clock_gettime02; do
-	[ -x "$S/$t" ] || { echo "reads-setup.sh: $S/$t not built (skipped)" >&2; continue; }
-	cp "$S/$t" "$R/ltp/" && bins+=("$S/$t")
-done
+reads_ltp reads-setup.sh "$L" "$R/ltp"
 if [ "$A" = ppc64el ]; then
 	# Debian's ppc64el builds and the closure of their library packages (as perf-sysroot.sh).
 	D=$W/debs X=$R.sysroot
@@ -56,15 +52,8 @@ else
 fi
 # LTP's kconfig checks (clock_gettime02) read /boot/config-$(uname -r).
 mkdir -p "$R/boot" && cp "$K"/kimg/boot/config-* "$R/boot/"
-# getrusage04 refuses virtual machines (TCONF) when systemd-detect-virt names one; none here.
-printf '#!/bin/sh\necho none\nexit 1\n' > "$R/usr/bin/systemd-detect-virt"
-chmod 755 "$R/usr/bin/systemd-detect-virt"
-[ "$A" = ppc64el ] || for b in "${bins[@]}"; do ldd "$b" | grep -o '/[^ ]*' ; done | sort -u | while read -r lib; do
-	[ -f "$lib" ] || continue
-	dest=$R$lib
-	case $lib in /usr/lib/*) dest=$R${lib#/usr} ;; esac   # the initramfs has no merged /usr
-	mkdir -p "$(dirname "$dest")" && cp -L "$lib" "$dest"
-done
+reads_no_virt "$R"
+[ "$A" = ppc64el ] || reads_libs "$R" "${bins[@]}"
 (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) > "$K/reads-extra.cpio.gz"
 cat "$K/initrd.cpio.gz" "$K/reads-extra.cpio.gz" > "$K/initrd-reads.cpio.gz"
 echo "reads-setup.sh: $K/initrd-reads.cpio.gz ($(du -h "$K/initrd-reads.cpio.gz" | cut -f1)): $(ls "$R/ltp" | tr '\n' ' ')"

@@ -52,6 +52,33 @@ def decode(tool, out, p, arch, root):
     return dec.stdout
 
 
+def programs(tool, out, dest, progs, name, arch):
+    """Per program with guest output (fixture_dirs() first: nothing is overwritten): (program, its
+    fixture directory, its perf script file, its root pid, its reads file text)."""
+    for p, d in fixture_dirs(tool, dest, progs, name):
+        got = program_output(out, p)
+        if got is None:
+            continue
+        script, root = got
+        yield p, d, script, root, decode(tool, out, p, arch, root)
+
+
+class Lost:
+    """perf's loss records among the script lines (PERF_RECORD_LOST, PERF_RECORD_LOST_SAMPLES):
+    the events lost and the records, counted as the reducer passes each line to see()."""
+
+    def __init__(self):
+        self.events = self.records = 0
+
+    def see(self, line):
+        """The line's loss match (counted), or None."""
+        m = lost_line.search(line)
+        if m:
+            self.events += int(m.group(1))
+            self.records += 1
+        return m
+
+
 class Tree:
     """The traced process tree (the root and what it forks) and the syscall lines a fixture keeps."""
 

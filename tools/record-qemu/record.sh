@@ -7,7 +7,8 @@
 # needs its own directory (reduce.py names the fixtures after the run's RUN_ID).
 # Env: WORK (setup.sh's directory, default /tmp/kacct-qemu), SECONDS_PER_RUN (1), READS (12),
 #      KINDS (all six read kinds), ICOUNT (ppc64el: 1 = -icount shift=0,sleep=off, deterministic),
-#      JOB (the guest job, default guest-job.sh), INITRD (default WORK/ARCH/initrd.cpio.gz).
+#      JOB (the guest job, default guest-job.sh), JOB_LIB (files the job sources, put beside it),
+#      INITRD (default WORK/ARCH/initrd.cpio.gz).
 # OUTDIR/out/MODE.{perf.data,perf.script.xz,workload.jsonl,proc_stat.*} + guest-info, console,
 # out/identify/ (what `kacct identify --root` reads: the guest's /proc files, the kernel config).
 set -euo pipefail
@@ -24,7 +25,7 @@ fi
 INITRD=${INITRD:-$K/initrd.cpio.gz}
 [ -f "$INITRD" ] || { echo "record.sh: run setup.sh first ($INITRD)" >&2; exit 1; }
 mkdir -p "$OUT"
-cp "${JOB:-$HERE/guest-job.sh}" "$OUT/job.sh" && cp "$K/probes.txt" "$K/versions.txt" "$OUT/"
+cp "${JOB:-$HERE/guest-job.sh}" "$OUT/job.sh" && cp "$K/probes.txt" "$K/versions.txt" ${JOB_LIB:-} "$OUT/"
 TIMER=irq_vectors:local_timer_entry
 [ "$A" = ppc64el ] && TIMER="powerpc:timer_interrupt_entry powerpc:timer_interrupt_exit"
 cat > "$OUT/params" <<P
