@@ -9,8 +9,14 @@
 
 namespace kacct::model::lazytlb {
 
-std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg, bool hotplug, int max_offline) {
-  std::vector<Event> out;
+namespace {
+// candidate_events into `out`. prune: leave out the events of a CPU that its state rules out
+// before anything else is asked (why_not_enabled's first tests: a CPU that is not online takes
+// only hotplug events, one inside a context switch only finish and hotplug events); the rest keep
+// their order, so the enabled events come in the same order as without.
+void candidates_into(std::vector<Event>& out, const World<Concrete>& w, const Cfg& cfg, bool hotplug, int max_offline,
+                     bool prune) {
+  out.clear();
   int out_cpus = 0;  // CPUs not online
   for (const auto& c : w.cpus) out_cpus += c.hp != Hp::Online;
   const int nc = int(w.cpus.size()), nm = int(w.mms.size());
@@ -22,23 +28,26 @@ std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg, bo
     }
   for (int c = 0; c < nc; ++c) {
     auto add = [&](Op op, int arg = 0) { out.push_back({op, std::int16_t(c), std::int16_t(arg)}); };
-    add(Op::Finish);
-    add(Op::Idle);
-    for (int t = 0; t < w.ntasks; ++t) add(Op::Switch, t);
-    add(Op::Exit);
-    add(Op::Exec);
-    if (free_task >= 0) {
-      add(Op::Fork, free_task);
-      add(Op::ForkVm, free_task);
-    }
-    add(Op::Unuse);
-    for (int m = 0; m < nm; ++m) {
-      add(Op::Use, m);
-      if (w.mms[m].ext_users == 0) add(Op::MmGet, m);
-      add(Op::MmPut, m);
-      if (w.mms[m].ext_grabs == 0) add(Op::MmGrab, m);
-      add(Op::MmDrop, m);
-      if (cfg.arch == Arch::PpcRadix) add(Op::Flush, m);
+    const bool online = w.cpus[c].hp == Hp::Online, busy = w.cpus[c].irqs_off;
+    if (!prune || online) add(Op::Finish);
+    if (!prune || (online && !busy)) {
+      add(Op::Idle);
+      for (int t = 0; t < w.ntasks; ++t) add(Op::Switch, t);
+      add(Op::Exit);
+      add(Op::Exec);
+      if (free_task >= 0) {
+        add(Op::Fork, free_task);
+        add(Op::ForkVm, free_task);
+      }
+      add(Op::Unuse);
+      for (int m = 0; m < nm; ++m) {
+        add(Op::Use, m);
+        if (w.mms[m].ext_users == 0) add(Op::MmGet, m);
+        add(Op::MmPut, m);
+        if (w.mms[m].ext_grabs == 0) add(Op::MmGrab, m);
+        add(Op::MmDrop, m);
+        if (cfg.arch == Arch::PpcRadix) add(Op::Flush, m);
+      }
     }
     if (c > 0 && hotplug) {
       add(Op::Dead);
@@ -46,6 +55,12 @@ std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg, bo
       if (out_cpus < max_offline) add(Op::Offline);
     }
   }
+}
+}  // namespace
+
+std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg, bool hotplug, int max_offline) {
+  std::vector<Event> out;
+  candidates_into(out, w, cfg, hotplug, max_offline, false);
   return out;
 }
 
@@ -63,8 +78,10 @@ std::size_t key_len(const World<Concrete>& w) {
 
 // The key of w with its objects renamed by r (identity: the plain state key). Written through a
 // pointer into a buffer of the fixed length (a key per transition: this is the explorer's loop).
+// Id: r is the identity (the explorer without symmetry), so no index is looked up.
+template <bool Id>
 void key_into(std::string& k, const World<Concrete>& w, const Renaming& r) {
-  const int nt = w.ntasks;
+  const int nt = w.ntasks, nc = int(w.cpus.size()), nm = int(w.mms.size());
   k.resize(key_len(w));
   char* p = k.data();
   auto put8 = [&](unsigned v) { *p++ = char(v); };
@@ -73,32 +90,38 @@ void key_into(std::string& k, const World<Concrete>& w, const Renaming& r) {
     put8((unsigned(v) >> 8) & 0xff);
   };
   auto task_ref = [&](Ref t) -> Ref {
-    if (t < 0) return t;
+    if (Id || t < 0) return t;
     return t < nt ? Ref(r.invt[t]) : Ref(nt + r.invc[t - nt]);
   };
-  auto mm_ref = [&](Ref m) -> Ref { return m < 0 ? m : Ref(r.invm[m]); };
+  auto mm_ref = [&](Ref m) -> Ref { return Id || m < 0 ? m : Ref(r.invm[m]); };
   auto put_task = [&](const Task& t) {
     put8(unsigned(t.st) | (t.kthread << 2) | (t.idle << 3) | (t.exiting << 4));
     put16(mm_ref(t.mm));
     put16(mm_ref(t.active_mm));
   };
-  for (int c : r.oc) {
-    const Cpu& cpu = w.cpus[c];
+  auto cpu_at = [&](int i) { return Id ? i : r.oc[i]; };
+  for (int i = 0; i < nc; ++i) {
+    const Cpu& cpu = w.cpus[cpu_at(i)];
     put16(task_ref(cpu.curr));
     put16(mm_ref(cpu.prev_mm));
     put8(unsigned(cpu.irqs_off) | (unsigned(cpu.hp) << 1));
   }
-  for (int t : r.ot) put_task(w.tasks[t]);
-  for (int c : r.oc) put_task(w.tasks[w.idle_of(c)]);
-  const int nc = int(r.oc.size());
-  for (int m : r.om) {
+  for (int i = 0; i < nt; ++i) put_task(w.tasks[Id ? i : r.ot[i]]);
+  for (int i = 0; i < nc; ++i) put_task(w.tasks[w.idle_of(cpu_at(i))]);
+  for (int i = 0; i < nm; ++i) {
+    const int m = Id ? i : r.om[i];
     const Mm& mm = w.mms[m];
     put8(unsigned(mm.st));
     // mm_cpumask: one bit per CPU of the world, in the renamed order.
     for (int c0 = 0; c0 < nc; c0 += 8) {
       unsigned byte = 0;
-      for (int c = c0; c < std::min(c0 + 8, nc); ++c)
-        if (mm.mask.test(r.oc[c])) byte |= 1u << (c - c0);
+      if (Id) {
+        byte = unsigned(mm.mask.w[c0 >> 6] >> (c0 & 63)) & 0xff;
+        if (nc - c0 < 8) byte &= (1u << (nc - c0)) - 1;
+      } else {
+        for (int c = c0; c < std::min(c0 + 8, nc); ++c)
+          if (mm.mask.test(r.oc[c])) byte |= 1u << (c - c0);
+      }
       put8(byte);
     }
     put8(mm.ext_users);
@@ -238,7 +261,7 @@ Renaming identity(const World<Concrete>& w) {
 
 std::string state_key(const World<Concrete>& w) {
   std::string k;
-  key_into(k, w, identity(w));
+  key_into<true>(k, w, identity(w));
   return k;
 }
 
@@ -345,7 +368,7 @@ void canonical_key_into(std::string& best, const World<Concrete>& w, bool rename
     for (int i = 0; i < nc; ++i) r.invc[r.oc[i]] = i;
     for (int i = 0; i < nt; ++i) r.invt[r.ot[i]] = i;
     for (int i = 0; i < nm; ++i) r.invm[r.om[i]] = i;
-    key_into(k, w, r);
+    key_into<false>(k, w, r);
     if (best.empty() || k < best) best = k;
     // Next renaming: an odometer over the runs (each run cycles through its permutations).
     std::size_t i = nruns;
@@ -388,7 +411,7 @@ ExploreResult explore(const ExploreOptions& o, bool keep_states) {
     if (o.symmetry)
       canonical_key_into(key, w, rename_cpus, scratch);
     else
-      key_into(key, w, id);
+      key_into<true>(key, w, id);
     return key;
   };
   const std::size_t klen = key_of(start).size();
@@ -398,13 +421,16 @@ ExploreResult explore(const ExploreOptions& o, bool keep_states) {
     Event via;
     std::uint64_t hash;
     std::size_t at;  // its key in `keys`
+    std::uint64_t frees, ipis;
   };
   std::vector<Next> batch;
+  std::vector<Event> cands;
   std::string keys;
   nodes.push_back({UINT32_MAX, 0, {}});
   StepLog log;
   std::vector<spec::lazytlb::Violation> bad;
   World<Concrete> cur = start, w = start;
+  bool dirty = false;  // w is not cur (between steps the explorer keeps w equal to cur)
   // The events from the initial state to node i, then `last`. Without symmetry each node's
   // world is the state reached, so the recorded events replay as they are; with it, each was
   // taken from a representative, so the path is found again from the real initial state: at each
@@ -455,50 +481,51 @@ ExploreResult explore(const ExploreOptions& o, bool keep_states) {
     s.events.push_back(last);
     return s;
   };
-  for (std::uint32_t i = 0; i < nodes.size(); ++i) {
-    if (o.stop_when_full && nodes.size() >= o.max_states) {
-      r.truncated = true;  // the rest is kept unexpanded
-      break;
-    }
-    r.depth = std::max<std::size_t>(r.depth, nodes[i].depth);
-    if (o.progress && i > 0 && i % o.progress_every == 0) o.progress(nodes.size(), i, r.depth);
-    if (i > 0) decode_into(cur, seen.key(i));
-    if (spec::lazytlb::zombies(cur) > 0) ++r.zombie_states;
-    // Step every enabled event first, keeping the new states' keys; then look them all up, their
-    // table loads started together (the lookups are cache misses: most of the time otherwise).
-    // States are added in event order, as one lookup after each step would.
-    batch.clear();
-    bool stop = false;
-    for (const auto& e : candidate_events(cur, cfg, o.hotplug, o.max_offline)) {
-      if (!why_not_enabled(cur, cfg, e).empty()) continue;
+  // Without symmetry's help the state check could only be skipped for states that passed it: if
+  // the initial state (added unchecked) fails an invariant, every transition is judged in full.
+  const bool all_checked = !spec::lazytlb::check(start, cfg, StepLog{}).empty();
+  auto count = [&](std::uint64_t frees, std::uint64_t ipis) {
+    ++r.transitions;
+    r.frees += frees;
+    r.max_ipis_step = std::max(r.max_ipis_step, ipis);
+  };
+  // The first violation (by a transition out of node i): what checked_step reports for it (`bad`
+  // has it already when judged = true).
+  auto violated = [&](std::uint32_t i, const Event& e, bool judged) {
+    if (r.violation) return;
+    if (!judged) {
       w = cur;
+      dirty = true;
       Costs cost;
       bad.clear();
-      ++r.transitions;
-      const bool ok = checked_step(cfg, w, e, cost, log, bad);
-      r.frees += cost.frees;
-      r.max_ipis_step = std::max(r.max_ipis_step, cost.ipis);
-      if (!ok) {
-        if (!r.violation) {
-          const auto v = bad.front();
-          r.violation = v;
-          r.counterexample = trace_to(i, e);
-        }
-        if (!o.stop_at_violation) continue;  // the violating state is not expanded
-        stop = true;
-        break;
-      }
-      const std::string& k = key_of(w);
-      const auto h = StateSet::hash(k);
-      seen.prefetch(h);
-      batch.push_back({e, h, keys.size()});
-      keys.append(k);
+      checked_step(cfg, w, e, cost, log, bad);
     }
+    const auto v = bad.front();
+    r.violation = v;
+    r.counterexample = trace_to(i, e);
+  };
+  // The batch's lookups, in event order; a new state is judged (stepped again from cur: the
+  // batch keeps keys, not worlds) before it is added. true: stop (a violation, stop_at_violation).
+  auto flush = [&](std::uint32_t i) {
     for (const auto& b : batch) seen.prefetch_key(b.hash);
+    bool stop = false;
     for (const auto& b : batch) {
+      count(b.frees, b.ipis);
       const std::string_view k(keys.data() + b.at, klen);
       std::size_t slot;
       if (seen.find(k, b.hash, slot)) continue;
+      if (!all_checked) {
+        w = cur;
+        dirty = true;
+        Costs cost;
+        bad.clear();
+        if (!checked_step(cfg, w, b.via, cost, log, bad)) {
+          violated(i, b.via, true);
+          if (!o.stop_at_violation) continue;  // the violating state is not expanded
+          stop = true;
+          break;
+        }
+      }
       if (nodes.size() >= o.max_states) {
         r.truncated = true;
         continue;
@@ -506,7 +533,61 @@ ExploreResult explore(const ExploreOptions& o, bool keep_states) {
       seen.add(k, slot, b.hash);
       nodes.push_back({i, nodes[i].depth + 1, b.via});
     }
+    batch.clear();
     keys.clear();
+    return stop;
+  };
+  for (std::uint32_t i = 0; i < nodes.size(); ++i) {
+    if (o.stop_when_full && nodes.size() >= o.max_states) {
+      r.truncated = true;  // the rest is kept unexpanded
+      break;
+    }
+    r.depth = std::max<std::size_t>(r.depth, nodes[i].depth);
+    if (o.progress && i > 0 && i % o.progress_every == 0) o.progress(nodes.size(), i, r.depth);
+    if (i > 0) decode_into(cur, seen.key(i)), dirty = true;
+    if (spec::lazytlb::zombies(cur) > 0) ++r.zombie_states;
+    // Step every enabled event first, keeping the new states' keys; then look them all up, their
+    // table loads started together (the lookups are cache misses: most of the time otherwise).
+    // States are added in event order, as one lookup after each step would. Each transition's
+    // obligations and log are checked as it is stepped; the invariants of the state it reaches
+    // only when that state is new (flush): a state in `seen` passed them (a violating state is
+    // never added), and with symmetry so did its class (the invariants hold of every renaming).
+    // Transitions are counted in flush, so a stop counts exactly those up to the violating one.
+    batch.clear();
+    bool stop = false;
+    candidates_into(cands, cur, cfg, o.hotplug, o.max_offline, true);
+    for (const auto& e : cands) {
+      if (!why_not_enabled(cur, cfg, e).empty()) continue;
+      if (dirty) w = cur;
+      Costs cost;
+      bad.clear();
+      const bool ok =
+          all_checked ? checked_step(cfg, w, e, cost, log, bad) : transition_step(cfg, w, e, cost, log, bad);
+      dirty = true;
+      if (!ok) {
+        if (flush(i)) {  // the states of the events before it are judged and added first
+          stop = true;
+          break;
+        }
+        count(cost.frees, cost.ipis);
+        violated(i, e, all_checked);
+        if (!o.stop_at_violation) continue;  // the violating state is not expanded
+        stop = true;
+        break;
+      }
+      const std::string& k = key_of(w);
+      const auto h = StateSet::hash(k);
+      seen.prefetch(h);
+      batch.push_back({e, h, keys.size(), cost.frees, cost.ipis});
+      keys.append(k);
+      if (log.writes) {  // w back to cur: only the records the step wrote (a copy was 9% of the time)
+        for (const auto c : log.cpus) w.cpus[c] = cur.cpus[c];
+        for (const auto t : log.tasks) w.tasks[t] = cur.tasks[t];
+        for (const auto m : log.mms) w.mms[m] = cur.mms[m], w.cnt[m] = cur.cnt[m];
+        dirty = false;
+      }
+    }
+    if (!stop) stop = flush(i);
     if (stop) {
       r.states = nodes.size();
       return r;

@@ -51,6 +51,12 @@ RunResult run_script(const Script&);
 // One event run with its obligations and invariants checked; false (and `bad`) if any failed.
 bool checked_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cost, StepLog& log,
                   std::vector<spec::lazytlb::Violation>& bad);
+// The step with its obligations and what the step itself did (the log: own-bit rule, kernel
+// WARNs) checked, not the invariants of the state it reaches: the explorer judges each new state
+// once (with checked_step) instead of after every transition. false if any of those failed. The
+// log lists the records the step wrote (the explorer puts back only those).
+bool transition_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cost, StepLog& log,
+                     std::vector<spec::lazytlb::Violation>& bad);
 // The same, judged by `checker` (which has judged w before this event): the same verdicts at the
 // cost of what the event wrote.
 bool checked_step(const Cfg& cfg, World<Concrete>& w, const Event& e, Costs& cost, StepLog& log,
