@@ -415,9 +415,9 @@ TEST(PerfSyscallReads, ReadsTheKernelDoesNotComputeAreNotPlaced) {
   EXPECT_NE(c.value().stats.cputime_syscalls[0].why.find("not placed"), std::string::npos);
 }
 
-// A parent forks a child that runs one tick and exits, reaps it with wait syscall NR (return
-// RET) and reads RUSAGE_CHILDREN (getrusage, NR 98) after.
-std::string reaped_child_text(const char* nr, const char* ret, const char* args = "ffffffffffffffff, 0, 0, 0, 0, 0") {
+// A parent (500) forks a child (501) and enters wait syscall NR with ARGS; the child runs until
+// its first tick (3.7 ms of runtime at 100.004). The wait tests go on from here.
+std::string fork_then_child_tick(const char* nr, const char* args) {
   std::string t =
       R"(         a.out  500/500  [000] 100.000000000:            sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a.out next_pid=500 next_prio=120 ffffffff82265ec8 __schedule
          a.out  500/500  [000] 100.000100000:      sched:sched_process_fork: comm=a.out pid=500 child_comm=a.out child_pid=501 ffffffff813a5531 __traceiter_sched_process_fork
@@ -430,15 +430,25 @@ a.out 501/501 [000] 100.004000000: irq_vectors:local_timer_entry: vector=236
 
          a.out  501/501  [000] 100.004000100:    timer:hrtimer_expire_entry: hrtimer=0xffff888627c1c6f8 function=tick_nohz_handler now=100004000 ffffffff8142d2b5 __hrtimer_run_queues
          a.out  501/501  [000] 100.004000200:      sched:sched_stat_runtime: comm=a.out pid=501 runtime=3700200 [ns] ffffffff813b972a update_se
-         a.out  501/501  [000] 100.005000000:      sched:sched_process_exit: comm=a.out pid=501 prio=120 group_dead=true ffffffff813a5410 __traceiter_sched_process_exit
+)";
+  for (auto [from, to] : {std::pair{"WAITNR", nr}, std::pair{"WAITARGS", args}})
+    t.replace(t.find(from), std::string_view(from).size(), to);
+  return t;
+}
+
+// A parent forks a child that runs one tick and exits, reaps it with wait syscall NR (return
+// RET) and reads RUSAGE_CHILDREN (getrusage, NR 98) after.
+std::string reaped_child_text(const char* nr, const char* ret, const char* args = "ffffffffffffffff, 0, 0, 0, 0, 0") {
+  std::string t =
+      fork_then_child_tick(nr, args) +
+      R"(         a.out  501/501  [000] 100.005000000:      sched:sched_process_exit: comm=a.out pid=501 prio=120 group_dead=true ffffffff813a5410 __traceiter_sched_process_exit
          a.out  501/501  [000] 100.005100000:      sched:sched_stat_runtime: comm=a.out pid=501 runtime=1099800 [ns] ffffffff813b972a update_se
          a.out  501/501  [000] 100.005100100:            sched:sched_switch: prev_comm=a.out prev_pid=501 prev_prio=120 prev_state=Z ==> next_comm=a.out next_pid=500 next_prio=120 ffffffff82265ec8 __schedule
          a.out  500/500  [000] 100.005200000:         raw_syscalls:sys_exit: NR WAITNR = WAITRET ffffffff81423dbc syscall_exit_work
          a.out  500/500  [000] 100.005300000:        raw_syscalls:sys_enter: NR 98 (ffffffffffffffff, 1, 2, 3, 4, 5) ffffffff81423c90 syscall_trace_enter
          a.out  500/500  [000] 100.005400000:         raw_syscalls:sys_exit: NR 98 = 0 ffffffff81423dbc syscall_exit_work
 )";
-  for (auto [from, to] :
-       {std::pair{"WAITNR", nr}, std::pair{"WAITARGS", args}, std::pair{"WAITNR", nr}, std::pair{"WAITRET", ret}})
+  for (auto [from, to] : {std::pair{"WAITNR", nr}, std::pair{"WAITRET", ret}})
     t.replace(t.find(from), std::string_view(from).size(), to);
   return t;
 }
@@ -537,18 +547,8 @@ TEST(PerfSyscallReads, ReapedChildTimes) {
 // this: counted as reaps, its RUSAGE_CHILDREN had the child's times once per report.
 TEST(PerfSyscallReads, StopReportIsNoReap) {
   const std::string text =
-      R"(         a.out  500/500  [000] 100.000000000:            sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a.out next_pid=500 next_prio=120 ffffffff82265ec8 __schedule
-         a.out  500/500  [000] 100.000100000:      sched:sched_process_fork: comm=a.out pid=500 child_comm=a.out child_pid=501 ffffffff813a5531 __traceiter_sched_process_fork
-         a.out  500/500  [000] 100.000200000:        raw_syscalls:sys_enter: NR 61 (1f5, 7ffc0, a, 7ffd0, 0, 0) ffffffff81423c90 syscall_trace_enter
-         a.out  500/500  [000] 100.000300000:            sched:sched_switch: prev_comm=a.out prev_pid=500 prev_prio=120 prev_state=S ==> next_comm=a.out next_pid=501 next_prio=120 ffffffff82265ec8 __schedule
-a.out 501/501 [000] 100.004000000: irq_vectors:local_timer_entry: vector=236
-	ffffffff813300d2 __sysvec_apic_timer_interrupt
-	ffffffff8225f75c sysvec_apic_timer_interrupt
-	ffffffff81000e06 asm_sysvec_apic_timer_interrupt
-
-         a.out  501/501  [000] 100.004000100:    timer:hrtimer_expire_entry: hrtimer=0xffff888627c1c6f8 function=tick_nohz_handler now=100004000 ffffffff8142d2b5 __hrtimer_run_queues
-         a.out  501/501  [000] 100.004000200:      sched:sched_stat_runtime: comm=a.out pid=501 runtime=3700200 [ns] ffffffff813b972a update_se
-         a.out  501/501  [000] 100.004100000:      sched:sched_stat_runtime: comm=a.out pid=501 runtime=99800 [ns] ffffffff813b972a update_se
+      fork_then_child_tick("61", "1f5, 7ffc0, a, 7ffd0, 0, 0") +
+      R"(         a.out  501/501  [000] 100.004100000:      sched:sched_stat_runtime: comm=a.out pid=501 runtime=99800 [ns] ffffffff813b972a update_se
          a.out  501/501  [000] 100.004100100:            sched:sched_switch: prev_comm=a.out prev_pid=501 prev_prio=120 prev_state=S ==> next_comm=a.out next_pid=500 next_prio=120 ffffffff82265ec8 __schedule
          a.out  500/500  [000] 100.004200000:         raw_syscalls:sys_exit: NR 61 = 501 ffffffff81423dbc syscall_exit_work
          a.out  500/500  [000] 100.004300000:        raw_syscalls:sys_enter: NR 61 (1f5, 7ffc0, a, 7ffd0, 0, 0) ffffffff81423c90 syscall_trace_enter
