@@ -733,6 +733,9 @@ TEST(ConformanceNativeReads, EveryReadFoundAndCompared) {
     EXPECT_EQ(o.scaled_exact, o.scaled_checked) << f.name << ": " << o.first_off;
     EXPECT_EQ(o.reads_skipped, 0u) << f.name;
     EXPECT_EQ(o.reads_checked, f.rps.size()) << f.name;
+    // every CPU clock here was placed at its own runtime update (meta: clock_bounded=0), both
+    // ids at one point: exact or off, never within a bound
+    EXPECT_EQ(o.clocks_exact, o.clocks_checked) << f.name << ": " << o.first_off;
     // a fixture whose every read failed (pinned so) still compares its checkpoints
     EXPECT_GT(o.cpu_checked, 0u) << f.name << ": nothing compared";
     EXPECT_GT(c.found, 0u) << f.name << ": no read found";

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """native-reduce.py --reads on hand-written recordings (no kernel, no QEMU): one CPU that starts at
-a switch to the program (pid 345), then the program's syscalls. The clean recording reduces (its
-getrusage() and CPU-clock reads placed as the docstring says: the clock read right after the
-reader's own runtime update, before a tick's); each doctored one (a read on one side only, a read
-kacct does not know, a reaping waitid(), CPU clocks without sched_stat_runtime) must exit
-non-zero with its message and write nothing.
+a switch to the program (pid 345), then the program's syscalls. The clean recordings reduce, the
+reads placed as the reducer's docstring says (a CPU-clock read right after the reader's own
+runtime update, before a tick's; without an own update, at both ends); each doctored one (a read
+on one side only, a read kacct does not know, a reaping waitid(), CPU clocks without
+sched_stat_runtime) must exit non-zero with its message and write nothing.
   reduce_reads_test.py TOOLS_RECORD_QEMU_DIR"""
 import base64
 import gzip
@@ -113,6 +113,20 @@ with tempfile.TemporaryDirectory() as tmp:
         cps = lzma.open(os.path.join(fix, 'checkpoints.xz'), 'rt').read().splitlines()
         check('R 2 thread_cputime 345 3000' in cps and 'R 1 rusage_self 345 0 0' in cps,
               f'R lines of both reads: {[l for l in cps if l.startswith("R")]}')
+
+    # no runtime update of the reader inside the call (delta 0: no tracepoint): the one before its
+    # sys_enter is not the read's; the read goes to both ends (the flush bound)
+    r, fix = reduce(tmp, 'no-own-update',
+                    start() + [runtime(2990, 500)] + syscall(3000, 246, '3, 7fff83eaff70, 0, 0, 0, 0'), [CLOCK])
+    check(r.returncode == 0, f'no-own-update reduces: {r.stderr.strip()[-300:]}')
+    if r.returncode == 0:
+        trace = lzma.open(os.path.join(fix, 'trace.xz'), 'rt').read().splitlines()
+        ev = [' '.join(w for w in l.split()[2:] if not w.startswith(('tb=', 'spurr=')))
+              for l in trace[trace.index('events') + 1:]]
+        check(ev == ['switch prev=0 next=345 prev_state=R', 'runtime tid=345 ns=500',
+                     'read kind=thread_cputime tid=345 id=1', 'read kind=thread_cputime tid=345 id=100001'],
+              f'no-own-update: the read at its sys_enter and sys_exit: {ev}')
+        check('clock_own_update=0 clock_bounded=1' in open(os.path.join(fix, 'meta')).read(), 'no-own-update: meta')
 
     def refused(name, trace, strace, message):
         r, fix = reduce(tmp, name, trace, strace)
