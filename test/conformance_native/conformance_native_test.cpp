@@ -171,7 +171,8 @@ struct Outcome {
               reads_checked = 0, reads_exact = 0,
               reads_bounded = 0,  // a flush during the read: the kernel's value between the model's at its ends
       reads_adjusted = 0,         // group reads adjusted for a released thread (D and A lines)
-      reads_skipped = 0;          // reads of a task declared without start times: not compared
+      reads_skipped = 0,          // reads of a task declared without start times: not compared
+      clocks_checked = 0, clocks_exact = 0;  // of the reads: CPU clocks (sum_exec_runtime, ns)
   // the reads fixtures: another process's stat (exact or between the model's at sys_enter and
   // sys_exit), the reaped children's times, wait4()'s rusage of the child (exact)
   std::size_t foreign_checked = 0, foreign_exact = 0, foreign_bounded = 0, children_checked = 0, children_exact = 0,
@@ -407,6 +408,10 @@ Outcome compare(const Fixture& f, const std::string& config, bool scaled_from_mo
       if (r.id == id) mr = &r;
     if (!mr) return std::nullopt;
     std::array<std::uint64_t, 4> m{};
+    if (rp.kind == "process_cputime" || rp.kind == "thread_cputime") {  // sum_exec_runtime (ns)
+      m[0] = mr->rtime;
+      return m;
+    }
     const bool ticks = rp.kind == "task_stat" || rp.kind == "thread_stat" || rp.kind == "times";
     const std::uint64_t unit = ticks ? 10'000'000 : 1000;  // USER_HZ 100 / us
     std::size_t at = 0;
@@ -462,14 +467,17 @@ Outcome compare(const Fixture& f, const std::string& config, bool scaled_from_mo
       note(o, "read_missing", "read " + std::to_string(rp.id));
       continue;
     }
-    const std::size_t n = rp.kind == "taskstats" && !decl ? 4 : 2;
+    const bool clock = rp.kind == "process_cputime" || rp.kind == "thread_cputime";  // one value
+    const std::size_t n = clock ? 1 : rp.kind == "taskstats" && !decl ? 4 : 2;
     auto same = [&](const std::array<std::uint64_t, 4>& m) {
       for (std::size_t i = 0; i < n; ++i)
         if (m[i] != rp.v[i]) return false;
       return true;
     };
+    o.clocks_checked += clock;
     if (*lo == *hi && same(*lo)) {
       ++o.reads_exact;
+      o.clocks_exact += clock;
     } else if (*lo != *hi && [&] {
                  for (std::size_t i = 0; i < n; ++i)
                    if (rp.v[i] < (*lo)[i] || rp.v[i] > (*hi)[i]) return false;
@@ -613,6 +621,8 @@ std::string summary(const Outcome& o) {
                   std::to_string(o.reads_exact) + "/" + std::to_string(o.reads_checked) + " exact (" +
                   std::to_string(o.reads_bounded) + " within a flush during the read or release_task(), " +
                   std::to_string(o.reads_adjusted) + " adjusted for a thread's flushes after its exit event)";
+  if (o.clocks_checked)
+    s += ", CPU clocks " + std::to_string(o.clocks_exact) + "/" + std::to_string(o.clocks_checked) + " exact";
   if (o.stat_checked)
     s += ", /proc/stat lines " + std::to_string(o.stat_exact) + "/" + std::to_string(o.stat_checked) + " exact (" +
          std::to_string(o.stat_bounded) + " within a flush during the read), idle+iowait within the native bound " +
@@ -723,6 +733,9 @@ TEST(ConformanceNativeReads, EveryReadFoundAndCompared) {
     EXPECT_EQ(o.scaled_exact, o.scaled_checked) << f.name << ": " << o.first_off;
     EXPECT_EQ(o.reads_skipped, 0u) << f.name;
     EXPECT_EQ(o.reads_checked, f.rps.size()) << f.name;
+    // every CPU clock here was placed at its own runtime update (meta: clock_bounded=0), both
+    // ids at one point: exact or off, never within a bound
+    EXPECT_EQ(o.clocks_exact, o.clocks_checked) << f.name << ": " << o.first_off;
     // a fixture whose every read failed (pinned so) still compares its checkpoints
     EXPECT_GT(o.cpu_checked, 0u) << f.name << ": nothing compared";
     EXPECT_GT(c.found, 0u) << f.name << ": no read found";
@@ -755,6 +768,44 @@ TEST(ConformanceNativeReads, TickAccountingMisses) {
 }  // namespace
 
 namespace {
+
+// The CPU clocks' control: each CPU-clock read is placed right after the reader's own runtime
+// update (task_sched_runtime()'s update_curr()); with that update's ns set to 0 (the value before
+// it) every clock read must be off.
+TEST(ConformanceNativeReads, CpuClocksNeedTheReadsOwnUpdate) {
+  std::size_t clocks = 0;
+  for (auto f : fixtures(KACCT_NATIVE_READS)) {
+    std::istringstream in(f.text);
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    std::size_t zeroed = 0;
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+      const auto& l = lines[i];
+      if (l.find(" read kind=thread_cputime ") == std::string::npos &&
+          l.find(" read kind=process_cputime ") == std::string::npos)
+        continue;
+      const auto id = std::stoull(l.substr(l.find(" id=") + 4));
+      if (id >= 100000) continue;  // the same point as id
+      auto& u = lines[i - 1];
+      const auto ns = u.find(" ns=");
+      ASSERT_NE(u.find(" runtime tid="), std::string::npos)
+          << f.name << ": read " << id << " not after a runtime update";
+      u = u.substr(0, ns) + " ns=0" + u.substr(u.find(' ', ns + 1));
+      ++zeroed;
+    }
+    if (!zeroed) continue;
+    f.text.clear();
+    for (const auto& l : lines) f.text += l + "\n";
+    const auto o = compare(f, f.config, true, true);
+    EXPECT_EQ(o.clocks_checked, zeroed) << f.name;
+    EXPECT_EQ(o.clocks_exact, 0u) << f.name;
+    auto off = [&](const std::string& k) { return o.off.count(k) ? o.off.at(k) : std::size_t(0); };
+    EXPECT_EQ(off("process_cputime.0") + off("thread_cputime.0"), zeroed) << f.name;
+    clocks += o.clocks_checked;
+    std::printf("%s without the reads' own runtime updates (must miss): %s\n", f.name.c_str(), summary(o).c_str());
+  }
+  EXPECT_GT(clocks, 0u) << "no reads fixture has a CPU-clock read";
+}
 
 // The A lines' control: stress-ng --pthread's threads were released by strace after their final
 // switch; without adding their final flush, the last getrusage(RUSAGE_SELF) must miss.

@@ -60,7 +60,8 @@ echo 16384 > $T/buffer_size_kb
 echo 1 > $T/options/record-tgid
 # reads_modes=A,B,...: unmodified programs (reads-programs.sh's names) instead of native-work, each
 # pinned to CPU 1 under strace -ff -v -y (tools/record-reads/record.sh's options) with the probes,
-# the sched tracepoints and the raw syscalls a read is found in (read, wait4, getrusage, times,
+# the sched tracepoints (sched_stat_runtime: update_curr()'s delta, the CPU clocks' sum_exec_runtime)
+# and the raw syscalls a read is found in (read, wait4, getrusage, times,
 # clock_gettime, clock_nanosleep, waitid); no spinner on CPU 0. Per program the sections
 # "tasks MODE" and "trace MODE"; at the end "out" (tar+gzip: MODE.{strace/,root,rc,cmd,output.txt},
 # guest-info.txt).
@@ -97,7 +98,7 @@ if [ -n "$MODES" ]; then
 		echo 0 > $T/tracing_on
 		echo > $T/trace
 		for e in kacct sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new sched/sched_process_fork \
-			sched/sched_process_exit raw_syscalls/sys_enter raw_syscalls/sys_exit; do
+			sched/sched_process_exit sched/sched_stat_runtime raw_syscalls/sys_enter raw_syscalls/sys_exit; do
 			echo 1 > $T/events/$e/enable
 		done
 		reads_begin $mode $OUT

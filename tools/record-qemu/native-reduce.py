@@ -40,17 +40,22 @@ one side only is an error) and goes into the trace twice, at the clock of the CP
 before its sys_enter (id N) and before its sys_exit (id N + 100000): under native accounting a
 task's times change only at the flushes (hooks), so the kernel's value lies between the two and
 equals both when no flush came in between. N: the read's line in reads.jsonl (1-based). The
-checkpoints file gets, beside C and T:
+CPU clocks (clock_gettime of a process or thread CPUCLOCK_SCHED clock) read sum_exec_runtime: the
+traced tree's sched_stat_runtime lines become `runtime` events (header `rtime events`), and a
+read of the reader's own thread or process clock goes (both ids) right after the reader's own
+update_curr() inside the call (Syscalls.clock()). The checkpoints file gets, beside C and T:
   R N KIND TID A B           rusage_self, rusage_thread (us), task_stat (its process), thread_stat,
                              times (its process; clock ticks)
+  R N KIND TID NS            process_cputime, thread_cputime (ns)
   F N TID A B                /proc/TID/stat of another process (clock ticks): a foreign group read
   K N TID UNIT A B           the reaped children's times of TID's process (getrusage(RUSAGE_CHILDREN)
                              us, times()' tms_cutime/tms_cstime ticks) at the sys_exit
   W ID REAPER CHILD RUSAGE [A B]  a wait4() that returned CHILD, before the anchor ID: a reap (or
                              a stop/continue report), RUSAGE 1 if it asked for the child's
                              rusage; A B the kernel's (us) when recorded
-  U N TID READ CALL          a read kacct does not compare here (failed call; CPU-clock,
-                             schedstat and /proc/stat reads: below)
+  U N TID READ CALL          a read kacct does not compare here (failed call, a CPU clock of a
+                             task outside the tree; CPU-clock prof/virt, schedstat and
+                             /proc/stat reads: Syscalls.UNCOMPARED)
   A EXIT TID ID              thread TID (exit at event EXIT, before its final switch) released by
                              another task (its ptracer, strace) before the anchor ID
 F, K, W and A are placed at reads of the reader's own RUSAGE_THREAD (no side effect under native
@@ -103,9 +108,7 @@ class Syscalls:
     """--reads: the program's CPU-time syscalls (raw_syscalls lines of its process tree) matched
     with the strace record (readsfix.decode), and what the fixture gets for each (see above)."""
     NR = {'read': 3, 'wait4': 114, 'getrusage': 77, 'times': 43, 'clock_gettime': 246, 'waitid': 272}
-    UNCOMPARED = {'process_cputime': 'sum_exec_runtime (sched_clock at update_curr()): no probe reads it',
-                  'thread_cputime': 'sum_exec_runtime (sched_clock at update_curr()): no probe reads it',
-                  'cpuclock_prof': 'a CPU clock of another process: not placed',
+    UNCOMPARED = {'cpuclock_prof': 'a CPU clock of another process: not placed',
                   'cpuclock_virt': 'a CPU clock of another process: not placed',
                   'schedstat': 'sum_exec_runtime: no probe reads it', 'sys_stat': '/proc/stat: no values recorded',
                   'failed': 'the call failed'}
@@ -125,10 +128,23 @@ class Syscalls:
         self.out = []  # R/F/K/W/U lines
         self.group = None  # tid -> tgid, set by main()
         self.reaps = self.releases = 0
-        self.stats = {'syscalls': 0, 'exit_without_enter': 0, 'waitid_no_reap': 0}
+        self.stats = {'syscalls': 0, 'exit_without_enter': 0, 'waitid_no_reap': 0, 'runtime_current': 0,
+                      'clock_own_update': 0, 'clock_bounded': 0}
+        self.own = {}  # tid -> (tb, sp, sort key) of its last runtime update in process context
 
-    def line(self, ev, pid, rest, ok, raw):
-        """The events to put at the CPU's last hook for one sys_enter/sys_exit line."""
+    def runtime(self, tid, pos):
+        """A sched_stat_runtime of tid on its CPU in process context, put at pos (tb, sp, sort key):
+        inside a CPU-clock read of tid's own thread or process it may be the read's own update."""
+        self.stats['runtime_current'] += 1
+        self.own[tid] = pos
+
+    def switched_out(self, tid):
+        self.own.pop(tid, None)  # an update before a switch is the switch's, not the read's
+
+    def line(self, ev, pid, rest, ok, raw, pos):
+        """The events to put at the CPU's last hook for one sys_enter/sys_exit line: (kind, args), or
+        (kind, args, (tb, sp, sort key)) for one placed at an earlier point (a CPU-clock read); pos:
+        this line's point (the CPU's last hook, after every event so far)."""
         w = rest.split()
         if len(w) < 2 or w[0] != 'NR' or not self.tree.keep_syscall(str(pid), rest):
             return []
@@ -150,12 +166,17 @@ class Syscalls:
                 if nr == self.NR['waitid'] and len(args) > 3 and args[3] & 4 and not args[3] & 0x01000000:
                     raise Fail(f'a reaping waitid() of the traced tree (its child is not in the trace): {raw}')
                 self.stats['waitid_no_reap'] += nr == self.NR['waitid']
-            self.open[pid] = (nr, self.seq[k], got, args)
+            self.open[pid] = (nr, self.seq[k], got, args, pos)
+            self.own.pop(pid, None)
             if got is None:
                 return []
             n, r = got
             self.found.add((pid, nr, self.seq[k]))
             kind = self.kind(pid, r)
+            if kind[0] == 'C':
+                if not ok:
+                    raise Fail(f'read {n} (tid {pid}) before its CPU started or not by the running task: {raw}')
+                return []  # placed at its sys_exit (below)
             if kind[0] == 'U':
                 self.out.append(f'U {n} {pid} {r["read"]} {r.get("call", r["read"]).replace(" ", "")}')
             if kind[0] in ('R', 'F') and not ok:
@@ -165,7 +186,7 @@ class Syscalls:
         if o is None or o[0] != nr:
             self.stats['exit_without_enter'] += 1
             return []
-        _, seq, got, args = o
+        _, seq, got, args, enter = o
         ret = int(w[-1]) if w[-2] == '=' else 0
         evs = []
         if got is not None:
@@ -173,9 +194,12 @@ class Syscalls:
             kind = self.kind(pid, r)
             if kind[0] != 'U' and not ok:
                 raise Fail(f'read {n} (tid {pid}) returns while its CPU has not started: {raw}')
-            if kind[0] != 'U':
-                evs.append(self.event(kind, pid, r, n + 100000))
             t = r.get('target', pid)
+            if kind[0] == 'C':
+                evs += self.clock(pid, t, kind[1], n, enter, pos)
+                self.out.append(f'R {n} {kind[1]} {t} {r["value"]}')
+            elif kind[0] != 'U':
+                evs.append(self.event(kind, pid, r, n + 100000))
             if kind[0] == 'R':
                 self.out.append(f'R {n} {kind[1]} {t} {r["utime"]} {r["stime"]}')
                 if kind[1] == 'times':
@@ -204,6 +228,10 @@ class Syscalls:
         t = r.get('target', pid)
         if read in ('rusage_self', 'rusage_thread'):
             return ('R', read, read)
+        if read in ('process_cputime', 'thread_cputime'):
+            if str(t) not in self.tree.pids:
+                return ('U',)  # its runtime before the trace is not in it
+            return ('C', read)
         if read == 'times':
             return ('R', 'times', 'rusage_self')
         if read == 'task_stat':
@@ -218,6 +246,26 @@ class Syscalls:
             return ('U',)
         raise Fail(f'a recorded read kacct does not know: {r}')
 
+    def clock(self, pid, target, read, n, enter, exit_pos):
+        """A CPU-clock read (sum_exec_runtime: the model's runtime events, 'rtime events'): placed at
+        ids n and n + 100000. Its own thread's clock and its own process's (no CPU timer armed:
+        thread_group_cputime()) call task_sched_runtime(current), whose update_curr() emits the
+        reader's sched_stat_runtime under the rq lock (irqs off) right before the value is taken
+        (6.1/6.12 kernel/sched/core.c, cputime.c): both ids go right after the reader's last
+        runtime update in process context since its sys_enter and its last switch-in (exact). A
+        clock of another task of the tree (not running: the tree runs on one CPU) or a read whose
+        update left no tracepoint (delta 0): at sys_enter and sys_exit (the flush bound)."""
+        own = (read == 'thread_cputime' and target == pid or
+               read == 'process_cputime' and self.group(target) == self.group(pid))
+        args = lambda rid: f'kind={read} tid={target} id={rid}'
+        if own and pid in self.own:
+            at = self.own.pop(pid)
+            self.stats['clock_own_update'] += 1
+            return [('read', args(n), (at[0], at[1], at[2] + 0.25)),
+                    ('read', args(n + 100000), (at[0], at[1], at[2] + 0.5))]
+        self.stats['clock_bounded'] += 1
+        return [('read', args(n), enter), ('read', args(n + 100000), exit_pos)]
+
     def event(self, kind, pid, r, rid):
         if kind[0] == 'R' and kind[2] == 'proc_stat':  # the reader's own process: no tid
             return ('read', f'kind=proc_stat id={rid}')
@@ -226,6 +274,9 @@ class Syscalls:
         return ('read', f'kind=rusage_thread tid={pid} id={rid}')  # an anchor: no side effect
 
     def finish(self):
+        if self.stats['clock_own_update'] + self.stats['clock_bounded'] and not self.stats['runtime_current']:
+            raise Fail('CPU-clock reads but no sched_stat_runtime of the traced tree in the recording '
+                       '(native-init.sh enables it since session 17): re-record')
         missing = sorted(set(self.reads) - self.found)
         if missing:
             raise Fail(f'recorded but not in the trace ({len(missing)}): ' +
@@ -274,6 +325,8 @@ def main():
     pstat = {}  # /proc/stat read id -> {'pstat'|'pdone': (raw TB, reader's CPU)}
     counts = {k: 0 for k in ('irq', 'softirq', 'tick', 'switch', 'fork', 'exit', 'read', 'rebuilt_pairs',
                              'folded_pairs', 'hooks', 'wakeup')}
+    if syscalls is not None:
+        counts['runtime'] = 0
     seq = 0
 
     def kthread(pid):
@@ -417,10 +470,26 @@ def main():
             if prev == 0:
                 state = 'R'
             cp.switch = (prev, nxt, state)
+            if syscalls is not None:
+                syscalls.switched_out(prev)
             if syscalls is not None and str(nxt) in syscalls.tree.pids and c != READS_CPU:
                 # the reads are placed at the reader's CPU's last hook: the group's other
                 # threads must not move meanwhile on another CPU (strace runs pinned to CPU 1)
                 raise Fail(f'task {nxt} of the traced tree runs on cpu {c}: {m.group(0)}')
+            continue
+        if ev == 'sched_stat_runtime':
+            # update_curr()'s delta of sum_exec_runtime ('rtime events'): the CPU clocks' value;
+            # the traced tree's only (the runtime of tasks from before the trace is unknown)
+            tid = int(kv['pid'])
+            if syscalls is None or str(tid) not in syscalls.tree.pids:
+                continue
+            if not cp.started:
+                raise Fail(f'runtime of {tid} of the traced tree before cpu {c} started: {m.group(0)}')
+            seen.add(tid)
+            idx = emit(c, cp.last_tb, cp.last_sp, 'runtime', f'tid={tid} ns={int(kv["runtime"])}')
+            counts['runtime'] += 1
+            if not cp.depth and not cp.soft and tid == cp.cur:
+                syscalls.runtime(tid, (cp.last_tb, cp.last_sp, out[idx][1]))
             continue
         if ev == 'sched_process_exit':
             exited.add(pid)
@@ -446,8 +515,13 @@ def main():
             continue
         if ev in ('sys_enter', 'sys_exit'):
             if syscalls is not None:
-                for kind, args in syscalls.line(ev, pid, rest, cp.started and pid == cp.cur, m.group(0)):
-                    emit(c, cp.last_tb, cp.last_sp, kind, args)
+                for e in syscalls.line(ev, pid, rest, cp.started and pid == cp.cur, m.group(0),
+                                       (cp.last_tb, cp.last_sp, seq - 0.5)):
+                    if len(e) == 3:  # at an earlier point of this CPU: no counter moves
+                        tb, sp, key = e[2]
+                        out.append((tb, key, c, e[0], e[1], tb - cp.tb0, sp - cp.sp0))
+                    else:
+                        emit(c, cp.last_tb, cp.last_sp, *e)
                     counts['read'] += 1
             continue
         if not ev.rstrip('0123456789').endswith(('_in', '_out')):
@@ -611,6 +685,8 @@ def main():
     if syscalls:
         syscalls.finish()
     hdr = ['kacct-trace 1', 'cpu POWER9', f'ncpus {ncpus}', 'clock ns']
+    if counts.get('runtime'):
+        hdr.append('rtime events')
     decl = sorted(seen - created - {0})
     # a declared task's times at the start: those before its first flush in the trace (nothing
     # was added to them in between); its scaled times are not known (the format has no field)
