@@ -715,6 +715,39 @@ void Converter::wait_enter(const Record& r, std::uint64_t nr) {
   }
   wait_args_[r.tid] = {nr, a};
 }
+// The child process that a waitid() of tid with WEXITED alone (not P_PID: the call names no
+// child) reaped when it returned 0: the only child of tid's process that could be reaped then,
+// a group leader forked in the trace whose threads have all exited and which its parent's group
+// has not reaped (wait_consider_task(): an EXIT_ZOMBIE leader without live threads, reaped once:
+// 6.1, 6.12 kernel/exit.c). 0 (not known) when there are several, or none, when tid's process
+// itself began before the trace (children forked before it are not in the trace) or reaped a
+// child the trace does not name before (which one is gone is not known). Children
+// adopted as a subreaper (PR_SET_CHILD_SUBREAPER) or forked on a CPU the trace lacks are not
+// seen: such a trace must not be taken for one.
+std::uint64_t Converter::only_reapable_child(std::uint64_t tid) const {
+  const auto w = info_.find(tid);
+  if (w == info_.end()) return 0;
+  const auto g = w->second.tgid;
+  const auto gi = info_.find(g);
+  if (gi == info_.end() || !gi->second.forked || unnamed_reaps_.count(g)) return 0;
+  std::uint64_t found = 0;
+  for (const auto& [child, parent] : unreaped_children_) {
+    if (parent != g || !group_dead(child)) continue;
+    if (found) return 0;
+    found = child;
+  }
+  return found;
+}
+// Every thread of process pid (the tracker's tasks) has reached do_exit()'s sched_process_exit.
+bool Converter::group_dead(std::uint64_t pid) const {
+  bool any = false;
+  for (const auto& [tid, t] : tr_->tasks()) {
+    if (t.pid != pid) continue;
+    if (!t.exited && !t.exiting && !exiting_.count(tid)) return false;
+    any = true;
+  }
+  return any;
+}
 // Where the reaped children's times change (a wait that reaped) and where a read of them is: the
 // kernel changes signal->cutime/cstime only in wait_task_zombie(), so the sys_exit is exact enough.
 void Converter::children_at_sys_exit(const Record& r) {
@@ -745,11 +778,12 @@ void Converter::children_at_sys_exit(const Record& r) {
       // waitid() returns 0 and names its child only in *infop. Its arguments tell: without
       // WEXITED, or with WNOWAIT, wait_task_zombie() reaps nothing (a stop or continue report,
       // or the zombie left); P_PID with WEXITED alone (no WNOHANG, WSTOPPED, WCONTINUED) returns
-      // 0 only once it reaped `id` (6.1, 6.12 kernel/exit.c). Else a reap of a child the trace
+      // 0 only once it reaped `id` (6.1, 6.12 kernel/exit.c); another `which` with WEXITED alone
+      // reaped the only child it could (only_reapable_child()). Else a reap of a child the trace
       // does not name (child 0). A wait4() that returned a live child reported a stop or continue
       // (the model tells: Program::Reap).
       constexpr std::uint64_t kPPid = 1, kWnohang = 1, kWstopped = 2, kWexited = 4, kWcontinued = 8,
-                              kWnowait = 0x1000000;
+                              kWnowait = 0x1000000, kWnothread = 0x20000000;
       if (args) {
         const auto& v = a->second.second;
         const std::uint64_t which = v[0], id = v[1], options = v[3];
@@ -761,8 +795,19 @@ void Converter::children_at_sys_exit(const Record& r) {
           if (named && rusage) conv_.stats.reaps.push_back({at, r.tid, id, 0, r.line, true, false});
         } else if (named && !(options & (kWnohang | kWstopped | kWcontinued))) {
           child = id;
+        } else if (which != kPPid && !(options & (kWnohang | kWstopped | kWcontinued | kWnothread))) {
+          child = only_reapable_child(r.tid);
         }
       }
+    }
+    // The parent's group reaped this child: no later wait reaps it (a ptracer's wait of its
+    // tracee, as strace's, is no reap of the parent's: wait_task_zombie()'s EXIT_TRACE).
+    if (const auto w = info_.find(r.tid); reaps && w != info_.end()) {
+      const auto u = child ? unreaped_children_.find(child) : unreaped_children_.end();
+      if (!child)
+        unnamed_reaps_.insert(w->second.tgid);
+      else if (u != unreaped_children_.end() && u->second == w->second.tgid && group_dead(child))
+        unreaped_children_.erase(u);
     }
     if (reaps) {
       const auto seq = syscall_seq_.find({r.tid, *nr});
@@ -1330,7 +1375,8 @@ void Converter::emit_fork(const Record& r, std::uint32_t c, std::uint64_t t) {
     e.fork_mm = *child;
     if (!ci.user_evidence && !parent.kthread) e.fork_mm = *child;
   }
-  emit_at(e, r, t);
+  const auto parent_pid = parent.pid;
+  if (emit_at(e, r, t) && e.fork_pid == *child && !e.fork_kthread) unreaped_children_[*child] = parent_pid;
 }
 
 // do_exit() emits this before exit_files()/exit_notify(): the task may still sleep and run.

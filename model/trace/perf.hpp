@@ -176,9 +176,10 @@ struct Stats {
   // The successful waits (sys_exit of wait4 > 0, waitid == 0), which reap a child unless it was
   // a ptrace reap or a stop/continue report (the model tells: its group still lives): at the
   // number of trace events before the sys_exit. A waitid's child is not in the raw syscall's
-  // result: its arguments name it (P_PID with WEXITED alone), else child 0 (unknown). A waitid
-  // without WEXITED or with WNOWAIT reaps nothing (counted in waits_not_reaping; listed with
-  // may_reap false when it asked for a named child's rusage).
+  // result: its arguments name it (P_PID with WEXITED alone), or, with WEXITED alone and no pid,
+  // it is the only child its process could reap then (a process forked in the trace), else
+  // child 0 (unknown). A waitid without WEXITED or with WNOWAIT reaps nothing (counted in
+  // waits_not_reaping; listed with may_reap false when it asked for a named child's rusage).
   struct Reap {
     std::uint64_t at = 0, reaper = 0, child = 0;
     std::uint64_t seq = 0;   // the reaper's seq-th call of that wait syscall (0: not counted)

@@ -155,6 +155,8 @@ class Converter {
   void syscall_read_exit(const Record&);
   void children_at_sys_exit(const Record&);
   void wait_enter(const Record&, std::uint64_t nr);
+  std::uint64_t only_reapable_child(std::uint64_t tid) const;
+  bool group_dead(std::uint64_t pid) const;
   void syscall_read_runtime(const Record&, std::uint64_t pid);
   void place_syscall_read(Stats::SyscallSeen&, const Record&, bool upper = false);
   void bound_read_across_tick(const Record&);
@@ -244,8 +246,12 @@ class Converter {
   // tid -> {nr, the first five arguments} of its wait4()/waitid() in progress
   std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::array<std::uint64_t, 5>>> wait_args_;
   std::unordered_map<std::uint64_t, std::uint64_t> last_exit_nr_;  // tid -> its last sys_exit's nr, until a sys_enter
-  std::set<std::uint64_t> arrived_;                                // tasks the model has seen switched in
-  std::set<std::size_t> early_forks_;  // sched_process_fork records already emitted at a switch before them
+  // Child processes forked in the trace and not yet reaped by their parent's group: child ->
+  // the forking task's tgid (the waits that can reap it)
+  std::map<std::uint64_t, std::uint64_t> unreaped_children_;
+  std::set<std::uint64_t> unnamed_reaps_;  // processes that reaped a child the trace does not name
+  std::set<std::uint64_t> arrived_;        // tasks the model has seen switched in
+  std::set<std::size_t> early_forks_;      // sched_process_fork records already emitted at a switch before them
   // gen vtime probes
   vtime::Annotations ann_;
   bool probes_ = false;

@@ -503,7 +503,8 @@ TEST(PerfSyscallReads, ReapedChildTimes) {
   EXPECT_EQ(cmp[0].agreement, sim::Agreement::Off);
 
   r.utime = 4800;
-  // waitid(P_ALL, 0, infop, WEXITED) and an unparsable argument list: the child is not named
+  // waitid(P_ALL, 0, infop, WEXITED) of a parent from before the trace (WaitidAnyChildReaps) and
+  // an unparsable argument list: the child is not named
   for (const char* args : {"0, 0, 7ffc0, 4, 0, 0", "1, 1f5, x, 4, 0, 0", "1, 1f5"}) {
     const auto waitid = sim::predict(with("247", "0", args), o, cpu, cfg, 500);
     ASSERT_TRUE(waitid) << waitid.error().to_string();
@@ -582,6 +583,110 @@ TEST(PerfSyscallReads, StopReportIsNoReap) {
   // both wait4() rusages (the report's and the reap's) are the model's
   EXPECT_EQ(P.wait4_reaps.count({500, 1}), 1u);
   EXPECT_EQ(P.wait4_reaps.count({500, 2}), 1u);
+}
+
+// A shell (499) forks the parent (500) in the trace (PARENT_FORKED), which then forks 501 and
+// waits with waitid(P_ALL, 0, infop, OPTIONS) as reaped_child_text(), reads RUSAGE_CHILDREN,
+// waits with waitid(P_ALL, 0, infop, WEXITED) and reads it again. FORK2: a second child 502,
+// forked at 100.00015, which runs RUN2 (its lines, between 501's final switch and the
+// parent's return; empty: it never runs).
+std::string waitid_any_text(const char* options, bool parent_forked, bool fork2 = false, const std::string& run2 = "") {
+  std::string t = reaped_child_text("247", "0", options);
+  if (parent_forked)
+    t = R"(            sh  499/499  [000]  99.999000000:            sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=sh next_pid=499 next_prio=120 ffffffff82265ec8 __schedule
+            sh  499/499  [000]  99.999050000:        raw_syscalls:sys_enter: NR 56 (1200011, 0, 0, 7f0, 0, 0) ffffffff81423c90 syscall_trace_enter
+            sh  499/499  [000]  99.999100000:      sched:sched_process_fork: comm=sh pid=499 child_comm=sh child_pid=500 ffffffff813a5531 __traceiter_sched_process_fork
+            sh  499/499  [000]  99.999150000:         raw_syscalls:sys_exit: NR 56 = 500 ffffffff81423dbc syscall_exit_work
+            sh  499/499  [000]  99.999200000:            sched:sched_switch: prev_comm=sh prev_pid=499 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120 ffffffff82265ec8 __schedule
+)" + t;
+  if (fork2)
+    t.insert(t.find("         a.out  500/500  [000] 100.000200000:"),
+             "         a.out  500/500  [000] 100.000150000:      sched:sched_process_fork: comm=a.out pid=500 "
+             "child_comm=a.out child_pid=502 ffffffff813a5531 __traceiter_sched_process_fork\n");
+  if (!run2.empty()) {
+    const std::string z = "prev_state=Z ==> next_comm=a.out next_pid=500";
+    const auto at = t.find(z);
+    t.replace(at, z.size(), "prev_state=Z ==> next_comm=a.out next_pid=502");
+    t.insert(t.find('\n', at) + 1, run2);
+  }
+  return t +
+         R"(         a.out  500/500  [000] 100.005500000:        raw_syscalls:sys_enter: NR 247 (0, 0, 7ffc0, 4, 0, 0) ffffffff81423c90 syscall_trace_enter
+         a.out  500/500  [000] 100.005600000:         raw_syscalls:sys_exit: NR 247 = 0 ffffffff81423dbc syscall_exit_work
+         a.out  500/500  [000] 100.005700000:        raw_syscalls:sys_enter: NR 98 (ffffffffffffffff, 1, 2, 3, 4, 5) ffffffff81423c90 syscall_trace_enter
+         a.out  500/500  [000] 100.005800000:         raw_syscalls:sys_exit: NR 98 = 0 ffffffff81423dbc syscall_exit_work
+)";
+}
+
+// waitid(P_ALL, WEXITED) returns 0 and names no child; the kernel's wait_task_zombie() adds the
+// reaped leader's thread_group_cputime_adjusted() (and its own cutime/cstime) to the waiter's
+// signal->cutime/cstime when it moves the zombie to EXIT_DEAD (6.1, 6.12 kernel/exit.c), and
+// only a zombie leader without live threads is reaped (wait_consider_task()). When the waiter's
+// process began in the trace and exactly one of its children can be reaped, the reap is that
+// child's: the RUSAGE_CHILDREN read after it includes the child's 4.8 ms. With WNOWAIT the
+// zombie stays (getrusage(RUSAGE_BOTH) into the rusage only): nothing is added, and the later
+// reaping waitid() still finds it.
+TEST(PerfSyscallReads, WaitidAnyChildReaps) {
+  sim::RecordedRead before, after;
+  ASSERT_TRUE(sim::recorded_kind("rusage_children", before));
+  before.spec.tid = 500;
+  before.spec.seq = 1;
+  before.spec.id = kSyscallReadBase;
+  after = before;
+  after.spec.seq = 2;
+  after.spec.id = kSyscallReadBase + 1;
+  Options o;
+  o.syscall_reads = {before.spec, after.spec};
+  const auto cpu = *arch::find_cpu("x86-64");
+  const auto cfg = *arch::find_config("6.12-tick-hz250");
+  const auto agree = [&](const sim::Prediction& p, sim::RecordedRead r, std::uint64_t utime) {
+    r.utime = utime;
+    r.stime = 0;
+    const auto cmp = sim::compare(p, std::vector<sim::RecordedRead>{r});
+    EXPECT_EQ(cmp.size(), 1u);
+    return cmp.empty() ? sim::Agreement::Off : cmp[0].agreement;
+  };
+  const char* wnowait = "0, 0, 7ffc0, 1000004, 0, 0";
+  const auto pr = sim::predict(waitid_any_text(wnowait, true), o, cpu, cfg, 500);
+  ASSERT_TRUE(pr) << pr.error().to_string();
+  const auto& P = pr.value();
+  EXPECT_EQ(P.conversion.stats.waits_not_reaping, 1u);  // the WNOWAIT
+  ASSERT_EQ(P.reaps.size(), 1u);
+  EXPECT_EQ(P.reaps[0].child_tid, 501u);
+  EXPECT_TRUE(P.reaps[0].reaped);
+  EXPECT_EQ(P.reaps[0].rtime, 4800000u);
+  EXPECT_EQ(agree(P, before, 0), sim::Agreement::Exact);  // after the WNOWAIT: nothing reaped
+  EXPECT_EQ(agree(P, before, 4800), sim::Agreement::Off);
+  EXPECT_EQ(agree(P, after, 4800), sim::Agreement::Exact);  // after the reap: the child's times
+  EXPECT_EQ(agree(P, after, 0), sim::Agreement::Off);
+  EXPECT_EQ(agree(P, after, 3700), sim::Agreement::Off);  // without the zombie's final slice
+
+  // A second child that never ran (alive at the wait) cannot be reaped: still 501.
+  const auto live2 = sim::predict(waitid_any_text(wnowait, true, true), o, cpu, cfg, 500);
+  ASSERT_TRUE(live2) << live2.error().to_string();
+  ASSERT_EQ(live2.value().reaps.size(), 1u);
+  EXPECT_EQ(live2.value().reaps[0].child_tid, 501u);
+  EXPECT_EQ(agree(live2.value(), after, 4800), sim::Agreement::Exact);
+
+  // Not known, so the read after the reap is unverifiable (never a guess): two zombie children
+  // (502 ran and exited after 501); the waiter's process began before the trace (a child of
+  // its from then may be the one reaped); after a WNOHANG that returned 0 (it may have reaped
+  // 501 or nothing: a later reap in that process is not named either).
+  const std::string exit2 =
+      R"(         a.out  502/502  [000] 100.005100200:      sched:sched_process_exit: comm=a.out pid=502 prio=120 group_dead=true ffffffff813a5410 __traceiter_sched_process_exit
+         a.out  502/502  [000] 100.005100300:      sched:sched_stat_runtime: comm=a.out pid=502 runtime=100 [ns] ffffffff813b972a update_se
+         a.out  502/502  [000] 100.005100400:            sched:sched_switch: prev_comm=a.out prev_pid=502 prev_prio=120 prev_state=Z ==> next_comm=a.out next_pid=500 next_prio=120 ffffffff82265ec8 __schedule
+)";
+  for (const auto& [text, what] : {std::pair{waitid_any_text(wnowait, true, true, exit2), "two zombies"},
+                                   std::pair{waitid_any_text(wnowait, false), "parent from before the trace"},
+                                   std::pair{waitid_any_text("0, 0, 7ffc0, 5, 0, 0", true), "WNOHANG first"}}) {
+    const auto p = sim::predict(text, o, cpu, cfg, 500);
+    ASSERT_TRUE(p) << what << ": " << p.error().to_string();
+    for (const auto& q : p.value().reaps) EXPECT_NE(q.child_tid, 501u) << what;
+    const auto cmp = sim::compare(p.value(), std::vector<sim::RecordedRead>{after});
+    ASSERT_EQ(cmp.size(), 1u) << what;
+    EXPECT_EQ(cmp[0].agreement, sim::Agreement::Unverifiable) << what;
+    EXPECT_NE(cmp[0].detail.find("waitid"), std::string::npos) << what << ": " << cmp[0].detail;
+  }
 }
 
 // A thread (501) of group 500 exits and the leader reads RUSAGE_SELF after it. Its counters
@@ -972,6 +1077,11 @@ TEST(PerfStream, PredictionSameAsWhole) {
                          "a child reaped by waitid(P_ALL)");
   expect_same_prediction(reaped_child_text("247", "0", "1, 1f5, 7ffc0, 4, 0, 0"), o, "6.12-tick-hz250", 500,
                          "a child reaped by waitid(P_PID)");
+  o.syscall_reads.push_back(r.spec);
+  o.syscall_reads.back().seq = 2;
+  o.syscall_reads.back().id = kSyscallReadBase + 1;
+  expect_same_prediction(waitid_any_text("0, 0, 7ffc0, 1000004, 0, 0", true), o, "6.12-tick-hz250", 500,
+                         "the only child reaped by waitid(P_ALL)");
   for (const char* fx : {"sleep", "readloop-steal", "mixed", "yield"}) {
     const auto text = cli::read_input_maybe_xz(std::string(KACCT_FIXTURES) + "/" + fx + "/trace.perf.xz");
     const auto meta = cli::read_input_maybe_xz(std::string(KACCT_FIXTURES) + "/" + fx + "/meta.json");
