@@ -43,7 +43,11 @@ const std::vector<Input>& inputs() {
   return v;
 }
 
-void BM_CputimeAdjust(benchmark::State& state) {
+// flatten: cputime_adjust() inlined into the loop, the shape this benchmark had at 7b75005 (the
+// issue's numbers). Out of line, the call costs more than the work: the function's SLP-vectorised
+// 16-byte load of curr.stime/sum_exec_runtime spans two of the loop's stores just before it, a
+// failed store forward that took half the samples (2.4x per call; docs/performance.md).
+[[gnu::flatten]] void BM_CputimeAdjust(benchmark::State& state) {
   Concrete d;
   model::AdjustCfg cfg;
   cfg.era = model::AdjustEra::ClampToRtime;

@@ -149,33 +149,36 @@ std::optional<Error> Tracker::check(const Event& e) const {
                     " expected ts >= {}",
                     e.ts, c.gap_switch_ts, c.gap_switch_line ? fmt::format(" (line {})", c.gap_switch_line) : "", e.cpu,
                     c.gap_end, c.gap_end));
-  const struct {
-    const char* key;
-    const std::optional<uint64_t>& now;
-    const std::optional<uint64_t>& prev;
-  } counters[] = {{"tb", e.hw.tb, c.hw.tb}, {"purr", e.hw.purr, c.hw.purr}, {"spurr", e.hw.spurr, c.hw.spurr}};
-  for (const auto& k : counters)
-    if (k.now && k.prev && *k.now < *k.prev)
-      return fail(e, k.key,
-                  fmt::format("{} decreased on cpu {}: {} < previous {}; expected non-decreasing", k.key, e.cpu, *k.now,
-                              *k.prev));
+  if (e.hw.tb || e.hw.purr || e.hw.spurr) [[unlikely]] {  // most events carry no counter
+    const struct {
+      const char* key;
+      const std::optional<uint64_t>& now;
+      const std::optional<uint64_t>& prev;
+    } counters[] = {{"tb", e.hw.tb, c.hw.tb}, {"purr", e.hw.purr, c.hw.purr}, {"spurr", e.hw.spurr, c.hw.spurr}};
+    for (const auto& k : counters)
+      if (k.now && k.prev && *k.now < *k.prev)
+        return fail(e, k.key,
+                    fmt::format("{} decreased on cpu {}: {} < previous {}; expected non-decreasing", k.key, e.cpu,
+                                *k.now, *k.prev));
+  }
 
   const TaskState& cur = current(e.cpu);
-  const std::string_view kind = name(e.kind);
   auto need_process = [&]() -> std::optional<Error> {  // no irq/softirq active
     if (c.irq_depth > 0)
-      return fail(e, "event", fmt::format("{} inside irq (depth {}); expected process context", kind, c.irq_depth));
-    if (c.in_softirq) return fail(e, "event", fmt::format("{} inside softirq; expected process context", kind));
+      return fail(e, "event",
+                  fmt::format("{} inside irq (depth {}); expected process context", name(e.kind), c.irq_depth));
+    if (c.in_softirq) return fail(e, "event", fmt::format("{} inside softirq; expected process context", name(e.kind)));
     return std::nullopt;
   };
   auto need_task = [&](Mode m) -> std::optional<Error> {  // a live non-idle task in mode m
     if (auto err = need_process()) return err;
-    if (c.current == 0) return fail(e, "event", fmt::format("{} by the idle task; expected a task", kind));
+    if (c.current == 0) return fail(e, "event", fmt::format("{} by the idle task; expected a task", name(e.kind)));
     if (cur.exiting)
-      return fail(e, "event",
-                  fmt::format("{} by exiting task {}; expected kernel time until switch prev_state=X", kind, cur.tid));
+      return fail(
+          e, "event",
+          fmt::format("{} by exiting task {}; expected kernel time until switch prev_state=X", name(e.kind), cur.tid));
     if (c.mode != m)
-      return fail(e, "event", fmt::format("{} in {}; expected {}", kind, mode_name(c.mode), mode_name(m)));
+      return fail(e, "event", fmt::format("{} in {}; expected {}", name(e.kind), mode_name(c.mode), mode_name(m)));
     return std::nullopt;
   };
 
@@ -186,7 +189,7 @@ std::optional<Error> Tracker::check(const Event& e) const {
     case Kind::ExcExit:
       if (auto err = need_task(Mode::Kernel)) return err;
       if (cur.kthread)
-        return fail(e, "event", fmt::format("{} by kthread {}; kthreads never enter user mode", kind, cur.tid));
+        return fail(e, "event", fmt::format("{} by kthread {}; kthreads never enter user mode", name(e.kind), cur.tid));
       return std::nullopt;
     case Kind::IrqEnter:
       if (c.irq_depth >= kMaxIrqDepth)
@@ -253,7 +256,8 @@ std::optional<Error> Tracker::check(const Event& e) const {
     case Kind::IdleExit:
       if (auto err = need_process()) return err;
       if (c.current != 0)
-        return fail(e, "event", fmt::format("{} while task {} is current; expected the idle task", kind, c.current));
+        return fail(e, "event",
+                    fmt::format("{} while task {} is current; expected the idle task", name(e.kind), c.current));
       if (c.nohz_idle == (e.kind == Kind::IdleEnter))
         return fail(e, "event",
                     c.nohz_idle ? "idle_enter while already in nohz idle; expected idle_exit"
