@@ -67,6 +67,7 @@ class NativeBackend {
     hw_.assign(n, HwLast{});
     last_flush64_.assign(n, 0);
     wrapped_.assign(n, false);
+    steal_wrapped_.assign(n, false);
     started_.assign(n, false);
     tb_sinks_cpu_.assign(n, TbSinks<C, W>{});
     for (auto& s : tb_sinks_cpu_) zero_sinks(s);
@@ -213,7 +214,7 @@ class NativeBackend {
       k_.violate(i, "native_vtime.tb_conserved",
                  fmt::format("pending {} + flushed {} + open {} != elapsed {} TB ticks", spec::native::pending_tb(d, a),
                              flushed_[cpu], spec::native::open_tb(d, a, ks, now_), UL(now_ - origin_[cpu])));
-    if (cfg_.flush_epoch && !wrapped_[cpu]) {
+    if (cfg_.flush_epoch && !wrapped_[cpu] && !steal_wrapped_[cpu]) {
       const auto& c = k_.r.cpus[cpu];
       std::uint64_t ns = spec::tick::time_buckets(d, c) + c.cpustat[model::STEAL];
       if (!spec::native::ns_bounded(d, cfg_, ns, out_.tb_flushed[cpu], conversions_[cpu]))
@@ -372,12 +373,15 @@ class NativeBackend {
       sst = scan(cpu, a.starttime_user);
       ust = scan(cpu, now);
       const UL user_now = UL(a.utime + UL(now - a.starttime_user));
-      if (sst > a.stime || ust > user_now)
+      if (sst > a.stime || ust > user_now) {
+        // the bucket wraps (a huge flush follows): ns_bounded no longer applies on this CPU
+        steal_wrapped_[cpu] = true;
         finding(cur_event_, "native_vtime.steal_clamped", [&] {
           return fmt::format(
               "account_stolen_time(): DTL steal sst={} ust={} exceeds stime={} / utime={}: the bucket wraps", sst, ust,
               a.stime, user_now);
         });
+      }
     }
     user_entry(k_.d, cfg_, a, now, sst, ust, cost_);
   }
@@ -473,6 +477,7 @@ class NativeBackend {
   std::vector<HwLast> hw_;
   std::vector<std::uint64_t> last_flush64_;
   std::vector<bool> wrapped_;
+  std::vector<bool> steal_wrapped_;  // a bucket wrapped by unclamped DTL steal (steal_clamped)
   std::vector<UL> tb_cpu_, origin_, overcount_;  // overcount_: TB ticks the kernel counts twice (findings)
   std::vector<bool> started_;
   std::vector<TbSinks<C, W>> tb_sinks_cpu_, tb_sinks_task_;

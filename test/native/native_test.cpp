@@ -150,6 +150,38 @@ events
   EXPECT_LT(fixed.cpus[0].cpustat[model::IDLE] + fixed.cpus[0].cpustat[model::SYSTEM], 1'000'001u);
 }
 
+// DTL steal beyond the bucket it is taken from (accumulate_stolen_time(): stime -= sst, unclamped)
+// wraps the bucket and the next flush charges ~2^64 TB ticks of system time: a kernel finding,
+// after which ns_bounded does not apply on that CPU (found by fuzz_tracemut, session 17; before,
+// the fuzz target aborted on the ns_bounded violation that follows the finding).
+TEST(NativeFindings, StealBeyondTheBucketWrapsIt) {
+  const std::string t = R"(kacct-trace 1
+cpu POWER9
+ncpus 2
+clock ns
+task 300 pid=300 comm=loop nice=0 mm=7
+events
+328336 0 tick
+2664954 0 switch prev=0 next=300 tb=512 purr=400 spurr=380
+2664954 0 syscall_exit tb=1434 purr=1300 spurr=1220
+2855502 0 tick
+4359306 1 tick
+4742634 0 steal ns=660614 tb=1946 purr=1800 spurr=1690
+4742634 0 tick
+)";
+  for (unsigned minor : {14u, 12u}) {
+    const auto r = run(t, "POWER9", native(minor == 14 ? 4 : 6, minor, /*steal=*/true));
+    EXPECT_TRUE(has(r, "native_vtime.steal_clamped")) << minor;
+    EXPECT_FALSE(r.violation) << minor << ": " << (r.violation ? r.violation->invariant + " " + r.violation->detail : "");
+    EXPECT_GT(r.cpus[0].cpustat[model::SYSTEM], std::uint64_t{1} << 60) << minor;  // the wrapped bucket, flushed
+  }
+  // Without steal nothing wraps, and ns_bounded is checked (and holds) on the same events.
+  const auto plain = run(t, "POWER9", native(6, 12));
+  EXPECT_FALSE(has(plain, "native_vtime.steal_clamped"));
+  EXPECT_FALSE(plain.violation);
+  EXPECT_LT(plain.cpus[0].cpustat[model::SYSTEM], 5'000'000u);
+}
+
 TEST(NativeFlush, PendingTimeGoesToTheTaskThatRan) {
   auto r = run(kTwoTasks, "POWER9", native(6, 1));
   ASSERT_FALSE(r.violation);
