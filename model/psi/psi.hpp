@@ -45,21 +45,58 @@ struct PsiCfg {
   // task current, psi_account_irqtime() advances rq->psi_irq_time and charges nobody.
   bool idle_irq_dropped = false;
 
-  // Version facts, from the patch table (arch/patches.hpp).
-  bool has_psi_irq() const { return arch::applied("52b1364ba0b1", KACCT_MUTANT(619, ver, arch::next_mainline(ver))); }
-  bool charge_in_clock() const {
-    return KACCT_MUTANT(617, has_psi_irq() && !arch::applied("ddae0ca2a8fe", ver), has_psi_irq());
+  // Version facts, from the patch table (arch/patches.hpp). resolve() asks the table once for
+  // the current `ver` (the script runner does, per run: each step asks several facts per
+  // event); a fact asked of an unresolved config, or after `ver` changed, asks the table.
+  bool has_psi_irq() const { return fresh() ? facts_.has_psi_irq : has_psi_irq_at(ver); }
+  bool charge_in_clock() const { return fresh() ? facts_.charge_in_clock : charge_in_clock_at(ver); }
+  bool charge_at_tick() const { return fresh() ? facts_.charge_at_tick : charge_at_tick_at(ver); }
+  bool clock_in_seq() const { return fresh() ? facts_.clock_in_seq : clock_in_seq_at(ver); }
+  bool skip_irqtime_off() const { return fresh() ? facts_.skip_irqtime_off : skip_irqtime_off_at(ver); }
+  bool percpu_seq() const { return fresh() ? facts_.percpu_seq : percpu_seq_at(ver); }
+  PsiCfg& resolve() {
+    facts_ = {ver,
+              true,
+              has_psi_irq_at(ver),
+              charge_in_clock_at(ver),
+              charge_at_tick_at(ver),
+              clock_in_seq_at(ver),
+              skip_irqtime_off_at(ver),
+              percpu_seq_at(ver)};
+    return *this;
   }
-  bool charge_at_tick() const { return arch::applied("ddae0ca2a8fe", KACCT_MUTANT(620, ver, ver.series())); }
-  bool clock_in_seq() const { return arch::applied("3840cbe24cf0", KACCT_MUTANT(621, ver, arch::next_mainline(ver))); }
-  bool skip_irqtime_off() const { return arch::applied("a6fd16148fdd", ver); }
   bool psi_irq_built() const { return irqtime || irqtime_built_off; }  // the call sites exist
-  bool percpu_seq() const { return arch::applied("570c8efd5eb7", KACCT_MUTANT(622, ver, ver.series())); }
   TickCfg tick() const {
     TickCfg t;
     t.irq_time = irqtime;
     return t;
   }
+
+ private:
+  static bool has_psi_irq_at(arch::KVersion ver) {
+    return arch::applied("52b1364ba0b1", KACCT_MUTANT(619, ver, arch::next_mainline(ver)));
+  }
+  static bool charge_in_clock_at(arch::KVersion ver) {
+    return KACCT_MUTANT(617, has_psi_irq_at(ver) && !arch::applied("ddae0ca2a8fe", ver), has_psi_irq_at(ver));
+  }
+  static bool charge_at_tick_at(arch::KVersion ver) {
+    return arch::applied("ddae0ca2a8fe", KACCT_MUTANT(620, ver, ver.series()));
+  }
+  static bool clock_in_seq_at(arch::KVersion ver) {
+    return arch::applied("3840cbe24cf0", KACCT_MUTANT(621, ver, arch::next_mainline(ver)));
+  }
+  static bool skip_irqtime_off_at(arch::KVersion ver) { return arch::applied("a6fd16148fdd", ver); }
+  static bool percpu_seq_at(arch::KVersion ver) {
+    return arch::applied("570c8efd5eb7", KACCT_MUTANT(622, ver, ver.series()));
+  }
+  bool fresh() const { return facts_.valid && facts_.ver == ver; }
+  struct Facts {
+    arch::KVersion ver{};
+    bool valid = false;
+    bool has_psi_irq = false, charge_in_clock = false, charge_at_tick = false, clock_in_seq = false,
+         skip_irqtime_off = false, percpu_seq = false;
+  };
+  Facts facts_;
 };
 
 // Selects a kacct-local proposed fix (arch/patches.hpp) on top of a version's settings; false

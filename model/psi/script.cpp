@@ -200,7 +200,8 @@ PsiCfg script_cfg(const Script& s, PsiCfg base) {
   return base;
 }
 
-RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
+RunResult run_script(const Script& s, const PsiCfg& cfg_in, bool check) {
+  const PsiCfg cfg = PsiCfg(cfg_in).resolve();  // the version's facts asked of the table once
   Concrete d;
   RunResult r;
   r.world = make_world(d, s.cpus, s.parent, int(s.task_group.size()));
