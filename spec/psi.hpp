@@ -256,9 +256,10 @@ class Checker {
   // times[IRQ_FULL] of every group and CPU against a u64 sum (mod 2^32): the first mismatch.
   std::optional<Violation> per_group(const model::psi::World<Concrete>& w, const char* inv, const char* what,
                                      const std::vector<std::vector<std::uint64_t>>& want) const {
+    const bool has = cfg_.has_psi_irq();
     for (std::size_t g = 0; g < w.v.gc.size(); ++g)
       for (std::size_t c = 0; c < w.v.cpu.size(); ++c)
-        if (w.v.gc[g][c].irq_full != std::uint32_t(cfg_.has_psi_irq() ? want[g][c] : 0))
+        if (w.v.gc[g][c].irq_full != std::uint32_t(has ? want[g][c] : 0))
           return Violation{inv, fmt::format("group {} cpu {}: times[IRQ_FULL] = {}, but {} {} (mod 2^32: {})", g, c,
                                             w.v.gc[g][c].irq_full, what, want[g][c], std::uint32_t(want[g][c]))};
     return std::nullopt;

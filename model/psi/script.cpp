@@ -200,6 +200,21 @@ PsiCfg script_cfg(const Script& s, PsiCfg base) {
   return base;
 }
 
+namespace {
+// before <- w's values, pressure flags and lock owners, both shaped alike (the same run).
+void copy_values(World<Concrete>& before, const World<Concrete>& w) {
+  before.v.now = w.v.now;
+  for (std::size_t c = 0; c < w.v.cpu.size(); ++c) before.v.cpu[c] = w.v.cpu[c];
+  for (std::size_t g = 0; g < w.v.gc.size(); ++g) {
+    const auto* from = w.v.gc[g].data();
+    auto* to = before.v.gc[g].data();
+    for (std::size_t c = 0; c < w.v.gc[g].size(); ++c) to[c] = from[c];
+  }
+  for (std::size_t g = 0; g < w.c.enabled.size(); ++g) before.c.enabled[g] = w.c.enabled[g];
+  for (std::size_t c = 0; c < w.c.lock_owner.size(); ++c) before.c.lock_owner[c] = w.c.lock_owner[c];
+}
+}  // namespace
+
 RunResult run_script(const Script& s, const PsiCfg& cfg_in, bool check) {
   const PsiCfg cfg = PsiCfg(cfg_in).resolve();  // the version's facts asked of the table once
   Concrete d;
@@ -209,8 +224,8 @@ RunResult run_script(const Script& s, const PsiCfg& cfg_in, bool check) {
   for (std::size_t t = 0; t < s.task_group.size(); ++t) w.c.tasks[t + 1].group = s.task_group[t];
   spec::psi::Checker checker(cfg, w);
   std::vector<std::uint64_t> irq_start(s.cpus, 0);
-  // One event: why it cannot happen (checked before it changes anything), or empty.
-  auto step = [&](const Event& e, spec::psi::Checker::EventInfo& info) -> std::string {
+  // One event: why it cannot happen (checked before it changes anything), or nothing.
+  auto step = [&](const Event& e, spec::psi::Checker::EventInfo& info) -> std::optional<std::string> {
     const int cpu = int(e.a);
     const bool in_irq =
         (e.kind == Ev::IrqEnter || e.kind == Ev::Irq || e.kind == Ev::Schedule || e.kind == Ev::ClockGettime) &&
@@ -267,35 +282,38 @@ RunResult run_script(const Script& s, const PsiCfg& cfg_in, bool check) {
       case Ev::RaceTickMove:
         if (w.c.tasks[e.b].cpu != cpu)
           return fmt::format("task {} last ran on cpu {}, not {}", e.b, w.c.tasks[e.b].cpu, cpu);
-        if (int(e.by) == cpu) return "the move must come from another cpu";
+        if (int(e.by) == cpu) return std::string("the move must come from another cpu");
         info.kind = spec::psi::Checker::EventInfo::Tick;
         info.rq_clock = {cpu};  // the tick's (the NoLock overlap's second one is 6.10+ only)
         race_tick_move(d, cfg, w, cpu, int(e.b), int(e.c), int(e.by));
         break;
     }
-    return "";
+    return std::nullopt;
   };
-  // Per-event scratch kept across events (assignments reuse their capacity: no allocation per
-  // event), and each kind's cost entry found once.
+  // Per-event scratch kept across events, shaped once (the numbers of CPUs, groups and tasks
+  // are the script's): copied element by element, no allocation and no library copy per
+  // event; and each kind's cost entry found once. Only the checker reads `before` and the
+  // event's truth (the groups and rq->curr before it).
   spec::psi::Checker::EventInfo info;
+  info.group_before.assign(w.c.tasks.size(), 0);
+  info.curr_before.assign(w.c.curr.size(), 0);
   World<Concrete> before;  // the values and the lock/pressure state (not the growing logs)
+  before.v = w.v;
+  before.c.enabled = w.c.enabled;
+  before.c.lock_owner = w.c.lock_owner;
   std::vector<KindCosts*> kind_costs;
   static_cast<script::RunStatus&>(r) = grammar().run(s, [&](std::size_t, const Event& e) {
     info.kind = spec::psi::Checker::EventInfo::Other;
     info.cpu = int(e.a);
     info.prev = info.next = 0;
     info.rq_clock.clear();  // as a fresh EventInfo: only the event's own clock updates
-    info.group_before.clear();
-    for (const auto& t : w.c.tasks) info.group_before.push_back(t.group);
-    info.group_before[0] = 0;
-    info.curr_before = w.c.curr;
     if (check) {
-      before.v = w.v;
-      before.c.enabled = w.c.enabled;
-      before.c.lock_owner = w.c.lock_owner;
+      for (std::size_t t = 1; t < w.c.tasks.size(); ++t) info.group_before[t] = w.c.tasks[t].group;
+      for (std::size_t c = 0; c < w.c.curr.size(); ++c) info.curr_before[c] = w.c.curr[c];
+      copy_values(before, w);
     }
     const Costs c0 = w.c.costs;
-    if (auto why = step(e, info); !why.empty()) return script::impossible(std::move(why));
+    if (auto why = step(e, info)) return script::impossible(std::move(*why));
     const auto ki = std::size_t(e.kind);
     if (ki >= kind_costs.size()) kind_costs.resize(ki + 1, nullptr);
     if (!kind_costs[ki]) kind_costs[ki] = &r.per_kind[std::string(event_name(e.kind))];
