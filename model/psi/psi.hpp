@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <iterator>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -173,6 +174,10 @@ struct Ctl {
   Costs costs;
   std::vector<Charge> charges;  // concrete runs only
   std::vector<LockFault> faults;
+  // Concrete runs only: every psi_group_cpu record (group, cpu) written since the reader last
+  // cleared the list, repeats included; gc_w() is the only way a step writes one (the checker
+  // re-judges these records and takes the others as judged before).
+  std::vector<std::pair<int, int>> gc_writes;
   int group_of(int task) const { return task == 0 ? 0 : tasks[task].group; }
   // Group g and its ancestors, leaf first: a walk up `parent` (the checks walk it per charge
   // and per event, so it allocates nothing; converts to a vector where one is kept).
@@ -223,6 +228,12 @@ void guarded(D& d, const boolean<D>& c, World<D>& w, Fn&& fn) {
     w.c.costs = t.c.costs;  // costs only mean something concretely
   }
 }
+// psi_group_cpu of group g on `cpu`, to be written (listed in gc_writes when concrete).
+template <class D>
+GroupCpu<D>& gc_w(World<D>& w, int g, int cpu) {
+  if constexpr (!D::is_symbolic) w.c.gc_writes.emplace_back(g, cpu);
+  return w.v.gc[std::size_t(g)][std::size_t(cpu)];
+}
 // The writer holds rq(cpu)'s lock? Record the fault otherwise.
 inline void note_write(Ctl& c, int cpu, int actor, const char* what) {
   if (c.lock_owner[cpu] != actor) c.faults.push_back({cpu, actor, what});
@@ -261,7 +272,7 @@ void psi_account_irqtime_old(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
   for (int g : c.chain(leaf)) {
     c.costs.levels++;
     if (KACCT_MUTANT(603, !c.enabled[g], false)) continue;
-    auto& gc = w.v.gc[g][cpu];
+    auto& gc = gc_w(w, g, cpu);
     note_write(c, cpu, actor, "psi_group_cpu (times[IRQ_FULL], seq)");
     c.costs.seq_sections++;
     KACCT_MUTANT_DROP(602, seq_section(d, gc.seq))
@@ -321,7 +332,7 @@ void psi_account_irqtime_new(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
       if (KACCT_MUTANT(609, !s.c.enabled[g], false)) continue;
       if (cfg.variant == Variant::LostDelta && !first) break;
       first = false;
-      auto& gc = s.v.gc[g][cpu];
+      auto& gc = gc_w(s, g, cpu);
       note_write(s.c, cpu, actor, "psi_group_cpu (times[IRQ_FULL])");
       if (!percpu) {
         s.c.costs.seq_sections++;
@@ -419,15 +430,17 @@ void move_sections(D& d, World<D>& w, int task, int to, int cpu, int actor) {
   for (int g : c.chain(c.group_of(task))) {
     if (!c.enabled[g]) continue;
     note_write(c, cpu, actor, "psi_group_cpu (psi_task_change)");
-    KACCT_MUTANT_DROP(615, seq_section(d, w.v.gc[g][cpu].seq))
-    record_times(d, w.v.gc[g][cpu], w.v.now);
+    auto& gc = gc_w(w, g, cpu);
+    KACCT_MUTANT_DROP(615, seq_section(d, gc.seq))
+    record_times(d, gc, w.v.now);
   }
   c.tasks[task].group = to;
   for (int g : c.chain(to)) {
     if (!c.enabled[g]) continue;
     note_write(c, cpu, actor, "psi_group_cpu (psi_task_change)");
-    seq_section(d, w.v.gc[g][cpu].seq);
-    record_times(d, w.v.gc[g][cpu], w.v.now);
+    auto& gc = gc_w(w, g, cpu);
+    seq_section(d, gc.seq);
+    record_times(d, gc, w.v.now);
   }
 }
 // cgroup_move_task(task, to) from CPU `by`.
@@ -452,8 +465,9 @@ void set_pressure(D& d, World<D>& w, int g, bool on, int by) {
   for (int cpu = 0; cpu < int(w.c.curr.size()); ++cpu) {
     lock(w.c, cpu, by);
     note_write(w.c, cpu, by, "psi_group_cpu (psi_cgroup_restart)");
-    seq_section(d, w.v.gc[g][cpu].seq);
-    record_times(d, w.v.gc[g][cpu], w.v.now);
+    auto& gc = gc_w(w, g, cpu);
+    seq_section(d, gc.seq);
+    record_times(d, gc, w.v.now);
     unlock(w.c, cpu);
   }
 }
@@ -488,7 +502,7 @@ inline void race_tick_move(Concrete& d, const PsiCfg& cfg, World<Concrete>& w, i
   for (std::size_t i = 0; i < s0.size(); ++i)
     if (s1[i] != s0[i] && s2[i] != s1[i]) {  // both wrote it: one increment lost
       if (i + 1 < s0.size())
-        w.v.gc[i][cpu].seq -= 1;
+        gc_w(w, int(i), cpu).seq -= 1;
       else
         w.v.cpu[cpu].psi_seq -= 1;
     }

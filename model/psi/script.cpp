@@ -215,7 +215,7 @@ void copy_values(World<Concrete>& before, const World<Concrete>& w) {
 }
 }  // namespace
 
-RunResult run_script(const Script& s, const PsiCfg& cfg_in, bool check) {
+RunResult run_script(const Script& s, const PsiCfg& cfg_in, bool check, bool incremental) {
   const PsiCfg cfg = PsiCfg(cfg_in).resolve();  // the version's facts asked of the table once
   Concrete d;
   RunResult r;
@@ -223,6 +223,7 @@ RunResult run_script(const Script& s, const PsiCfg& cfg_in, bool check) {
   auto& w = r.world;
   for (std::size_t t = 0; t < s.task_group.size(); ++t) w.c.tasks[t + 1].group = s.task_group[t];
   spec::psi::Checker checker(cfg, w);
+  checker.set_incremental(incremental);
   std::vector<std::uint64_t> irq_start(s.cpus, 0);
   // One event: why it cannot happen (checked before it changes anything), or nothing.
   auto step = [&](const Event& e, spec::psi::Checker::EventInfo& info) -> std::optional<std::string> {
@@ -307,6 +308,7 @@ RunResult run_script(const Script& s, const PsiCfg& cfg_in, bool check) {
     info.cpu = int(e.a);
     info.prev = info.next = 0;
     info.rq_clock.clear();  // as a fresh EventInfo: only the event's own clock updates
+    w.c.gc_writes.clear();  // the records this event writes (the checker's; bounded per event)
     if (check) {
       for (std::size_t t = 1; t < w.c.tasks.size(); ++t) info.group_before[t] = w.c.tasks[t].group;
       for (std::size_t c = 0; c < w.c.curr.size(); ++c) info.curr_before[c] = w.c.curr[c];
