@@ -255,7 +255,7 @@ RunResult run_script(const Script& s, const PsiCfg& cfg_in, bool check, bool inc
         break;
       case Ev::Tick:
         info.kind = spec::psi::Checker::EventInfo::Tick;
-        info.rq_clock = {cpu};
+        info.rq_clock.push_back(cpu);
         sched_tick(d, cfg, w, cpu);
         break;
       case Ev::Schedule: {
@@ -265,17 +265,17 @@ RunResult run_script(const Script& s, const PsiCfg& cfg_in, bool check, bool inc
         info.kind = spec::psi::Checker::EventInfo::Switch;
         info.prev = w.c.curr[cpu];
         info.next = next;
-        info.rq_clock = {cpu};
+        info.rq_clock.push_back(cpu);
         schedule(d, cfg, w, cpu, next);
         break;
       }
       case Ev::ClockGettime:
         if (w.c.curr[cpu] == 0) return fmt::format("cpu {} runs the idle task", cpu);
-        info.rq_clock = {cpu};
+        info.rq_clock.push_back(cpu);
         clock_gettime_thread(d, cfg, w, cpu);
         break;
       case Ev::Wakeup:
-        info.rq_clock = {cpu};
+        info.rq_clock.push_back(cpu);
         wakeup(d, cfg, w, cpu, int(e.by));
         break;
       case Ev::Move: cgroup_move(d, w, int(e.a), int(e.b), int(e.by)); break;
@@ -285,7 +285,7 @@ RunResult run_script(const Script& s, const PsiCfg& cfg_in, bool check, bool inc
           return fmt::format("task {} last ran on cpu {}, not {}", e.b, w.c.tasks[e.b].cpu, cpu);
         if (int(e.by) == cpu) return std::string("the move must come from another cpu");
         info.kind = spec::psi::Checker::EventInfo::Tick;
-        info.rq_clock = {cpu};  // the tick's (the NoLock overlap's second one is 6.10+ only)
+        info.rq_clock.push_back(cpu);  // the tick's (the NoLock overlap's second one is 6.10+ only)
         race_tick_move(d, cfg, w, cpu, int(e.b), int(e.c), int(e.by));
         break;
     }
