@@ -88,7 +88,8 @@ class Checker {
     std::vector<int> rq_clock;
   };
 
-  Checker(const model::psi::PsiCfg& cfg, const model::psi::World<Concrete>& w0) : cfg_(cfg) {
+  Checker(const model::psi::PsiCfg& cfg, const model::psi::World<Concrete>& w0)
+      : cfg_(cfg), psi_irq_(cfg.has_psi_irq()), at_tick_(cfg.charge_at_tick()), in_clock_(cfg.charge_in_clock()) {
     expected_.assign(w0.v.gc.size(), std::vector<std::uint64_t>(w0.v.cpu.size(), 0));
     accrued_.assign(w0.v.cpu.size(), 0);
     idle_pending_.assign(w0.v.cpu.size(), 0);
@@ -112,11 +113,25 @@ class Checker {
   std::uint64_t charged(int cpu) const { return charged_[cpu]; }
   std::uint64_t max_pending() const { return max_pending_; }
 
+  // Incremental (the default): after an event that left every invariant holding, the next
+  // event's per-record passes (psi_irq.hierarchy, group_ledger, state_clock) judge only the
+  // psi_group_cpu records the event wrote (w.c.gc_writes: the caller clears it before each
+  // event) or whose expected sums it changed; every other record reads what it read when it
+  // last held (its state clock cannot fall behind: the clock only grows). The first event, one
+  // after a violation, and a clock that went back are judged in full. The findings, their
+  // text and order are the full pass's (test/psi: PsiIncremental.SameAsFullCheck).
+  void set_incremental(bool on) { incremental_ = on; }
+
   // The first invariant the event breaks (in the order below), with the others it breaks too.
   std::optional<Violation> after(const model::psi::World<Concrete>& before, const model::psi::World<Concrete>& w,
                                  const EventInfo& e) {
     std::vector<Violation> found;
+    full_ = !incremental_ || !judged_ || violated_ || w.v.now < last_now_;
+    dirty_.assign(w.c.gc_writes.begin(), w.c.gc_writes.end());
     check(before, w, e, found);
+    judged_ = true;
+    violated_ = !found.empty();
+    last_now_ = w.v.now;
     if (found.empty()) return std::nullopt;
     Violation v = found.front();
     for (std::size_t i = 1; i < found.size(); ++i)
@@ -166,7 +181,10 @@ class Checker {
       }
       if (ch.leaf >= 0)
         for (int g : w.c.chain(ch.leaf))
-          if (before.c.enabled[g]) expected_[g][ch.cpu] += ch.delta;
+          if (before.c.enabled[g]) {
+            expected_[g][ch.cpu] += ch.delta;
+            dirty_.emplace_back(g, ch.cpu);
+          }
     }
     n_charges_ = w.c.charges.size();
     if (auto v = per_group(w, "psi_irq.hierarchy", "the charges to it and its descendants sum to", expected_))
@@ -179,8 +197,8 @@ class Checker {
                                                           pc.acct.irqtime.total - total0_[c], accrued_[c])});
         continue;
       }
-      if (!cfg_.has_psi_irq() || !cfg_.irqtime) continue;
-      const std::uint64_t base = cfg_.charge_at_tick() ? pc.psi_irq_time : pc.acct.rq.prev_irq_time;
+      if (!psi_irq_ || !cfg_.irqtime) continue;
+      const std::uint64_t base = at_tick_ ? pc.psi_irq_time : pc.acct.rq.prev_irq_time;
       const std::uint64_t pending = pc.acct.irqtime.total - base;
       max_pending_ = std::max(max_pending_, pending);
       if (charged_[c] + pending != accrued_[c])
@@ -189,7 +207,7 @@ class Checker {
              fmt::format("cpu {}: {} ns charged + {} ns pending != {} ns of irq time accrued ({})", c, charged_[c],
                          pending, accrued_[c], charged_[c] + pending > accrued_[c] ? "counted twice" : "lost")});
       // psi_irq.bounded_lag (6.10+): a charge point leaves nothing pending.
-      if (cfg_.charge_at_tick() && e.cpu == int(c) && pending != 0 && charge_point(e, c) > 0)
+      if (at_tick_ && e.cpu == int(c) && pending != 0 && charge_point(e, c) > 0)
         found.push_back(
             {"psi_irq.bounded_lag", fmt::format("cpu {}: {} ns still pending after a charge point", c, pending)});
     }
@@ -198,14 +216,17 @@ class Checker {
     // the version's rule), not from the model's charge log: at a charge point the irq time
     // accrued on the CPU since its last one goes to the charged task's group and each enabled
     // ancestor (the proposed fix: an idle point consumes it).
-    if (cfg_.has_psi_irq() && cfg_.charge_at_tick() && e.cpu >= 0 && std::size_t(e.cpu) < w.v.cpu.size()) {
+    if (psi_irq_ && at_tick_ && e.cpu >= 0 && std::size_t(e.cpu) < w.v.cpu.size()) {
       const std::size_t c = std::size_t(e.cpu);
       const int task = charge_point(e, c);
       const bool idle_point = cfg_.idle_irq_dropped && ((e.kind == EventInfo::Tick && e.curr_before[c] == 0) ||
                                                         (e.kind == EventInfo::Switch && e.prev == 0 && e.next != 0));
       if (task > 0) {
         for (int g : w.c.chain(e.group_before[task]))
-          if (before.c.enabled[g]) ledger_[g][c] += accrued_[c] - ledger_base_[c];
+          if (before.c.enabled[g]) {
+            ledger_[g][c] += accrued_[c] - ledger_base_[c];
+            dirty_.emplace_back(g, int(c));
+          }
         ledger_base_[c] = accrued_[c];
       } else if (idle_point) {
         ledger_base_[c] = accrued_[c];
@@ -214,7 +235,7 @@ class Checker {
     // 6.1-6.9: at each update_rq_clock(rq c) the irq time accrued on c since the last one,
     // clamped to the rq clock's advance (the rest carried), goes to rq->curr's group and each
     // enabled ancestor; with the idle task current it is consumed uncharged.
-    if (cfg_.has_psi_irq() && cfg_.charge_in_clock())
+    if (psi_irq_ && in_clock_)
       for (int c : e.rq_clock) {
         const std::uint64_t now = w.v.now, last = ledger_clock_[std::size_t(c)];
         const std::uint64_t took =
@@ -223,25 +244,48 @@ class Checker {
         ledger_base_[std::size_t(c)] += took;
         if (const int task = e.curr_before[std::size_t(c)]; task > 0)
           for (int g : w.c.chain(e.group_before[std::size_t(task)]))
-            if (before.c.enabled[g]) ledger_[g][std::size_t(c)] += took;
+            if (before.c.enabled[g]) {
+              ledger_[g][std::size_t(c)] += took;
+              dirty_.emplace_back(g, c);
+            }
       }
     if (auto v = per_group(w, "psi_irq.group_ledger", "the ground truth gives its subtree", ledger_))
       found.push_back(*v);
     // psi_irq.state_clock: a psi_group_cpu whose state changed in the event (times[IRQ_FULL] or
     // its sequence count moved) had its running state interval closed by record_times() at the
     // event's clock; no state clock is ahead of the clock.
-    for (std::size_t g = 0; g < w.v.gc.size(); ++g)
-      for (std::size_t c = 0; c < w.v.cpu.size(); ++c) {
-        const auto &x = before.v.gc[g][c], &y = w.v.gc[g][c];
-        const bool written = x.irq_full != y.irq_full || x.seq != y.seq;
-        if (y.state_start > w.v.now || (written && y.state_start != w.v.now)) {
-          found.push_back({"psi_irq.state_clock",
-                           fmt::format("group {} cpu {}: state_start = {} at clock {} after {}", g, c, y.state_start,
-                                       w.v.now, written ? "a write to its times" : "the event")});
-          g = w.v.gc.size() - 1;
-          break;
-        }
-      }
+    auto written = [&](std::size_t g, std::size_t c) {
+      const auto &x = before.v.gc[g][c], &y = w.v.gc[g][c];
+      return x.irq_full != y.irq_full || x.seq != y.seq;
+    };
+    auto stale = [&](std::size_t g, std::size_t c) {
+      const auto& y = w.v.gc[g][c];
+      return y.state_start > w.v.now || (written(g, c) && y.state_start != w.v.now);
+    };
+    if (auto at = first_where(w, stale)) {
+      const auto [g, c] = *at;
+      found.push_back({"psi_irq.state_clock", fmt::format("group {} cpu {}: state_start = {} at clock {} after {}", g,
+                                                          c, w.v.gc[g][c].state_start, w.v.now,
+                                                          written(g, c) ? "a write to its times" : "the event")});
+    }
+  }
+  // The first record (group, cpu), in group then CPU order, where bad(g, c): over every record
+  // when judging in full, else over the records the event wrote or re-summed (the others held).
+  template <class Bad>
+  std::optional<std::pair<std::size_t, std::size_t>> first_where(const model::psi::World<Concrete>& w,
+                                                                 Bad&& bad) const {
+    if (full_) {
+      for (std::size_t g = 0; g < w.v.gc.size(); ++g)
+        for (std::size_t c = 0; c < w.v.cpu.size(); ++c)
+          if (bad(g, c)) return std::pair{g, c};
+      return std::nullopt;
+    }
+    std::optional<std::pair<std::size_t, std::size_t>> first;
+    for (const auto& [gi, ci] : dirty_) {
+      const std::pair at{std::size_t(gi), std::size_t(ci)};
+      if ((!first || at < *first) && bad(at.first, at.second)) first = at;
+    }
+    return first;
   }
   // The task a 6.10+ charge point on CPU c charges (sched_tick with a task current; __schedule
   // from a task to one in another leaf group), or 0.
@@ -256,12 +300,13 @@ class Checker {
   // times[IRQ_FULL] of every group and CPU against a u64 sum (mod 2^32): the first mismatch.
   std::optional<Violation> per_group(const model::psi::World<Concrete>& w, const char* inv, const char* what,
                                      const std::vector<std::vector<std::uint64_t>>& want) const {
-    for (std::size_t g = 0; g < w.v.gc.size(); ++g)
-      for (std::size_t c = 0; c < w.v.cpu.size(); ++c)
-        if (w.v.gc[g][c].irq_full != std::uint32_t(cfg_.has_psi_irq() ? want[g][c] : 0))
-          return Violation{inv, fmt::format("group {} cpu {}: times[IRQ_FULL] = {}, but {} {} (mod 2^32: {})", g, c,
-                                            w.v.gc[g][c].irq_full, what, want[g][c], std::uint32_t(want[g][c]))};
-    return std::nullopt;
+    const auto at = first_where(w, [&](std::size_t g, std::size_t c) {
+      return w.v.gc[g][c].irq_full != std::uint32_t(psi_irq_ ? want[g][c] : 0);
+    });
+    if (!at) return std::nullopt;
+    const auto [g, c] = *at;
+    return Violation{inv, fmt::format("group {} cpu {}: times[IRQ_FULL] = {}, but {} {} (mod 2^32: {})", g, c,
+                                      w.v.gc[g][c].irq_full, what, want[g][c], std::uint32_t(want[g][c]))};
   }
 
   static std::string lock_name(const model::psi::World<Concrete>& w, int cpu) {
@@ -288,7 +333,7 @@ class Checker {
     };
     const int truth_group = ch.task == 0 ? 0 : e.group_before[ch.task];
     if (ch.leaf >= 0 && ch.leaf != truth_group) return bad(fmt::format("the task is in group {}", truth_group));
-    if (cfg_.charge_in_clock()) {
+    if (in_clock_) {
       if (ch.site != model::psi::Site::RqClock) return bad("pre-fix versions charge only from update_rq_clock");
       if (ch.task != e.curr_before[ch.cpu]) return bad("not rq->curr at the clock update");
       if ((ch.task == 0) != (ch.leaf < 0)) return bad("the idle task's share must be consumed, others charged");
@@ -312,6 +357,10 @@ class Checker {
   }
 
   model::psi::PsiCfg cfg_;
+  bool psi_irq_, at_tick_, in_clock_;  // cfg_'s version facts, asked once
+  bool incremental_ = true, full_ = true, judged_ = false, violated_ = false;
+  std::uint64_t last_now_ = 0;                        // the clock of the last event judged
+  std::vector<std::pair<int, int>> dirty_;            // this event's written or re-summed records
   std::vector<std::vector<std::uint64_t>> expected_;  // u64 sum of charges per [group][cpu]
   std::vector<std::vector<std::uint64_t>> ledger_;    // the same from the ground truth
   std::vector<std::uint64_t> accrued_, total0_, charged_, idle_pending_;

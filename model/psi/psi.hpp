@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <iterator>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,21 +46,58 @@ struct PsiCfg {
   // task current, psi_account_irqtime() advances rq->psi_irq_time and charges nobody.
   bool idle_irq_dropped = false;
 
-  // Version facts, from the patch table (arch/patches.hpp).
-  bool has_psi_irq() const { return arch::applied("52b1364ba0b1", KACCT_MUTANT(619, ver, arch::next_mainline(ver))); }
-  bool charge_in_clock() const {
-    return KACCT_MUTANT(617, has_psi_irq() && !arch::applied("ddae0ca2a8fe", ver), has_psi_irq());
+  // Version facts, from the patch table (arch/patches.hpp). resolve() asks the table once for
+  // the current `ver` (the script runner does, per run: each step asks several facts per
+  // event); a fact asked of an unresolved config, or after `ver` changed, asks the table.
+  bool has_psi_irq() const { return fresh() ? facts_.has_psi_irq : has_psi_irq_at(ver); }
+  bool charge_in_clock() const { return fresh() ? facts_.charge_in_clock : charge_in_clock_at(ver); }
+  bool charge_at_tick() const { return fresh() ? facts_.charge_at_tick : charge_at_tick_at(ver); }
+  bool clock_in_seq() const { return fresh() ? facts_.clock_in_seq : clock_in_seq_at(ver); }
+  bool skip_irqtime_off() const { return fresh() ? facts_.skip_irqtime_off : skip_irqtime_off_at(ver); }
+  bool percpu_seq() const { return fresh() ? facts_.percpu_seq : percpu_seq_at(ver); }
+  PsiCfg& resolve() {
+    facts_ = {ver,
+              true,
+              has_psi_irq_at(ver),
+              charge_in_clock_at(ver),
+              charge_at_tick_at(ver),
+              clock_in_seq_at(ver),
+              skip_irqtime_off_at(ver),
+              percpu_seq_at(ver)};
+    return *this;
   }
-  bool charge_at_tick() const { return arch::applied("ddae0ca2a8fe", KACCT_MUTANT(620, ver, ver.series())); }
-  bool clock_in_seq() const { return arch::applied("3840cbe24cf0", KACCT_MUTANT(621, ver, arch::next_mainline(ver))); }
-  bool skip_irqtime_off() const { return arch::applied("a6fd16148fdd", ver); }
   bool psi_irq_built() const { return irqtime || irqtime_built_off; }  // the call sites exist
-  bool percpu_seq() const { return arch::applied("570c8efd5eb7", KACCT_MUTANT(622, ver, ver.series())); }
   TickCfg tick() const {
     TickCfg t;
     t.irq_time = irqtime;
     return t;
   }
+
+ private:
+  static bool has_psi_irq_at(arch::KVersion ver) {
+    return arch::applied("52b1364ba0b1", KACCT_MUTANT(619, ver, arch::next_mainline(ver)));
+  }
+  static bool charge_in_clock_at(arch::KVersion ver) {
+    return KACCT_MUTANT(617, has_psi_irq_at(ver) && !arch::applied("ddae0ca2a8fe", ver), has_psi_irq_at(ver));
+  }
+  static bool charge_at_tick_at(arch::KVersion ver) {
+    return arch::applied("ddae0ca2a8fe", KACCT_MUTANT(620, ver, ver.series()));
+  }
+  static bool clock_in_seq_at(arch::KVersion ver) {
+    return arch::applied("3840cbe24cf0", KACCT_MUTANT(621, ver, arch::next_mainline(ver)));
+  }
+  static bool skip_irqtime_off_at(arch::KVersion ver) { return arch::applied("a6fd16148fdd", ver); }
+  static bool percpu_seq_at(arch::KVersion ver) {
+    return arch::applied("570c8efd5eb7", KACCT_MUTANT(622, ver, ver.series()));
+  }
+  bool fresh() const { return facts_.valid && facts_.ver == ver; }
+  struct Facts {
+    arch::KVersion ver{};
+    bool valid = false;
+    bool has_psi_irq = false, charge_in_clock = false, charge_at_tick = false, clock_in_seq = false,
+         skip_irqtime_off = false, percpu_seq = false;
+  };
+  Facts facts_;
 };
 
 // Selects a kacct-local proposed fix (arch/patches.hpp) on top of a version's settings; false
@@ -136,6 +174,10 @@ struct Ctl {
   Costs costs;
   std::vector<Charge> charges;  // concrete runs only
   std::vector<LockFault> faults;
+  // Concrete runs only: every psi_group_cpu record (group, cpu) written since the reader last
+  // cleared the list, repeats included; gc_w() is the only way a step writes one (the checker
+  // re-judges these records and takes the others as judged before).
+  std::vector<std::pair<int, int>> gc_writes;
   int group_of(int task) const { return task == 0 ? 0 : tasks[task].group; }
   // Group g and its ancestors, leaf first: a walk up `parent` (the checks walk it per charge
   // and per event, so it allocates nothing; converts to a vector where one is kept).
@@ -186,6 +228,12 @@ void guarded(D& d, const boolean<D>& c, World<D>& w, Fn&& fn) {
     w.c.costs = t.c.costs;  // costs only mean something concretely
   }
 }
+// psi_group_cpu of group g on `cpu`, to be written (listed in gc_writes when concrete).
+template <class D>
+GroupCpu<D>& gc_w(World<D>& w, int g, int cpu) {
+  if constexpr (!D::is_symbolic) w.c.gc_writes.emplace_back(g, cpu);
+  return w.v.gc[std::size_t(g)][std::size_t(cpu)];
+}
 // The writer holds rq(cpu)'s lock? Record the fault otherwise.
 inline void note_write(Ctl& c, int cpu, int actor, const char* what) {
   if (c.lock_owner[cpu] != actor) c.faults.push_back({cpu, actor, what});
@@ -224,7 +272,7 @@ void psi_account_irqtime_old(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
   for (int g : c.chain(leaf)) {
     c.costs.levels++;
     if (KACCT_MUTANT(603, !c.enabled[g], false)) continue;
-    auto& gc = w.v.gc[g][cpu];
+    auto& gc = gc_w(w, g, cpu);
     note_write(c, cpu, actor, "psi_group_cpu (times[IRQ_FULL], seq)");
     c.costs.seq_sections++;
     KACCT_MUTANT_DROP(602, seq_section(d, gc.seq))
@@ -284,7 +332,7 @@ void psi_account_irqtime_new(D& d, const PsiCfg& cfg, World<D>& w, int cpu, int 
       if (KACCT_MUTANT(609, !s.c.enabled[g], false)) continue;
       if (cfg.variant == Variant::LostDelta && !first) break;
       first = false;
-      auto& gc = s.v.gc[g][cpu];
+      auto& gc = gc_w(s, g, cpu);
       note_write(s.c, cpu, actor, "psi_group_cpu (times[IRQ_FULL])");
       if (!percpu) {
         s.c.costs.seq_sections++;
@@ -382,15 +430,17 @@ void move_sections(D& d, World<D>& w, int task, int to, int cpu, int actor) {
   for (int g : c.chain(c.group_of(task))) {
     if (!c.enabled[g]) continue;
     note_write(c, cpu, actor, "psi_group_cpu (psi_task_change)");
-    KACCT_MUTANT_DROP(615, seq_section(d, w.v.gc[g][cpu].seq))
-    record_times(d, w.v.gc[g][cpu], w.v.now);
+    auto& gc = gc_w(w, g, cpu);
+    KACCT_MUTANT_DROP(615, seq_section(d, gc.seq))
+    record_times(d, gc, w.v.now);
   }
   c.tasks[task].group = to;
   for (int g : c.chain(to)) {
     if (!c.enabled[g]) continue;
     note_write(c, cpu, actor, "psi_group_cpu (psi_task_change)");
-    seq_section(d, w.v.gc[g][cpu].seq);
-    record_times(d, w.v.gc[g][cpu], w.v.now);
+    auto& gc = gc_w(w, g, cpu);
+    seq_section(d, gc.seq);
+    record_times(d, gc, w.v.now);
   }
 }
 // cgroup_move_task(task, to) from CPU `by`.
@@ -415,8 +465,9 @@ void set_pressure(D& d, World<D>& w, int g, bool on, int by) {
   for (int cpu = 0; cpu < int(w.c.curr.size()); ++cpu) {
     lock(w.c, cpu, by);
     note_write(w.c, cpu, by, "psi_group_cpu (psi_cgroup_restart)");
-    seq_section(d, w.v.gc[g][cpu].seq);
-    record_times(d, w.v.gc[g][cpu], w.v.now);
+    auto& gc = gc_w(w, g, cpu);
+    seq_section(d, gc.seq);
+    record_times(d, gc, w.v.now);
     unlock(w.c, cpu);
   }
 }
@@ -451,7 +502,7 @@ inline void race_tick_move(Concrete& d, const PsiCfg& cfg, World<Concrete>& w, i
   for (std::size_t i = 0; i < s0.size(); ++i)
     if (s1[i] != s0[i] && s2[i] != s1[i]) {  // both wrote it: one increment lost
       if (i + 1 < s0.size())
-        w.v.gc[i][cpu].seq -= 1;
+        gc_w(w, int(i), cpu).seq -= 1;
       else
         w.v.cpu[cpu].psi_seq -= 1;
     }

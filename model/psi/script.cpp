@@ -200,16 +200,33 @@ PsiCfg script_cfg(const Script& s, PsiCfg base) {
   return base;
 }
 
-RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
+namespace {
+// before <- w's values, pressure flags and lock owners, both shaped alike (the same run).
+void copy_values(World<Concrete>& before, const World<Concrete>& w) {
+  before.v.now = w.v.now;
+  for (std::size_t c = 0; c < w.v.cpu.size(); ++c) before.v.cpu[c] = w.v.cpu[c];
+  for (std::size_t g = 0; g < w.v.gc.size(); ++g) {
+    const auto* from = w.v.gc[g].data();
+    auto* to = before.v.gc[g].data();
+    for (std::size_t c = 0; c < w.v.gc[g].size(); ++c) to[c] = from[c];
+  }
+  for (std::size_t g = 0; g < w.c.enabled.size(); ++g) before.c.enabled[g] = w.c.enabled[g];
+  for (std::size_t c = 0; c < w.c.lock_owner.size(); ++c) before.c.lock_owner[c] = w.c.lock_owner[c];
+}
+}  // namespace
+
+RunResult run_script(const Script& s, const PsiCfg& cfg_in, bool check, bool incremental) {
+  const PsiCfg cfg = PsiCfg(cfg_in).resolve();  // the version's facts asked of the table once
   Concrete d;
   RunResult r;
   r.world = make_world(d, s.cpus, s.parent, int(s.task_group.size()));
   auto& w = r.world;
   for (std::size_t t = 0; t < s.task_group.size(); ++t) w.c.tasks[t + 1].group = s.task_group[t];
   spec::psi::Checker checker(cfg, w);
+  checker.set_incremental(incremental);
   std::vector<std::uint64_t> irq_start(s.cpus, 0);
-  // One event: why it cannot happen (checked before it changes anything), or empty.
-  auto step = [&](const Event& e, spec::psi::Checker::EventInfo& info) -> std::string {
+  // One event: why it cannot happen (checked before it changes anything), or nothing.
+  auto step = [&](const Event& e, spec::psi::Checker::EventInfo& info) -> std::optional<std::string> {
     const int cpu = int(e.a);
     const bool in_irq =
         (e.kind == Ev::IrqEnter || e.kind == Ev::Irq || e.kind == Ev::Schedule || e.kind == Ev::ClockGettime) &&
@@ -238,7 +255,7 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
         break;
       case Ev::Tick:
         info.kind = spec::psi::Checker::EventInfo::Tick;
-        info.rq_clock = {cpu};
+        info.rq_clock.push_back(cpu);
         sched_tick(d, cfg, w, cpu);
         break;
       case Ev::Schedule: {
@@ -248,17 +265,17 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
         info.kind = spec::psi::Checker::EventInfo::Switch;
         info.prev = w.c.curr[cpu];
         info.next = next;
-        info.rq_clock = {cpu};
+        info.rq_clock.push_back(cpu);
         schedule(d, cfg, w, cpu, next);
         break;
       }
       case Ev::ClockGettime:
         if (w.c.curr[cpu] == 0) return fmt::format("cpu {} runs the idle task", cpu);
-        info.rq_clock = {cpu};
+        info.rq_clock.push_back(cpu);
         clock_gettime_thread(d, cfg, w, cpu);
         break;
       case Ev::Wakeup:
-        info.rq_clock = {cpu};
+        info.rq_clock.push_back(cpu);
         wakeup(d, cfg, w, cpu, int(e.by));
         break;
       case Ev::Move: cgroup_move(d, w, int(e.a), int(e.b), int(e.by)); break;
@@ -266,35 +283,39 @@ RunResult run_script(const Script& s, const PsiCfg& cfg, bool check) {
       case Ev::RaceTickMove:
         if (w.c.tasks[e.b].cpu != cpu)
           return fmt::format("task {} last ran on cpu {}, not {}", e.b, w.c.tasks[e.b].cpu, cpu);
-        if (int(e.by) == cpu) return "the move must come from another cpu";
+        if (int(e.by) == cpu) return std::string("the move must come from another cpu");
         info.kind = spec::psi::Checker::EventInfo::Tick;
-        info.rq_clock = {cpu};  // the tick's (the NoLock overlap's second one is 6.10+ only)
+        info.rq_clock.push_back(cpu);  // the tick's (the NoLock overlap's second one is 6.10+ only)
         race_tick_move(d, cfg, w, cpu, int(e.b), int(e.c), int(e.by));
         break;
     }
-    return "";
+    return std::nullopt;
   };
-  // Per-event scratch kept across events (assignments reuse their capacity: no allocation per
-  // event), and each kind's cost entry found once.
+  // Per-event scratch kept across events, shaped once (the numbers of CPUs, groups and tasks
+  // are the script's): copied element by element, no allocation and no library copy per
+  // event; and each kind's cost entry found once. Only the checker reads `before` and the
+  // event's truth (the groups and rq->curr before it).
   spec::psi::Checker::EventInfo info;
+  info.group_before.assign(w.c.tasks.size(), 0);
+  info.curr_before.assign(w.c.curr.size(), 0);
   World<Concrete> before;  // the values and the lock/pressure state (not the growing logs)
+  before.v = w.v;
+  before.c.enabled = w.c.enabled;
+  before.c.lock_owner = w.c.lock_owner;
   std::vector<KindCosts*> kind_costs;
   static_cast<script::RunStatus&>(r) = grammar().run(s, [&](std::size_t, const Event& e) {
     info.kind = spec::psi::Checker::EventInfo::Other;
     info.cpu = int(e.a);
     info.prev = info.next = 0;
     info.rq_clock.clear();  // as a fresh EventInfo: only the event's own clock updates
-    info.group_before.clear();
-    for (const auto& t : w.c.tasks) info.group_before.push_back(t.group);
-    info.group_before[0] = 0;
-    info.curr_before = w.c.curr;
+    w.c.gc_writes.clear();  // the records this event writes (the checker's; bounded per event)
     if (check) {
-      before.v = w.v;
-      before.c.enabled = w.c.enabled;
-      before.c.lock_owner = w.c.lock_owner;
+      for (std::size_t t = 1; t < w.c.tasks.size(); ++t) info.group_before[t] = w.c.tasks[t].group;
+      for (std::size_t c = 0; c < w.c.curr.size(); ++c) info.curr_before[c] = w.c.curr[c];
+      copy_values(before, w);
     }
     const Costs c0 = w.c.costs;
-    if (auto why = step(e, info); !why.empty()) return script::impossible(std::move(why));
+    if (auto why = step(e, info)) return script::impossible(std::move(*why));
     const auto ki = std::size_t(e.kind);
     if (ki >= kind_costs.size()) kind_costs.resize(ki + 1, nullptr);
     if (!kind_costs[ki]) kind_costs[ki] = &r.per_kind[std::string(event_name(e.kind))];

@@ -81,7 +81,8 @@ struct RunResult : script::RunStatus {  // steps, failed_at (the violating event
 };
 // Runs the script. An event that cannot happen (a task on two CPUs, irq_exit outside an irq,
 // ...) stops the run with `error` at its line. With check, stops at the first violated invariant.
-RunResult run_script(const Script&, const PsiCfg&, bool check = true);
+// `incremental` false: every event judged in full (spec::psi::Checker; the same verdicts).
+RunResult run_script(const Script&, const PsiCfg&, bool check = true, bool incremental = true);
 
 // The shipped seed scenario (test/psi/seed.psi): one CPU, a task in a 3-level cgroup path
 // calling clock_gettime(CLOCK_THREAD_CPUTIME_ID) in a loop at 243 ns per call, HZ=250.
