@@ -114,7 +114,6 @@ class NativeBackend {
     cur_event_ = i;
     if (!started_[cpu]) start(cpu, now, spurr);
     flushed_step_ = false;
-    hotplug_msg_.clear();
     const UL idle_start = accts_[cpu].starttime;  // the CPU's context (PPC32: its idle task's)
     const auto cur = x.cur;
     const bool user = !kernel_side(x);
@@ -187,15 +186,17 @@ class NativeBackend {
     tb_cpu_[cpu] = now;
     // Without vtime_reset() at bring-up the first hook after it takes the whole interval since
     // the last pre-offline hook, offline period included.
-    if (offline_pending_[cpu] != 0 && accts_[cpu].starttime != idle_start) {
+    if (offline_pending_any_ && offline_pending_[cpu] != 0 && accts_[cpu].starttime != idle_start) {
       hotplug_inv_ = "native_vtime.hotplug_offline_not_accounted";
       hotplug_fix_ = "ppc-vtime-boot-starttime";
       hotplug_msg_ = fmt::format(
           "cpu {}: the first vtime delta after cpu_online includes the {} TB ticks the CPU was offline "
           "(no vtime_reset() in secondary_cpu_time_init() before 6.12.101)",
           cpu, offline_pending_[cpu]);
+      hotplug_at_ = i;
       out_.hotplug_offline_tb += offline_pending_[cpu];
       offline_pending_[cpu] = 0;
+      offline_pending_any_ = std::any_of(offline_pending_.begin(), offline_pending_.end(), [](UL v) { return v != 0; });
     }
   }
 
@@ -203,7 +204,7 @@ class NativeBackend {
 
   void check(std::size_t i, std::uint32_t cpu, std::uint32_t cur, const Snapshot& before) {
     auto& d = k_.d;
-    if (!hotplug_msg_.empty()) k_.violate(i, hotplug_inv_, hotplug_msg_, hotplug_fix_);
+    if (hotplug_at_ == i) k_.violate(i, hotplug_inv_, hotplug_msg_, hotplug_fix_);
     const auto& x = k_.ctx[cpu];
     const A& a = acct_of(cpu, x.cur);
     const bool ks = kernel_side(x);
@@ -343,6 +344,7 @@ class NativeBackend {
     auto& a = accts_[cpu];  // the CPU's data, or on PPC32 its idle task's (task index cpu)
     if (!cfg_.starttime_init) {
       offline_pending_[cpu] = UL(offline_pending_[cpu] + UL(now - tb_offline_[cpu]));
+      offline_pending_any_ = offline_pending_any_ || offline_pending_[cpu] != 0;
       return;
     }
     const UL lost = UL(tb_offline_[cpu] - a.starttime);
@@ -355,6 +357,7 @@ class NativeBackend {
           "cpu {}: vtime_reset() at cpu_online drops the {} TB ticks between the last accounting hook and "
           "cpu_offline (online time in no bucket)",
           cpu, lost);
+      hotplug_at_ = cur_event_;
     }
   }
   // scan_dispatch_log(upto): the steal of every logged entry with a TB <= upto.
@@ -487,6 +490,8 @@ class NativeBackend {
   const char* hotplug_inv_ = "";
   std::string_view hotplug_fix_;
   std::string hotplug_msg_;
+  std::size_t hotplug_at_ = SIZE_MAX;  // the event whose hotplug finding hotplug_msg_ holds (judged in its check)
+  bool offline_pending_any_ = false;   // an offline_pending_ entry is not 0 (one flag on the per-event path)
   UL now_ = 0;
   std::size_t cur_event_ = 0;
   bool flushed_step_ = false;
