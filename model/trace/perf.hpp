@@ -73,7 +73,16 @@ struct Options {
   // final switch with every runtime update before it). The two ends bound a group read.
   enum class ExitAt : std::uint8_t { Inferred, ProcessExit, FinalSwitch };
   ExitAt exit_at = ExitAt::Inferred;
+  // Kernel function -> the [lo, hi) address ranges in it where a read had already sampled the
+  // times (tools/record-qemu/read-sites.py of the recorded kernel's vmlinux; parse_read_sites).
+  // A read with no runtime update of its own whose syscall a tick interrupted there is placed
+  // before that tick; empty: at its sys_exit, after any tick inside it.
+  std::map<std::string, std::vector<std::array<std::uint64_t, 2>>, std::less<>> read_sites;
 };
+// read-sites.py's text: "FUNCTION SAMPLER[,SAMPLER...] LO-HI [LO-HI...]" per line (hex, LO < HI),
+// '#' comments and blank lines; a bad line is an error with its line and column.
+Result<std::map<std::string, std::vector<std::array<std::uint64_t, 2>>, std::less<>>> parse_read_sites(
+    std::string_view text);
 
 // One `perf script` sample.
 struct Record {
@@ -87,6 +96,7 @@ struct Record {
   std::string event;                                      // "sched:sched_switch"
   std::string fields;                                     // the tracepoint's text
   std::vector<std::string> chain;                         // kernel callchain symbols, innermost first
+  std::vector<std::uint64_t> chain_ip;                    // their addresses
   std::uint32_t cpu_col = 0, ts_col = 0, fields_col = 0;  // 1-based columns, for errors about their values
   std::uint32_t ids_col = 0;                              // of "pid/tid" (or "tid")
 };
