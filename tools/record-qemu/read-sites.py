@@ -15,7 +15,9 @@ sampler (kacct perf-replay --read-sites reads it):
 
     FUNCTION SAMPLER[,SAMPLER...] LO-HI [LO-HI...]
 
-LO-HI: hex, half-open ranges of the "done" addresses. A function with an indirect jump is left
+LO-HI: hex, half-open ranges of the "done" instructions' addresses (a range whose last
+instruction is the function's last ends one byte past that instruction's start: an interrupted
+address is an instruction's start). A function with an indirect jump is left
 out (its paths cannot be followed here), said on stderr.
 """
 import os
@@ -32,6 +34,11 @@ TARGET = re.compile(r"^([0-9a-f]+) <([^>+]+)(\+0x[0-9a-f]+)?>")
 def disassemble(vmlinux, fn):
     out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", vmlinux, f"--disassemble={fn}"],
                          check=True, capture_output=True, text=True).stdout
+    return parse(out, fn)
+
+
+def parse(out, fn):
+    """objdump -d --no-show-raw-insn text -> fn's [(address, mnemonic, operands)]."""
     insns, inside = [], False
     for line in out.splitlines():
         if line.endswith(f"<{fn}>:"):
