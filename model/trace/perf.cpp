@@ -36,7 +36,8 @@ using detail::trim;
 void parse_header(std::string_view s, std::uint32_t line, Record& r) {
   r.line = line;
   r.chain.clear();
-  r.chain_ip.clear();
+  r.irq_ip = 0;
+  r.irq_frame = 0;
   r.fields_col = 0;
   // The CPU field: the first " [digits]" (comm itself may contain spaces and brackets, but not
   // followed by its pid and a CPU number).
@@ -356,7 +357,14 @@ bool ScriptReader::next(Record& r) {
       // belongs to the previous sample; a frame line with no sample before it is an error.
       if (!pending_) fail(line_, 1, "callchain frame before any sample");
       const std::size_t sp = t.find_first_of(" \t");
-      rec_.chain_ip.push_back(to_u64(t.substr(0, sp), 16).value_or(0));
+      // the interrupted frame's address (all hex, checked above; over 16 digits: 0, in no read site)
+      if (!rec_.irq_ip && !rec_.chain.empty() && rec_.chain.back().starts_with("asm_")) {
+        const std::string_view hex = t.substr(0, sp);
+        if (hex.size() <= 16)
+          for (const char ch : hex)
+            rec_.irq_ip = rec_.irq_ip << 4 | unsigned(ch <= '9' ? ch - '0' : (ch | 0x20) - 'a' + 10);
+        rec_.irq_frame = std::uint32_t(rec_.chain.size());
+      }
       std::string_view sym = sp == std::string_view::npos ? std::string_view{} : trim(t.substr(sp));
       if (auto paren = sym.find(" ("); paren != std::string_view::npos) sym = sym.substr(0, paren);
       if (auto plus = sym.find("+0x"); plus != std::string_view::npos) sym = sym.substr(0, plus);
@@ -1239,11 +1247,9 @@ void Converter::read_before_tick(const Record& r) {
   if (!pid || !in_syscall_.count(pid) || early_read_.count(pid) || upper_read_.count(pid)) return;
   const auto open = syscall_open_.find(pid);
   if (open == syscall_open_.end() || open->second.second < 0) return;
-  std::size_t i = 0;
-  while (i < r.chain.size() && !r.chain[i].starts_with("asm_")) ++i;
-  if (i + 1 >= r.chain.size() || i + 1 >= r.chain_ip.size()) return;
-  const auto site = o_.read_sites.find(r.chain[i + 1]);
-  const auto ip = r.chain_ip[i + 1];
+  if (!r.irq_ip || r.irq_frame >= r.chain.size()) return;
+  const auto site = o_.read_sites.find(r.chain[r.irq_frame]);
+  const auto ip = r.irq_ip;
   if (site == o_.read_sites.end() ||
       std::none_of(site->second.begin(), site->second.end(), [&](const auto& a) { return a[0] <= ip && ip < a[1]; }))
     return;

@@ -92,11 +92,12 @@ struct Record {
   std::uint64_t tid = 0;
   bool tid_known = true;  // perf prints -1 for threads it lost track of
   std::uint32_t cpu = 0;
-  std::uint64_t ts = 0;                                   // ns (perf's clock)
-  std::string event;                                      // "sched:sched_switch"
-  std::string fields;                                     // the tracepoint's text
-  std::vector<std::string> chain;                         // kernel callchain symbols, innermost first
-  std::vector<std::uint64_t> chain_ip;                    // their addresses
+  std::uint64_t ts = 0;            // ns (perf's clock)
+  std::string event;               // "sched:sched_switch"
+  std::string fields;              // the tracepoint's text
+  std::vector<std::string> chain;  // kernel callchain symbols, innermost first
+  std::uint64_t irq_ip = 0;        // the interrupted frame's address (the frame after the first asm_ stub); 0: none
+  std::uint32_t irq_frame = 0;     // its index in chain
   std::uint32_t cpu_col = 0, ts_col = 0, fields_col = 0;  // 1-based columns, for errors about their values
   std::uint32_t ids_col = 0;                              // of "pid/tid" (or "tid")
 };
