@@ -519,12 +519,33 @@ void require_same_syscalls(const std::string& path, const Recorded& rec, const p
                             shown < problems.size() ? "; ..." : ""));
 }
 
+// --read-sites FILE, else read-sites.txt beside TRACE (irq-reads-reduce.py copies
+// read-sites.py's there), unless --no-read-sites.
+void load_read_sites(perf::Options& o, const std::string& given, bool none, const std::string& trace_path) {
+  if (none) return;
+  std::string p = given;
+  if (p.empty()) {
+    if (trace_path == "-") return;
+    const auto beside = std::filesystem::path(trace_path).parent_path() / "read-sites.txt";
+    if (!std::filesystem::exists(beside)) return;
+    p = beside.string();
+  }
+  auto r = perf::parse_read_sites(read_file(p));
+  if (!r) {
+    fmt::print(stderr, "{}:{}:{}: {}\n", p, r.error().line, r.error().column, r.error().message);
+    throw Exit{kExitUsage};
+  }
+  o.read_sites = std::move(r.value());
+}
+
 // perf-replay --recorded: every read the recorder found, predicted and compared.
 void replay_recorded(const std::string& path, const std::string& recorded_path, const std::string& cpu_model,
                      std::uint32_t ncpus, const arch::CpuFacts& facts, const arch::Config& cfg, std::uint64_t pid_opt,
-                     std::uint64_t max_unverifiable, bool as_json, const std::string& save) {
+                     std::uint64_t max_unverifiable, bool as_json, const std::string& save, const std::string& sites,
+                     bool no_sites) {
   const auto rec = load_recorded(recorded_path);
   perf::Options o;
+  load_read_sites(o, sites, no_sites, path);
   o.cpu_model = cpu_model;
   o.ncpus = ncpus;
   // The reads are found by their syscall numbers, which differ per ISA.
@@ -751,6 +772,13 @@ void add_perf(CLI::App& app) {
                   "gen configs without vtime probes: the nohz_full= CPU list (default: identify's, else none)");
     c->add_option("--machine-root", *machine, "where identify reads this machine's /proc and /boot (default /)");
     c->add_option("--save-trace", *save, "also write the converted kacct trace here");
+    auto sites = std::make_shared<std::string>();
+    auto no_sites = std::make_shared<bool>(false);
+    auto* so = c->add_option("--read-sites", *sites,
+                             "tools/record-qemu/read-sites.py's file for the recorded kernel: a read with no runtime "
+                             "update of its own goes before a tick that came after it sampled (default: "
+                             "read-sites.txt beside TRACE, if there)");
+    c->add_flag("--no-read-sites", *no_sites, "ignore read-sites.txt beside TRACE")->excludes(so);
     c->add_flag("--json", *as_json, "JSON output");
     auto quiet = std::make_shared<bool>(false);
     add_common(c, *cpu, *ncpus, *quiet);
@@ -762,11 +790,12 @@ void add_perf(CLI::App& app) {
       require_legal(facts, cfg);
       if (!recorded->empty()) {
         if (!reads->empty() || !values->empty()) throw Failure("--recorded replaces --read and --values");
-        return replay_recorded(*path, *recorded, cpu_name, *ncpus, facts, cfg, *pid, *max_unverifiable, *as_json,
-                               *save);
+        return replay_recorded(*path, *recorded, cpu_name, *ncpus, facts, cfg, *pid, *max_unverifiable, *as_json, *save,
+                               *sites, *no_sites);
       }
       if (!*pid) throw Failure("--pid is required (or --recorded FILE)");
       perf::Options o;
+      load_read_sites(o, *sites, *no_sites, *path);
       o.cpu_model = cpu_name;
       o.ncpus = *ncpus;
       if (const auto nrs = arch::syscall_numbers(facts.isa)) o.syscalls = *nrs;  // the reaps' wait4/waitid

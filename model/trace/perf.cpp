@@ -36,6 +36,8 @@ using detail::trim;
 void parse_header(std::string_view s, std::uint32_t line, Record& r) {
   r.line = line;
   r.chain.clear();
+  r.irq_ip = 0;
+  r.irq_frame = 0;
   r.fields_col = 0;
   // The CPU field: the first " [digits]" (comm itself may contain spaces and brackets, but not
   // followed by its pid and a CPU number).
@@ -171,6 +173,51 @@ std::string sanitize_comm(std::string_view c) {
 }
 
 }  // namespace
+
+Result<std::map<std::string, std::vector<std::array<std::uint64_t, 2>>, std::less<>>> parse_read_sites(
+    std::string_view text) {
+  std::map<std::string, std::vector<std::array<std::uint64_t, 2>>, std::less<>> sites;
+  std::uint32_t line = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t nl = std::min(text.find('\n', at), text.size());
+    std::string_view s = text.substr(at, nl - at);
+    if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
+    at = nl + 1;
+    ++line;
+    const auto col = [&](std::string_view part) { return std::uint32_t(part.data() - s.data() + 1); };
+    const auto err = [&](std::string_view part, std::string msg) {
+      return Error{line, part.empty() ? std::uint32_t(s.size() + 1) : col(part), std::move(msg), {}};
+    };
+    std::vector<std::string_view> words;
+    for (std::size_t k = 0; k < s.size();) {
+      if (is_space(s[k])) {
+        ++k;
+        continue;
+      }
+      std::size_t e = k;
+      while (e < s.size() && !is_space(s[e])) ++e;
+      words.push_back(s.substr(k, e - k));
+      k = e;
+    }
+    if (words.empty() || words[0].front() == '#') continue;
+    for (char ch : s)
+      if (static_cast<unsigned char>(ch) < 0x20 && !is_space(ch))
+        return err(s, fmt::format("unexpected control byte 0x{:02x}", static_cast<unsigned char>(ch)));
+    if (words.size() < 3) return err({}, "expected FUNCTION SAMPLER[,SAMPLER...] LO-HI [LO-HI...]");
+    auto& ranges = sites[std::string(words[0])];
+    for (std::size_t w = 2; w < words.size(); ++w) {
+      const auto d = words[w].find('-');
+      const auto lo = d == std::string_view::npos ? std::nullopt : to_u64(words[w].substr(0, d), 16);
+      const auto hi = d == std::string_view::npos ? std::nullopt : to_u64(words[w].substr(d + 1), 16);
+      if (!lo || !hi || d == 0 || d + 1 == words[w].size())
+        return err(words[w], "expected LO-HI: two hex addresses below 2^64");
+      if (*lo >= *hi) return err(words[w], "empty range: LO must be below HI");
+      ranges.push_back({*lo, *hi});
+    }
+  }
+  if (sites.empty()) return Error{line, 1, "no read sites (FUNCTION SAMPLER LO-HI lines)", {}};
+  return sites;
+}
 
 bool is_cputime_syscall(std::uint64_t nr, std::uint64_t arg0, const arch::SyscallNumbers& s) {
   if (nr == s.getrusage || nr == s.times) return true;
@@ -310,6 +357,14 @@ bool ScriptReader::next(Record& r) {
       // belongs to the previous sample; a frame line with no sample before it is an error.
       if (!pending_) fail(line_, 1, "callchain frame before any sample");
       const std::size_t sp = t.find_first_of(" \t");
+      // the interrupted frame's address (all hex, checked above; over 16 digits: 0, in no read site)
+      if (!rec_.irq_ip && !rec_.chain.empty() && rec_.chain.back().starts_with("asm_")) {
+        const std::string_view hex = t.substr(0, sp);
+        if (hex.size() <= 16)
+          for (const char ch : hex)
+            rec_.irq_ip = rec_.irq_ip << 4 | unsigned(ch <= '9' ? ch - '0' : (ch | 0x20) - 'a' + 10);
+        rec_.irq_frame = std::uint32_t(rec_.chain.size());
+      }
       std::string_view sym = sp == std::string_view::npos ? std::string_view{} : trim(t.substr(sp));
       if (auto paren = sym.find(" ("); paren != std::string_view::npos) sym = sym.substr(0, paren);
       if (auto plus = sym.find("+0x"); plus != std::string_view::npos) sym = sym.substr(0, plus);
@@ -1178,6 +1233,33 @@ void Converter::on_softirq_exit(const Record& r) {
 void Converter::on_local_timer_entry(const Record& r) {
   used(r);
   timer_mode_[r.cpu] = chain_says_user(r);
+  read_before_tick(r);
+}
+// A read with no runtime update of its own (getrusage(RUSAGE_THREAD), a /proc stat read of a
+// thread: task_cputime_adjusted(), 6.1/6.12 kernel/sys.c, fs/proc/array.c) copies the stored
+// times; a tick whose interrupted frame (the one after the entry stub) is at an address where
+// the read had sampled (Options::read_sites) came after the read, which is placed before the
+// tick (getrusage04 on 6.12 irq time: interrupted at task_cputime_adjusted()'s return).
+// Anywhere else, inside the sampler too, it stays at its sys_exit, after the tick.
+void Converter::read_before_tick(const Record& r) {
+  if (o_.read_sites.empty() || vcpu(r.cpu)) return;
+  const auto pid = cpu(r.cpu).current;
+  if (!pid || !in_syscall_.count(pid) || early_read_.count(pid) || upper_read_.count(pid)) return;
+  const auto open = syscall_open_.find(pid);
+  if (open == syscall_open_.end() || open->second.second < 0) return;
+  if (!r.irq_ip || r.irq_frame >= r.chain.size()) return;
+  const auto site = o_.read_sites.find(r.chain[r.irq_frame]);
+  const auto ip = r.irq_ip;
+  if (site == o_.read_sites.end() ||
+      std::none_of(site->second.begin(), site->second.end(), [&](const auto& a) { return a[0] <= ip && ip < a[1]; }))
+    return;
+  const auto k = std::size_t(open->second.second);
+  auto& seen = conv_.stats.cputime_syscalls[k];
+  if (seen.id || !syscall_read_index_.count({seen.tid, seen.nr, seen.seq})) return;
+  place_syscall_read(seen, r);
+  if (!seen.id) return;
+  auto q = syscall_read_index_.find({seen.tid, seen.nr, seen.seq});
+  conv_.stats.read_clocks.push_back({seen.id, seen.tid, o_.syscall_reads[q->second].kind, "before_tick", r.ts, r.ts});
 }
 bool Converter::is_tick(const Record& r) const {
   if (r.event != "timer:hrtimer_expire_entry") return false;

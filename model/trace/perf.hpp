@@ -73,7 +73,16 @@ struct Options {
   // final switch with every runtime update before it). The two ends bound a group read.
   enum class ExitAt : std::uint8_t { Inferred, ProcessExit, FinalSwitch };
   ExitAt exit_at = ExitAt::Inferred;
+  // Kernel function -> the [lo, hi) address ranges in it where a read had already sampled the
+  // times (tools/record-qemu/read-sites.py of the recorded kernel's vmlinux; parse_read_sites).
+  // A read with no runtime update of its own whose syscall a tick interrupted there is placed
+  // before that tick; empty: at its sys_exit, after any tick inside it.
+  std::map<std::string, std::vector<std::array<std::uint64_t, 2>>, std::less<>> read_sites;
 };
+// read-sites.py's text: "FUNCTION SAMPLER[,SAMPLER...] LO-HI [LO-HI...]" per line (hex, LO < HI),
+// '#' comments and blank lines; a bad line is an error with its line and column.
+Result<std::map<std::string, std::vector<std::array<std::uint64_t, 2>>, std::less<>>> parse_read_sites(
+    std::string_view text);
 
 // One `perf script` sample.
 struct Record {
@@ -83,10 +92,12 @@ struct Record {
   std::uint64_t tid = 0;
   bool tid_known = true;  // perf prints -1 for threads it lost track of
   std::uint32_t cpu = 0;
-  std::uint64_t ts = 0;                                   // ns (perf's clock)
-  std::string event;                                      // "sched:sched_switch"
-  std::string fields;                                     // the tracepoint's text
-  std::vector<std::string> chain;                         // kernel callchain symbols, innermost first
+  std::uint64_t ts = 0;            // ns (perf's clock)
+  std::string event;               // "sched:sched_switch"
+  std::string fields;              // the tracepoint's text
+  std::vector<std::string> chain;  // kernel callchain symbols, innermost first
+  std::uint64_t irq_ip = 0;        // the interrupted frame's address (the frame after the first asm_ stub); 0: none
+  std::uint32_t irq_frame = 0;     // its index in chain
   std::uint32_t cpu_col = 0, ts_col = 0, fields_col = 0;  // 1-based columns, for errors about their values
   std::uint32_t ids_col = 0;                              // of "pid/tid" (or "tid")
 };

@@ -160,6 +160,7 @@ class Converter {
   void syscall_read_runtime(const Record&, std::uint64_t pid);
   void place_syscall_read(Stats::SyscallSeen&, const Record&, bool upper = false);
   void bound_read_across_tick(const Record&);
+  void read_before_tick(const Record&);
   bool emit_read(const ReadSpec&, std::uint64_t id, const Record&, std::uint64_t t);
 
   // Dispatch (perf.cpp: the table from event name to handler).

@@ -268,6 +268,87 @@ TEST(PerfSyscallReads, GroupReadAfterATickAtItsRuntimeUpdate) {
   }
 }
 
+// A read with no runtime update of its own (getrusage(RUSAGE_THREAD)) copies the stored times
+// in task_cputime_adjusted(): a tick that interrupted getrusage() at or past that call's return
+// (Options::read_sites, read-sites.py's ranges of the 6.12 amd64 build) came after the read, which
+// goes before the tick; at the call itself, inside the callee, past the range or with no sites:
+// at sys_exit, after the tick.
+TEST(PerfSyscallReads, ReadBeforeATickPastItsSample) {
+  const auto trace = [](const std::string& frames) {
+    return "a.out  500/500  [000] 100.000000000: sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
+           "prev_state=R ==> next_comm=a.out next_pid=500 next_prio=120\n"
+           "a.out  500/500  [000] 100.000101000: raw_syscalls:sys_enter: NR 98 (1, 1, 2, 3, 4, 5)\n"
+           "a.out  500/500  [000] 100.000110000: irq_vectors:local_timer_entry: vector=236\n"
+           "\tffffffff81038d7a __sysvec_apic_timer_interrupt\n"
+           "\tffffffff81400c06 asm_sysvec_apic_timer_interrupt\n" +
+           frames +
+           "\tffffffff8106714a __do_sys_getrusage\n\n"
+           "a.out  500/500  [000] 100.000110100: timer:hrtimer_expire_entry: hrtimer=0xffff888627c1c6f8 "
+           "function=tick_sched_timer now=100000110 \n"
+           "a.out  500/500  [000] 100.000110200: sched:sched_stat_runtime: comm=a.out pid=500 runtime=110200 [ns]\n"
+           "a.out  500/500  [000] 100.000120000: raw_syscalls:sys_exit: NR 98 = 0\n";
+  };
+  const auto sites = parse_read_sites(
+      "# read-sites.py\n"
+      "getrusage task_cputime_adjusted,thread_group_cputime_adjusted ffffffff81066ef9-ffffffff81066f6e "
+      "ffffffff810670bc-ffffffff810670f7\n");
+  ASSERT_TRUE(sites) << sites.error().message;
+  constexpr std::uint64_t before = 100'000'110'000, at_exit = 100'000'120'000;
+  for (const auto& [frames, with_sites, ts] : {
+           std::tuple{"\tffffffff810670bc getrusage\n", true, before},   // the call's return address
+           std::tuple{"\tffffffff810670f6 getrusage\n", true, before},   // the range's last instruction
+           std::tuple{"\tffffffff81066f00 getrusage\n", true, before},   // RUSAGE_SELF's sampled tail
+           std::tuple{"\tffffffff810670b7 getrusage\n", true, at_exit},  // the call instruction: not yet
+           std::tuple{"\tffffffff810670f7 getrusage\n", true, at_exit},  // past the range
+           std::tuple{"\tffffffff810670bc getrusage\n", false, at_exit},
+           std::tuple{"\tffffffff810670bc do_task_stat\n", true, at_exit},  // another function
+           // inside the callee: the interrupted frame is task_cputime_adjusted's, not listed
+           std::tuple{"\tffffffff8108f5a0 task_cputime_adjusted\n\tffffffff810670bc getrusage\n", true, at_exit},
+       }) {
+    Options o;
+    o.syscall_reads = {{500, kNrGetrusage, 1, ReadKind::RusageThread, 0, kSyscallReadBase}};
+    if (with_sites) o.read_sites = sites.value();
+    auto c = convert(trace(frames), o);
+    ASSERT_TRUE(c) << c.error().message;
+    std::vector<std::uint64_t> got;
+    for (const auto& e : c.value().trace.events)
+      if (e.kind == Kind::Read) got.push_back(e.ts + c.value().stats.base_ns);
+    EXPECT_EQ(got, std::vector<std::uint64_t>{ts}) << frames << with_sites;
+    const auto& rc = c.value().stats.read_clocks;
+    EXPECT_EQ(std::count_if(rc.begin(), rc.end(), [](const auto& x) { return x.how == "before_tick"; }),
+              ts == before ? 1 : 0)
+        << frames;
+  }
+}
+
+// read-sites.py's text: a bad line is an error with its line and column.
+TEST(PerfReadSites, ParsesAndNamesBadLines) {
+  const auto ok = parse_read_sites("# c\n\ngetrusage a,b 10-20 30-40\r\ndo_task_stat a 5-6\n");
+  ASSERT_TRUE(ok) << ok.error().message;
+  ASSERT_EQ(ok.value().size(), 2u);
+  EXPECT_EQ(ok.value().at("getrusage"), (std::vector<std::array<std::uint64_t, 2>>{{0x10, 0x20}, {0x30, 0x40}}));
+  EXPECT_EQ(ok.value().at("do_task_stat"), (std::vector<std::array<std::uint64_t, 2>>{{5, 6}}));
+  for (const auto& [text, line, col, what] : {
+           std::tuple{"# c\ngetrusage a\n", 2u, 12u, "expected FUNCTION"},
+           std::tuple{"getrusage a 10-20 20-10\n", 1u, 19u, "empty range"},
+           std::tuple{"getrusage a 10-10\n", 1u, 13u, "empty range"},
+           std::tuple{"x a 1-2\ngetrusage a 10-zz\n", 2u, 13u, "two hex addresses"},
+           std::tuple{"getrusage a 10\n", 1u, 13u, "two hex addresses"},
+           std::tuple{"getrusage a -10\n", 1u, 13u, "two hex addresses"},
+           std::tuple{"getrusage a 10-\n", 1u, 13u, "two hex addresses"},
+           std::tuple{"getrusage a 1-10000000000000000\n", 1u, 13u, "below 2^64"},
+           std::tuple{"getrusage a 1-2\x01\n", 1u, 1u, "control byte 0x01"},
+           std::tuple{"# only comments\n", 1u, 1u, "no read sites"},
+           std::tuple{"", 0u, 1u, "no read sites"},
+       }) {
+    const auto r = parse_read_sites(text);
+    ASSERT_FALSE(r) << text;
+    EXPECT_EQ(r.error().line, line) << text;
+    EXPECT_EQ(r.error().column, col) << text;
+    EXPECT_NE(r.error().message.find(what), std::string::npos) << r.error().message;
+  }
+}
+
 // A read with no runtime update of its own before a tick in its syscall, nor after the tick's own
 // update (inside the tick's irq in the irq-time traces), where an irq ended after the CPU's last
 // runtime update: with irq time clock_task could stand still on either side of the tick, so the

@@ -33,6 +33,9 @@ echo "$*" > "$OUT/programs"
 python3 -c 'import sys; sys.path.insert(0, sys.argv[2]); import guestlog; guestlog.extract_out(sys.argv[1])' "$OUT" "$HERE"
 # kallsyms' format is System.map's (the guest's lines are not sent: the serial line is slow)
 cp "$K/System.map" "$OUT/out/kallsyms"
+# where the read syscalls had sampled (read-sites.py; amd64 only): perf-replay places a read with no
+# runtime update of its own before a tick that came after its sample (irq-reads-reduce.py copies it)
+[ "$ARCH" != amd64 ] || python3 "$HERE/read-sites.py" "$K/build/vmlinux" > "$OUT/out/read-sites.txt"
 for m in "$@"; do
 	[ -f "$OUT/out/$m.perf.data" ] || { echo "irq-reads-record.sh: no trace for $m" >&2; continue; }
 	perf script -i "$OUT/out/$m.perf.data" --kallsyms "$OUT/out/kallsyms" --ns --show-lost-events \

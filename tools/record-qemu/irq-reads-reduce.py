@@ -29,6 +29,7 @@ import datetime
 import lzma
 import os
 import re
+import shutil
 import sys
 
 from guestlog import HARDIRQ_MASK, SOFTIRQ_OFFSET, IrqContext
@@ -229,6 +230,9 @@ def main():
             'reads': len(reads.splitlines()) - 1, 'task_ticks': len(tt), 'conversion': counts,
         }
         write_fixture(d, text, reads, meta)
+        sites = os.path.join(out, 'read-sites.txt')  # irq-reads-record.sh's (amd64): perf-replay reads it
+        if os.path.exists(sites):
+            shutil.copyfile(sites, os.path.join(d, 'read-sites.txt'))
         print(f'{os.path.basename(d)}: exit {rc}, {meta["reads"]} reads, {len(text)} of {len(lines)} lines kept, '
               f'{lost.events} lost events, {counts}')
 
