@@ -480,7 +480,7 @@ class NativeBackend {
   std::vector<HwLast> hw_;
   std::vector<std::uint64_t> last_flush64_;
   std::vector<bool> wrapped_;
-  std::vector<bool> steal_wrapped_;  // a bucket wrapped by unclamped DTL steal (steal_clamped)
+  std::vector<bool> steal_wrapped_;              // a bucket wrapped by unclamped DTL steal (steal_clamped)
   std::vector<UL> tb_cpu_, origin_, overcount_;  // overcount_: TB ticks the kernel counts twice (findings)
   std::vector<bool> started_;
   std::vector<TbSinks<C, W>> tb_sinks_cpu_, tb_sinks_task_;

@@ -172,7 +172,8 @@ events
   for (unsigned minor : {14u, 12u}) {
     const auto r = run(t, "POWER9", native(minor == 14 ? 4 : 6, minor, /*steal=*/true));
     EXPECT_TRUE(has(r, "native_vtime.steal_clamped")) << minor;
-    EXPECT_FALSE(r.violation) << minor << ": " << (r.violation ? r.violation->invariant + " " + r.violation->detail : "");
+    EXPECT_FALSE(r.violation) << minor << ": "
+                              << (r.violation ? r.violation->invariant + " " + r.violation->detail : "");
     EXPECT_GT(r.cpus[0].cpustat[model::SYSTEM], std::uint64_t{1} << 60) << minor;  // the wrapped bucket, flushed
   }
   // Without steal nothing wraps, and ns_bounded is checked (and holds) on the same events.
