@@ -412,6 +412,12 @@ class NativeBackend {
             "time) + {} TB ticks of DTL steal",
             UL(now - a.starttime), steal);
       });
+    } else if (where != Kctx::Idle && cfg_.flush_epoch && steal != 0) {
+      // vtime_delta_kernel() callers: stime -= min(stime, steal), steal_time += steal; DTL steal
+      // beyond the interval (a log that ran ahead of the TB, as only a made-up trace does) is
+      // counted on top of it: the ledger of tb_conserved takes it, as for idle.
+      const UL s = UL(now - a.starttime);
+      if (steal > s) overcount_[cpu] = UL(overcount_[cpu] + UL(steal - s));
     }
     account_kernel_side(k_.d, cfg_, a, where, now, spurr, steal, cost_);
     if (!cfg_.flush_epoch) immediate(cpu, cur, false);

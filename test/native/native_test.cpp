@@ -183,6 +183,31 @@ events
   EXPECT_LT(plain.cpus[0].cpustat[model::SYSTEM], 5'000'000u);
 }
 
+// DTL steal beyond the kernel-side interval (here the TB stands still: a given tb= behind the
+// derived one holds) is clamped off stime and added to steal_time in full: the TB ticks counted
+// beyond the elapsed ones go to tb_conserved's ledger, as idle's double count does (found by the
+// fuzz_tracemut smoke run from the steal-wrap regression input, session 17).
+TEST(NativeFlush, KernelSideStealBeyondTheIntervalIsInTheLedger) {
+  const std::string t = R"(kacct-trace 1
+cpu POWER9
+ncpus 2
+clock ns
+task 300 pid=300 comm=loop nice=0 mm=7
+events
+328336 0 tick
+2664954 0 switch prev=0 next=300 tb=512 purr=400 spurr=380
+5290904 0 tick
+7368584 0 steal ns=660614 tb=1946 purr=1800 spurr=1690
+7368584 0 tick
+7368584 0 tick
+)";
+  for (const char* cpu : {"PA6T", "POWER9"}) {
+    const auto r = run(t, cpu, native(6, 1, /*steal=*/true));
+    EXPECT_FALSE(r.violation) << cpu << ": " << (r.violation ? r.violation->invariant + " " + r.violation->detail : "");
+    EXPECT_GT(r.cpus[0].cpustat[model::STEAL], 0u) << cpu;  // the steal is counted in full
+  }
+}
+
 TEST(NativeFlush, PendingTimeGoesToTheTaskThatRan) {
   auto r = run(kTwoTasks, "POWER9", native(6, 1));
   ASSERT_FALSE(r.violation);
