@@ -150,12 +150,8 @@ events
   EXPECT_LT(fixed.cpus[0].cpustat[model::IDLE] + fixed.cpus[0].cpustat[model::SYSTEM], 1'000'001u);
 }
 
-// DTL steal beyond the bucket it is taken from (accumulate_stolen_time(): stime -= sst, unclamped)
-// wraps the bucket and the next flush charges ~2^64 TB ticks of system time: a kernel finding,
-// after which ns_bounded does not apply on that CPU (found by fuzz_tracemut, session 17; before,
-// the fuzz target aborted on the ns_bounded violation that follows the finding).
-TEST(NativeFindings, StealBeyondTheBucketWrapsIt) {
-  const std::string t = R"(kacct-trace 1
+// The steal traces' start: one task on a 2-CPU POWER9, switched in on CPU 0 with given counters.
+constexpr const char* kStealHead = R"(kacct-trace 1
 cpu POWER9
 ncpus 2
 clock ns
@@ -163,7 +159,17 @@ task 300 pid=300 comm=loop nice=0 mm=7
 events
 328336 0 tick
 2664954 0 switch prev=0 next=300 tb=512 purr=400 spurr=380
-2664954 0 syscall_exit tb=1434 purr=1300 spurr=1220
+)";
+std::string violation_of(const sim::RunResult& r) {
+  return r.violation ? r.violation->invariant + " " + r.violation->detail : "";
+}
+
+// DTL steal beyond the bucket it is taken from (accumulate_stolen_time(): stime -= sst, unclamped)
+// wraps the bucket and the next flush charges ~2^64 TB ticks of system time: a kernel finding,
+// after which ns_bounded does not apply on that CPU (found by fuzz_tracemut, session 17; before,
+// the fuzz target aborted on the ns_bounded violation that follows the finding).
+TEST(NativeFindings, StealBeyondTheBucketWrapsIt) {
+  const std::string t = std::string(kStealHead) + R"(2664954 0 syscall_exit tb=1434 purr=1300 spurr=1220
 2855502 0 tick
 4359306 1 tick
 4742634 0 steal ns=660614 tb=1946 purr=1800 spurr=1690
@@ -172,8 +178,7 @@ events
   for (unsigned minor : {14u, 12u}) {
     const auto r = run(t, "POWER9", native(minor == 14 ? 4 : 6, minor, /*steal=*/true));
     EXPECT_TRUE(has(r, "native_vtime.steal_clamped")) << minor;
-    EXPECT_FALSE(r.violation) << minor << ": "
-                              << (r.violation ? r.violation->invariant + " " + r.violation->detail : "");
+    EXPECT_FALSE(r.violation) << minor << ": " << violation_of(r);
     EXPECT_GT(r.cpus[0].cpustat[model::SYSTEM], std::uint64_t{1} << 60) << minor;  // the wrapped bucket, flushed
   }
   // Without steal nothing wraps, and ns_bounded is checked (and holds) on the same events.
@@ -188,22 +193,14 @@ events
 // beyond the elapsed ones go to tb_conserved's ledger, as idle's double count does (found by the
 // fuzz_tracemut smoke run from the steal-wrap regression input, session 17).
 TEST(NativeFlush, KernelSideStealBeyondTheIntervalIsInTheLedger) {
-  const std::string t = R"(kacct-trace 1
-cpu POWER9
-ncpus 2
-clock ns
-task 300 pid=300 comm=loop nice=0 mm=7
-events
-328336 0 tick
-2664954 0 switch prev=0 next=300 tb=512 purr=400 spurr=380
-5290904 0 tick
+  const std::string t = std::string(kStealHead) + R"(5290904 0 tick
 7368584 0 steal ns=660614 tb=1946 purr=1800 spurr=1690
 7368584 0 tick
 7368584 0 tick
 )";
   for (const char* cpu : {"PA6T", "POWER9"}) {
     const auto r = run(t, cpu, native(6, 1, /*steal=*/true));
-    EXPECT_FALSE(r.violation) << cpu << ": " << (r.violation ? r.violation->invariant + " " + r.violation->detail : "");
+    EXPECT_FALSE(r.violation) << cpu << ": " << violation_of(r);
     EXPECT_GT(r.cpus[0].cpustat[model::STEAL], 0u) << cpu;  // the steal is counted in full
   }
 }
