@@ -851,4 +851,21 @@ KACCT_EXPORT kacct_status kacct_check(kacct_model* m, kacct_verdict* out) {
   });
 }
 
+KACCT_EXPORT kacct_status kacct_unjudged_count(kacct_model* m, size_t* out) {
+  return guarded(m, [&] {
+    need(out, "out");
+    *out = checked(m).unjudged.size();
+  });
+}
+KACCT_EXPORT kacct_status kacct_get_unjudged(kacct_model* m, size_t i, kacct_unjudged* out) {
+  return guarded(m, [&] {
+    need(out, "out");
+    const auto& u = checked(m).unjudged;
+    if (i >= u.size())
+      throw Fail{KACCT_E_INVALID_ARG,
+                 fmt::format("unjudged entry {} out of range; the check has {} (kacct_unjudged_count)", i, u.size())};
+    *out = kacct_unjudged{u[i].invariant.c_str(), u[i].cpu, u[i].event, u[i].line, u[i].cause.c_str()};
+  });
+}
+
 }  // extern "C"

@@ -7,7 +7,8 @@
 //                                  (mod 2^W; holds without SPLPAR steal, see native_vtime.steal_clamped)
 //  native_vtime.ns_bounded         flushed ns vs the exact ns of the flushed TB ticks: never more, and
 //                                  less by at most (2^shift + 1) ns per conversion (tb_to_ns truncation);
-//                                  not after a bucket wrapped (native_vtime.word_wrap, steal_clamped)
+//                                  not after a bucket wrapped (native_vtime.word_wrap, steal_clamped):
+//                                  RunResult::unjudged says from where, `kacct check` prints it
 //  native_vtime.snapshots_monotone starttime / starttime_user move forward, never past now
 //  native_vtime.split_sum          stime_scaled + utime_scaled == SPURR delta (when the product fits)
 //  native_vtime.split_bounds       each share <= SPURR delta (when the product fits)

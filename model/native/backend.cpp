@@ -103,6 +103,7 @@ class NativeBackend {
     if (W < 64 && !wrapped_[cpu] && now64 - last_flush64_[cpu] >= (std::uint64_t{1} << (W % 64))) {
       // An unflushed stretch of 2^W TB ticks or more: the W-bit buckets and deltas wrap (on
       // PPC32: TBL-based deltas, e.g. a u32 idle_time over many tickless wake-ups).
+      stop_ns_bounded(cpu, i, "native_vtime.word_wrap");
       wrapped_[cpu] = true;
       finding(i, "native_vtime.word_wrap", [&] {
         return fmt::format("cpu {}: {} TB ticks since the last flush >= 2^{}: {}-bit accounting fields wrap", cpu,
@@ -378,6 +379,7 @@ class NativeBackend {
       const UL user_now = UL(a.utime + UL(now - a.starttime_user));
       if (sst > a.stime || ust > user_now) {
         // the bucket wraps (a huge flush follows): ns_bounded no longer applies on this CPU
+        stop_ns_bounded(cpu, cur_event_, "native_vtime.steal_clamped");
         steal_wrapped_[cpu] = true;
         finding(cur_event_, "native_vtime.steal_clamped", [&] {
           return fmt::format(
@@ -464,6 +466,12 @@ class NativeBackend {
     out_.tb_flushed[cpu] += moved;
     conversions_[cpu] += n;
     out_.flushes += n;
+  }
+  // ns_bounded's premise (no bucket wrap) ended on `cpu`: the run says so once per CPU, so that
+  // "every invariant holds" does not cover it (RunResult::unjudged).
+  void stop_ns_bounded(std::uint32_t cpu, std::size_t i, const char* cause) {
+    if (cfg_.flush_epoch && !wrapped_[cpu] && !steal_wrapped_[cpu])
+      k_.r.unjudged.push_back({"native_vtime.ns_bounded", cpu, i, k_.p.line_at(i), cause});
   }
   // The first finding of each invariant; detail() is formatted only for that one (some hold
   // on every event of a config, e.g. split_no_overflow on MPC8xx 4.19).

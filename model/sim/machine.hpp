@@ -147,6 +147,15 @@ struct Violation {
 // Violation::fixed_by of a kernel behaviour the model reports as a violation that no release of
 // the table has fixed (CPU hotplug: docs/models/gen-vtime.md, native-vtime.md).
 inline constexpr std::string_view kNotFixed = "nothing yet (6.12.117 still has it)";
+// An invariant the checker stopped judging on a CPU because a kernel finding ended its premise
+// (e.g. native_vtime.ns_bounded after a bucket wrap): "holds" never covers it from `line` on.
+struct Unjudged {
+  std::string invariant;
+  std::uint32_t cpu = 0;
+  std::size_t event = 0;
+  std::uint32_t line = 0;
+  std::string cause;  // the finding that ended the premise
+};
 struct GroupAcct {
   TaskAcct<Concrete> dead;  // signal_struct sums of exited threads
   model::PrevCputime<Concrete> prev;
@@ -175,6 +184,7 @@ struct RunResult {
   std::optional<Violation> violation;           // first one, when checking
   std::vector<Violation> known_bugs;            // with RunOptions::tolerate_known_bugs: first one per invariant
   std::vector<std::string> obligations_failed;  // domain obligations (division by zero...)
+  std::vector<Unjudged> unjudged;               // invariants not judged past a point, one entry per CPU
   std::uint64_t events = 0;
   BackendResult backend;  // what the backend of the run's accounting mode adds (model/sim/backends.hpp)
   // That result if the run's backend leaves a T (e.g. model::GenResult), else nullptr.

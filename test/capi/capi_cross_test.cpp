@@ -309,7 +309,7 @@ TEST(CApi, GarbageNeverEscapesAsAnythingButAnErrorCode) {
 // in ns and in microseconds (ac_utime/ac_stime); a switch's gap= goes in as a text line between
 // structs and moves next's accounting by exactly the gap; read_kind past the enum is rejected.
 TEST(CApi, TaskstatsReadsAndSwitchGapText) {
-  EXPECT_EQ(KACCT_API_VERSION, 10002);
+  EXPECT_EQ(KACCT_API_VERSION, 10003);
   EXPECT_EQ(int(KACCT_READ_TASKSTATS), 6);
   const std::string header = "kacct-trace 1\ncpu x86-64\nncpus 1\nclock ns\ntask 100 pid=100 comm=app mm=1\nevents\n";
   for (std::uint64_t gap : {0ull, 234ull}) {
@@ -393,6 +393,37 @@ TEST(CApi, AddTaskRejectsAKthreadWithAnMmAndAThreadWithAnotherMm) {
 }
 
 // API 1.2: taskstats' scaled times and /proc/stat as each read saw it, equal to the simulator's.
+// A check that stopped judging an invariant says where (kacct_unjudged_count / kacct_get_unjudged):
+// ns_bounded after DTL steal wrapped CPU 0's bucket, as `kacct check` prints it.
+TEST(CApi, UnjudgedInvariantsAreListed) {
+  const std::string text =
+      slurp(std::filesystem::path(KACCT_TRACES_DIR) / ".." / "cli" / "native-steal-wraps-bucket.trace");
+  ASSERT_FALSE(text.empty());
+  for (const char* cfg : {"6.12-native-steal-hz250", "6.12-native-hz250"}) {
+    const bool steal = std::string(cfg).find("steal") != std::string::npos;
+    auto m = open("POWER9", cfg);
+    ASSERT_EQ(kacct_feed_text(m.get(), text.data(), text.size()), KACCT_OK) << kacct_error_message(m.get());
+    kacct_verdict v{};
+    ASSERT_EQ(kacct_check(m.get(), &v), KACCT_OK) << kacct_error_message(m.get());
+    EXPECT_EQ(v.holds, 1) << cfg;
+    size_t n = 99;
+    ASSERT_EQ(kacct_unjudged_count(m.get(), &n), KACCT_OK);
+    ASSERT_EQ(n, steal ? 1u : 0u) << cfg;
+    kacct_unjudged u{};
+    if (steal) {
+      ASSERT_EQ(kacct_get_unjudged(m.get(), 0, &u), KACCT_OK) << kacct_error_message(m.get());
+      EXPECT_STREQ(u.invariant, "native_vtime.ns_bounded");
+      EXPECT_EQ(u.cpu, 0u);
+      EXPECT_EQ(u.line, 16u);  // the tick after the steal
+      EXPECT_EQ(u.event_index, 6u);
+      EXPECT_STREQ(u.cause, "native_vtime.steal_clamped");
+    }
+    EXPECT_EQ(kacct_get_unjudged(m.get(), n, &u), KACCT_E_INVALID_ARG);
+    EXPECT_NE(std::string(kacct_error_message(m.get())).find("out of range"), std::string::npos);
+    EXPECT_EQ(kacct_get_unjudged(m.get(), 0, nullptr), KACCT_E_INVALID_ARG);
+  }
+}
+
 TEST(CApi, ScaledTimesAndReaderViewsOfProcStat) {
   const auto dir = std::filesystem::path(KACCT_TRACES_DIR);
   {

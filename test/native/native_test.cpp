@@ -180,12 +180,50 @@ TEST(NativeFindings, StealBeyondTheBucketWrapsIt) {
     EXPECT_TRUE(has(r, "native_vtime.steal_clamped")) << minor;
     EXPECT_FALSE(r.violation) << minor << ": " << violation_of(r);
     EXPECT_GT(r.cpus[0].cpustat[model::SYSTEM], std::uint64_t{1} << 60) << minor;  // the wrapped bucket, flushed
+    // The run says that ns_bounded was not judged on CPU 0 from the finding on (so "holds" is not claimed).
+    ASSERT_EQ(r.unjudged.size(), 1u) << minor;
+    EXPECT_EQ(r.unjudged[0].invariant, "native_vtime.ns_bounded");
+    EXPECT_EQ(r.unjudged[0].cpu, 0u);
+    EXPECT_EQ(r.unjudged[0].cause, "native_vtime.steal_clamped");
+    const auto& f = r.backend_result<model::native::NativeResult>()->findings;
+    for (const auto& x : f)
+      if (x.invariant == "native_vtime.steal_clamped") { EXPECT_EQ(r.unjudged[0].line, x.line) << minor; }
   }
   // Without steal nothing wraps, and ns_bounded is checked (and holds) on the same events.
   const auto plain = run(t, "POWER9", native(6, 12));
   EXPECT_FALSE(has(plain, "native_vtime.steal_clamped"));
   EXPECT_FALSE(plain.violation);
+  EXPECT_TRUE(plain.unjudged.empty());
   EXPECT_LT(plain.cpus[0].cpustat[model::SYSTEM], 5'000'000u);
+}
+
+// PPC32: 2^32 TB ticks without a flush wrap the u32 buckets (native_vtime.word_wrap, 516 s on
+// the 8xx): ns_bounded is not judged on that CPU from there on, and the run says so; a CPU that
+// flushed in time keeps being judged.
+TEST(NativeFindings, WordWrapEndsNsBoundedOnThatCpuOnly) {
+  // CPU 0: no event for 600 s (2^32 TB ticks of the 8xx's TB are ~516 s); CPU 1: one every 300 s.
+  const std::string t = R"(kacct-trace 1
+cpu MPC8xx
+ncpus 2
+clock ns
+task 300 pid=300 comm=loop nice=0 mm=7
+events
+1000 0 switch prev=0 next=300
+1000 1 tick
+300000000000 1 tick
+600000000000 0 tick
+600000000000 1 tick
+)";
+  const auto r = run(t, "MPC8xx", native(6, 1));
+  EXPECT_TRUE(has(r, "native_vtime.word_wrap"));
+  EXPECT_FALSE(r.violation) << violation_of(r);
+  ASSERT_EQ(r.unjudged.size(), 1u);
+  EXPECT_EQ(r.unjudged[0].invariant, "native_vtime.ns_bounded");
+  EXPECT_EQ(r.unjudged[0].cpu, 0u);
+  EXPECT_EQ(r.unjudged[0].cause, "native_vtime.word_wrap");
+  EXPECT_EQ(r.unjudged[0].line, 10u);
+  // 4.9 converts at every hook (no flush epoch): ns_bounded is not an invariant there, nothing to say.
+  EXPECT_TRUE(run(t, "MPC8xx", native(4, 9)).unjudged.empty());
 }
 
 // DTL steal beyond the kernel-side interval (here the TB stands still: a given tb= behind the

@@ -20,7 +20,7 @@
 
 /* API version: MAJOR*10000 + MINOR. A MAJOR change breaks source or binary compatibility. */
 #define KACCT_API_VERSION_MAJOR 1
-#define KACCT_API_VERSION_MINOR 2
+#define KACCT_API_VERSION_MINOR 3
 #define KACCT_API_VERSION (KACCT_API_VERSION_MAJOR * 10000 + KACCT_API_VERSION_MINOR)
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -249,7 +249,8 @@ KACCT_EXPORT kacct_status kacct_find_read(kacct_model* m, uint64_t id, kacct_rea
 /* Invariant verdict: every spec invariant evaluated after every event (`kacct check`).
  * Strings are owned by the handle, valid until the next call on it. */
 typedef struct kacct_verdict {
-  int32_t holds;                /* 1: no invariant violated and no obligation failed */
+  int32_t holds;                /* 1: no invariant violated and no obligation failed (where judged:
+                                   kacct_unjudged_count()) */
   const char* invariant;        /* first violated invariant's name, "" if none */
   uint64_t event_index;         /* 0-based index of the event after which it failed */
   uint32_t line;                /* its trace line (0 for struct events) */
@@ -259,6 +260,19 @@ typedef struct kacct_verdict {
   const char* first_obligation; /* "" if none */
 } kacct_verdict;
 KACCT_EXPORT kacct_status kacct_check(kacct_model* m, kacct_verdict* out);
+
+/* An invariant the check stopped judging on a CPU because a kernel finding ended its premise
+ * (native_vtime.ns_bounded after a bucket wrap): `holds` does not cover it from that event on.
+ * One entry per invariant and CPU, of the checked run (kacct_check). Strings as kacct_verdict's. (API 1.3) */
+typedef struct kacct_unjudged {
+  const char* invariant; /* e.g. "native_vtime.ns_bounded" */
+  uint32_t cpu;
+  uint64_t event_index; /* 0-based index of the event from which it is not judged */
+  uint32_t line;        /* its trace line (0 for struct events) */
+  const char* cause;    /* the kernel finding that ended the premise, e.g. "native_vtime.word_wrap" */
+} kacct_unjudged;
+KACCT_EXPORT kacct_status kacct_unjudged_count(kacct_model* m, size_t* out);
+KACCT_EXPORT kacct_status kacct_get_unjudged(kacct_model* m, size_t i, kacct_unjudged* out);
 
 #ifdef __cplusplus
 }
