@@ -11,13 +11,8 @@ import sys
 import tempfile
 
 here = sys.argv[1]
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        failures.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, finish  # noqa: E402  (test/checks.py)
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -81,4 +76,4 @@ with tempfile.TemporaryDirectory() as tmp:
         r = subprocess.run(red + ['again'], capture_output=True, text=True)
         check(r.returncode == 0 and os.path.isdir(os.path.join(fx, 'amd64-spin-again')), 'another NAME is kept beside it')
 
-sys.exit(1 if failures else 0)
+finish()

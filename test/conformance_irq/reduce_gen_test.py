@@ -15,13 +15,8 @@ import tempfile
 
 tools, hand = sys.argv[1], sys.argv[2]
 src = os.path.join(hand, 'gen-irqtime')
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        failures.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, finish  # noqa: E402  (test/checks.py)
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -63,7 +58,4 @@ with tempfile.TemporaryDirectory() as tmp:
         check('nohz_full 1\n' in meta, 'meta names the nohz_full CPU')
         check('gen_flush_probe=1 ' in meta, 'the switch flush clock came from the flush probe')
 
-if failures:
-    print(f'{len(failures)} failed')
-    sys.exit(1)
-print('all passed')
+finish()

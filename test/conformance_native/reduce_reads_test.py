@@ -17,13 +17,8 @@ import sys
 import tempfile
 
 tools = sys.argv[1]
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        failures.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, finish  # noqa: E402  (test/checks.py)
 
 
 ACCT = ('utime', 'stime', 'utime_scaled', 'stime_scaled', 'hardirq_time', 'softirq_time', 'idle_time',
@@ -161,7 +156,4 @@ with tempfile.TemporaryDirectory() as tmp:
         check("a recorded read kacct does not know: {'tid': 345, 'nr': 77, 'seq': 1, 'read': 'rusage_both'" in str(e)
               and not os.path.exists(os.path.join(tmp, 'unknown-read-fixture')), f'unknown-read: refused: {e}')
 
-if failures:
-    print(f'{len(failures)} failed')
-    sys.exit(1)
-print('all passed')
+finish()

@@ -12,13 +12,8 @@ import sys
 import tempfile
 
 decode = os.path.join(sys.argv[1], 'decode.py')
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        failures.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, finish  # noqa: E402  (test/checks.py)
 
 
 def run(lines):
@@ -51,5 +46,4 @@ for line, what in [
     r = run([times, line])
     check(r.returncode != 0 and 'does not predict CPU-clock sleeps' in r.stderr and not r.stdout,
           f'{what}: refused, nothing written ({r.returncode}: {r.stderr.strip()})')
-if failures:
-    sys.exit(f'{len(failures)} failed')
+finish()

@@ -14,13 +14,8 @@ sys.path.insert(0, sys.argv[1])  # its shared modules (guestlog.py, readsfix.py)
 spec = importlib.util.spec_from_file_location('irr', os.path.join(sys.argv[1], 'irq-reads-reduce.py'))
 irr = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(irr)
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        failures.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, finish  # noqa: E402  (test/checks.py)
 
 
 def line(ts, event, fields, pid=80):
@@ -71,4 +66,4 @@ try:
     check(False, 'a preempt count the tracking disagrees with is refused')
 except SystemExit as e:
     check('preempt count' in str(e), f'a preempt count the tracking disagrees with is refused: {e}')
-sys.exit(1 if failures else 0)
+finish()

@@ -12,13 +12,8 @@ import sys
 import tempfile
 
 prefix = os.path.join(sys.argv[1], 'prefix.py')
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        failures.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, finish  # noqa: E402  (test/checks.py)
 
 
 def line(tid, ts, event, rest):
@@ -89,5 +84,4 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(4, 'p4')
     check(r.returncode != 0 and 'has 3 reads' in r.stderr, f'N=4: more than the reads: refused ({r.stderr.strip()})')
 
-print(f'{len(failures)} failures')
-sys.exit(1 if failures else 0)
+finish()

@@ -12,13 +12,8 @@ import sys
 spec = importlib.util.spec_from_file_location('rs', os.path.join(sys.argv[1], 'read-sites.py'))
 rs = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(rs)
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        failures.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, finish  # noqa: E402  (test/checks.py)
 
 
 def listing(body):
@@ -73,4 +68,4 @@ NONE = GETRUSAGE.replace('<thread_group_cputime_adjusted>', '<other>').replace('
 called, ranges = rs.sites(rs.parse(listing(NONE), 'getrusage'), 'getrusage')
 check(called == [] and ranges == [], f'no sampler: {called} {ranges}')
 
-sys.exit(1 if failures else 0)
+finish()
