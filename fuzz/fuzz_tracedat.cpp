@@ -33,7 +33,17 @@ extern "C" const char* __lsan_default_suppressions() { return "leak:libtraceeven
 // a damaged file asks for terabytes, glibc's malloc returns NULL and libtracecmd fails the open
 // cleanly (kacct exits 3). ASan returns NULL as glibc does, instead of stopping; libFuzzer's own
 // limit on one allocation is raised to 1 TB (fuzz_tracedat.options, fuzz/CMakeLists.txt).
-extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1:quarantine_size_mb=16"; }
+// max_allocation_size_mb: a size that glibc grants (17 GB here) made ASan poison, then on free
+// poison again, its 2 GB of shadow: 8 CPU-s for one input, most of a campaign's time
+// (docs/fuzzing.md). Above 64 MB ASan now returns NULL as for terabytes; libtracecmd reads what
+// it allocated from the file, so no input of at most 32 kB (max_len) gets further with more.
+// kacct's own operator new above it is an ASan error (allocation-size-too-big), not a NULL.
+// malloc_context_size=0: no allocation/free stacks are recorded (each forked reader child wrote
+// ASan's stack depot, shared copy-on-write with this process); a heap error's report keeps its
+// access stack, ASAN_OPTIONS=malloc_context_size=30 on the replay adds the others.
+extern "C" const char* __asan_default_options() {
+  return "allocator_may_return_null=1:quarantine_size_mb=16:max_allocation_size_mb=64:malloc_context_size=0";
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace kacct;

@@ -64,6 +64,11 @@ std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg, bo
   return out;
 }
 
+void candidate_events_into(std::vector<Event>& out, const World<Concrete>& w, const Cfg& cfg, bool hotplug,
+                           int max_offline) {
+  candidates_into(out, w, cfg, hotplug, max_offline, false);
+}
+
 namespace {
 // A renaming: old index at each new position (o*) and its inverse (inv*), per kind of object.
 struct Renaming {

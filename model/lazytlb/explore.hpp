@@ -49,6 +49,10 @@ ExploreResult explore(const ExploreOptions&, bool keep_states = false);
 // events only when asked.
 std::vector<Event> candidate_events(const World<Concrete>& w, const Cfg& cfg, bool hotplug = false,
                                     int max_offline = 1);
+// The same into `out` (cleared first): a caller asking at every step (fuzz_lazytlb) reuses one
+// buffer instead of growing a new vector each time.
+void candidate_events_into(std::vector<Event>& out, const World<Concrete>& w, const Cfg& cfg, bool hotplug = false,
+                           int max_offline = 1);
 // The explorer's state key: exact (state_key) or the least key over every renaming that keeps
 // the signature order of CPUs, tasks and mms (canonical_key; equal exactly for states that are
 // renamings of each other). rename_cpus = false keeps CPU numbers.
