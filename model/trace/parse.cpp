@@ -15,6 +15,10 @@
 #include <span>
 #include <stdexcept>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "model/trace/tracker.hpp"
 
 namespace kacct::trace {
@@ -750,6 +754,19 @@ size_t count_lines(std::string_view text) {
   return n;
 }
 
+// Asks for 2 MB pages (transparent huge pages, "madvise" mode) for a large buffer about to be
+// filled: with 4 kB pages the page faults of parse()'s event vector took as much CPU time as the
+// parsing on this project's (virtualised) machine (docs/performance.md). Only a hint.
+void huge_pages([[maybe_unused]] void* p, [[maybe_unused]] size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t huge = uintptr_t{2} << 20;
+  if (bytes < 2 * huge) return;
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(p) + huge - 1) & ~(huge - 1);
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(huge - 1);
+  if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+#endif
+}
+
 Trace parse_or_throw(std::string_view text) {
   Trace t;
   // At most one event a line, and a line of an event has at least 8 bytes and its '\n': the
@@ -760,6 +777,7 @@ Trace parse_or_throw(std::string_view text) {
     t.events.reserve(std::min(count_lines(text) + 1, text.size() / 9 + 1));
   } catch (const std::bad_alloc&) {
   } catch (const std::length_error&) {}
+  huge_pages(t.events.data(), t.events.capacity() * sizeof(Event));
   Parser parser;
   uint32_t last = 0;
   Event header_line;
