@@ -73,22 +73,22 @@ inline bool all_hex(std::string_view s) {
   return !s.empty() &&
          std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
-// key=value fields of a tracepoint's text ("prev_comm=a b" keeps only "a"; we need numbers).
-// (Word by word: a search for the key itself stops at every letter it starts with.)
+// key=value fields of a tracepoint's text ("prev_comm=a b" keeps only "a"; we need numbers): the
+// first word (at the text's start or after a blank) that is key followed by '='. Found from the
+// text's '=' signs, 8 bytes at a time (a key has none, so its '=' is the first of its word); a
+// search for the key itself stops at every letter it starts with.
 inline std::optional<std::string_view> field(std::string_view text, std::string_view key) {
   const std::size_t n = text.size(), k = key.size();
-  for (std::size_t i = 0; i < n;) {
-    if (is_space(text[i])) {
-      ++i;
-      continue;
-    }
-    // i starts a word: the start of the text or after a blank
-    if (i + k < n && text[i + k] == '=' && text.compare(i, k, key) == 0) {
-      const std::size_t end = next_space(text, i + k + 1);
-      return text.substr(i + k + 1, end - (i + k + 1));
-    }
-    i = next_space(text, i);
-  }
+  auto match = [&](std::size_t q) {  // text[q] == '='
+    return q >= k && (q == k || is_space(text[q - k - 1])) && text.compare(q - k, k, key) == 0;
+  };
+  auto value = [&](std::size_t q) { return text.substr(q + 1, next_space(text, q + 1) - (q + 1)); };
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (std::uint64_t m = bytes_eq(load8(text.data() + i), '='); m; m &= m - 1)
+      if (const std::size_t q = i + unsigned(__builtin_ctzll(m)) / 8; match(q)) return value(q);
+  for (; i < n; ++i)
+    if (text[i] == '=' && match(i)) return value(i);
   return std::nullopt;
 }
 inline std::optional<std::uint64_t> num_field(std::string_view text, std::string_view key) {
