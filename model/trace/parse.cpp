@@ -12,7 +12,12 @@
 #include <map>
 #include <new>
 #include <set>
+#include <span>
 #include <stdexcept>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "model/trace/tracker.hpp"
 
@@ -65,6 +70,32 @@ constexpr std::array<std::string_view, kKeyCount> kKeyNames = {
     "stime", "vtime_utime", "vtime_stime", "vtime_gtime", "tb",   "purr",       "spurr"};
 static_assert(kKeyCount <= 32);
 
+// 8 and 4 bytes as a little-endian number (the first byte the lowest), whatever the host.
+inline uint64_t load8(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  if constexpr (std::endian::native == std::endian::big) w = __builtin_bswap64(w);
+  return w;
+}
+inline uint64_t load4(const char* p) {
+  uint32_t w;
+  std::memcpy(&w, p, 4);
+  if constexpr (std::endian::native == std::endian::big) w = __builtin_bswap32(w);
+  return w;
+}
+constexpr uint64_t kOnes = 0x0101010101010101u, kHigh = 0x8080808080808080u, kLow7 = 0x7f7f7f7f7f7f7f7fu;
+
+// a == b for the short names of this format without a call to memcmp: two overlapping loads.
+constexpr bool same(std::string_view a, std::string_view b) {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  if (std::is_constant_evaluated() || n > 16) return a == b;
+  const char *x = a.data(), *y = b.data();
+  if (n >= 8) return load8(x) == load8(y) && load8(x + n - 8) == load8(y + n - 8);
+  if (n >= 4) return load4(x) == load4(y) && load4(x + n - 4) == load4(y + n - 4);
+  return n == 0 || (x[0] == y[0] && x[n / 2] == y[n / 2] && x[n - 1] == y[n - 1]);
+}
+
 // The index of a name in a fixed set by one multiplicative hash of a few of its bytes and one
 // compare; the multiplier is searched at compile time so that the set has no collision.
 template <size_t N>
@@ -89,7 +120,7 @@ class NameIndex {
   constexpr int find(std::string_view s) const {
     if (s.empty()) return -1;
     const int i = slot_[hash(s)];
-    return i >= 0 && names_[size_t(i)] == s ? i : -1;
+    return i >= 0 && same(names_[size_t(i)], s) ? i : -1;
   }
 
  private:
@@ -131,7 +162,8 @@ struct KeySet {
 
 // Per-line buffers, kept across the lines of one parse so that a line allocates nothing.
 struct ParseScratch {
-  std::vector<PTok> toks;
+  std::vector<PTok> toks = std::vector<PTok>(32);  // the line's tokens are the first ntoks (it only grows)
+  size_t ntoks = 0;
   std::array<PArg, kKeyCount> args{};
 };
 
@@ -173,13 +205,18 @@ constexpr std::array<uint8_t, 256> kByteClass = [] {
 // (below '!', above '~', or '#'); 8 if none. Each test is the usual has-a-byte bit trick: a borrow
 // or carry can mark bytes above a marked one, never below, so the lowest mark is exact.
 inline unsigned first_non_token(uint64_t w) {
-  constexpr uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
-  const uint64_t below = (w - ones * 0x21) & ~w;  // byte < 0x21 (high bit of w clear)
-  const uint64_t above = (w + ones) | w;          // byte >= 0x7f
-  const uint64_t x = w ^ (ones * '#');
-  const uint64_t hash = (x - ones) & ~x;  // byte == '#'
-  const uint64_t m = (below | above | hash) & high;
+  const uint64_t below = (w - kOnes * 0x21) & ~w;  // byte < 0x21 (high bit of w clear)
+  const uint64_t above = (w + kOnes) | w;          // byte >= 0x7f
+  const uint64_t x = w ^ (kOnes * '#');
+  const uint64_t hash = (x - kOnes) & ~x;  // byte == '#'
+  const uint64_t m = (below | above | hash) & kHigh;
   return m ? unsigned(__builtin_ctzll(m)) / 8 : 8;
+}
+
+// The high bit of each byte of `w` that is '=' (exact: no carry crosses a byte).
+inline uint64_t eq_bytes(uint64_t w) {
+  const uint64_t x = w ^ (kOnes * '=');
+  return ~(((x & kLow7) + kLow7) | x) & kHigh;
 }
 
 [[noreturn, gnu::cold, gnu::noinline]] void bad_byte(std::string_view line, uint32_t lineno, size_t i) {
@@ -191,13 +228,50 @@ inline unsigned first_non_token(uint64_t w) {
               {}}};
 }
 
-// Splits a comment-stripped line into tokens; rejects non-printable bytes.
-void tokenize(std::string_view line, uint32_t lineno, uint32_t& eol, std::vector<PTok>& toks) {
-  toks.clear();
+[[gnu::cold, gnu::noinline]] void grow(std::vector<PTok>& toks) { toks.resize(std::max<size_t>(16, 2 * toks.size())); }
+
+// One bit per byte of `w` (bit k for byte k) from the high bits of its bytes.
+inline uint64_t byte_bits(uint64_t m) { return ((m >> 7) * 0x0102040810204080u) >> 56; }
+
+// The common line (8..63 bytes: printable ASCII without '#', tokens separated by spaces) as bit
+// masks, 8 bytes at a time: the same tokens as the byte-wise loop below. False: use that loop.
+bool tokenize_plain(std::string_view line, uint32_t& eol, ParseScratch& s) {
+  const size_t n = line.size();
+  const char* p = line.data();
+  if (n < 8 || n > 63 || s.toks.size() < 32) return false;
+  uint64_t space = 0, other = 0;  // bit k: byte k is ' '; high bits: some byte is not a token byte nor ' '
+  for (size_t k = 0; k < n; k += 8) {
+    // near the end, the line's last 8 bytes shifted down, spaces in place of the bytes past its end
+    const uint64_t w =
+        k + 8 <= n ? load8(p + k) : load8(p + n - 8) >> (8 * (k + 8 - n)) | (kOnes * ' ') << (8 * (n - k));
+    const uint64_t x = w ^ (kOnes * '#'), y = w ^ (kOnes * ' ');
+    // has-a-byte tests (a borrow or carry marks only bytes above a marked one: some byte is exact)
+    other |= ((w - kOnes * 0x20) & ~w) | ((w + kOnes) | w) | ((x - kOnes) & ~x);  // < 0x20, >= 0x7f, '#'
+    space |= byte_bits(~(((y & kLow7) + kLow7) | y) & kHigh) << k;                // == ' ' (exact)
+  }
+  if (other & kHigh) return false;
+  uint64_t tok = ~space & ((uint64_t{1} << n) - 1);
+  PTok* out = s.toks.data();
+  size_t nt = 0, end = 0;
+  while (tok) {  // at most 32 tokens in 63 bytes
+    const unsigned b = unsigned(__builtin_ctzll(tok));
+    end = b + unsigned(__builtin_ctzll(~(tok >> b)));  // n < 64: a 0 bit follows every token
+    out[nt++] = {std::string_view(p + b, end - b), uint32_t(b + 1)};
+    tok &= ~uint64_t{0} << end;
+  }
+  s.ntoks = nt;
+  eol = nt ? uint32_t(end + 1) : 1;
+  return true;
+}
+
+// Splits a comment-stripped line into tokens (s.toks, s.ntoks); rejects non-printable bytes.
+void tokenize(std::string_view line, uint32_t lineno, uint32_t& eol, ParseScratch& s) {
+  if (tokenize_plain(line, eol, s)) return;
+  PTok* out = s.toks.data();
+  size_t nt = 0, cap = s.toks.size(), last_end = 0;
   size_t i = 0;
   const size_t n = line.size();
   const char* p = line.data();
-  eol = 1;
   while (i < n) {
     const uint8_t k = kByteClass[static_cast<unsigned char>(p[i])];
     if (k == kBlank) {
@@ -207,23 +281,49 @@ void tokenize(std::string_view line, uint32_t lineno, uint32_t& eol, std::vector
     if (k == kComment) break;
     if (k == kBadByte) bad_byte(line, lineno, i);
     const size_t start = i++;
-    for (;;) {  // the token's end: 8 bytes at a time, then byte by byte
-      if (std::endian::native == std::endian::little && i + 8 <= n) {
-        uint64_t w;
-        std::memcpy(&w, p + i, 8);
-        const unsigned j = first_non_token(w);
-        i += j;
-        if (j < 8) break;
-        continue;
-      }
+    if (n >= 8) {
+      // The token's end 8 bytes at a time; near the line's end, the line's last 8 bytes shifted
+      // down so that the bytes past its end read as 0 (which ends a token).
+      for (unsigned j = 8; j == 8 && i < n; i += j)
+        j = first_non_token(i + 8 <= n ? load8(p + i) : load8(p + n - 8) >> (8 * (i + 8 - n)));
+      i = std::min(i, n);
+    } else {
       while (i < n && kByteClass[static_cast<unsigned char>(p[i])] == kTokenByte) ++i;
-      break;
     }
     if (i < n && kByteClass[static_cast<unsigned char>(p[i])] == kBadByte) bad_byte(line, lineno, i);
-    toks.push_back({line.substr(start, i - start), sat32(start + 1)});
-    eol = sat32(i + 1);
+    if (nt == cap) [[unlikely]] {
+      grow(s.toks);
+      out = s.toks.data(), cap = s.toks.size();
+    }
+    out[nt++] = {line.substr(start, i - start), sat32(start + 1)};
+    last_end = i;
   }
+  s.ntoks = nt;
+  eol = nt ? sat32(last_end + 1) : 1;
 }
+
+// The offset of the first '=' in `s` (npos if none), 8 bytes at a time.
+inline size_t find_eq(std::string_view s) {
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8)
+    if (const uint64_t m = eq_bytes(load8(s.data() + i))) return i + unsigned(__builtin_ctzll(m)) / 8;
+  for (; i < s.size(); ++i)
+    if (s[i] == '=') return i;
+  return std::string_view::npos;
+}
+
+// Non-zero if a byte of `w` is not an ASCII digit (exact for each byte).
+inline uint64_t non_digits(uint64_t w) {
+  const uint64_t lo = w & kLow7;
+  return (w | ~(lo + kOnes * (0x80 - '0')) | (lo + kOnes * (0x80 - ':'))) & kHigh;
+}
+// The value of 8 ASCII digits, the first (lowest) byte the most significant.
+inline uint64_t digits8(uint64_t w) {
+  w = ((w & 0x0F0F0F0F0F0F0F0Fu) * 2561) >> 8;
+  w = ((w & 0x00FF00FF00FF00FFu) * 6553601) >> 16;
+  return ((w & 0x0000FFFF0000FFFFu) * 42949672960001u) >> 32;
+}
+constexpr uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 
 template <class E, size_t N>
 std::optional<E> lookup(std::string_view s, const NameIndex<N>& index) {
@@ -241,11 +341,12 @@ std::string spellings(const std::array<std::string_view, N>& all) {
 
 class LineParser {
  public:
-  LineParser(std::string_view line, uint32_t lineno, ParseScratch& s) : line_(lineno), toks_(s.toks), args_(s.args) {
-    tokenize(line, lineno, eol_, toks_);
+  LineParser(std::string_view line, uint32_t lineno, ParseScratch& s) : line_(lineno), args_(s.args) {
+    tokenize(line, lineno, eol_, s);
+    toks_ = {s.toks.data(), s.ntoks};
   }
   bool blank() const { return toks_.empty(); }
-  const std::vector<PTok>& toks() const { return toks_; }
+  std::span<const PTok> toks() const { return toks_; }
 
   [[noreturn, gnu::cold, gnu::noinline]] void fail(uint32_t col, std::string msg) const {
     throw Fail{{line_, col, std::move(msg), {}}};
@@ -267,7 +368,23 @@ class LineParser {
   }
 
   uint64_t u64(std::string_view s, uint32_t col, std::string_view what) const {
-    if (s.size() - 1 < 19) {  // 1..19 digits cannot exceed 2^64-1
+    const size_t n = s.size();
+    const char* p = s.data();
+    if (n >= 4 && n <= 16) {  // 4..16 digits as one or two words of 8
+      uint64_t hi, lo = kOnes * '0';
+      if (n < 8) {  // the digits at the word's top, '0's below them (two overlapping loads)
+        const unsigned pad = 8 * unsigned(8 - n);
+        hi = load4(p + n - 4) << 32 | load4(p) << pad | (kOnes * '0' & ((uint64_t{1} << pad) - 1));
+      } else {
+        hi = load8(p);
+        if (n > 8) {  // the last n - 8 digits, the ones hi has replaced by '0'
+          const uint64_t keep = ~uint64_t{0} << 8 * (16 - n);
+          lo = (load8(p + n - 8) & keep) | (kOnes * '0' & ~keep);
+        }
+      }
+      if (!(non_digits(hi) | non_digits(lo))) [[likely]]
+        return n <= 8 ? digits8(hi) : digits8(hi) * kPow10[n - 8] + digits8(lo);
+    } else if (n - 1 < 19) {  // 1..19 digits cannot exceed 2^64-1
       uint64_t v = 0;
       bool ok = true;
       for (char c : s) {
@@ -289,7 +406,7 @@ class LineParser {
     ctx_ = ctx;
     for (size_t i = first; i < toks_.size(); ++i) {
       const PTok& t = toks_[i];
-      auto eq = t.s.find('=');
+      const size_t eq = find_eq(t.s);
       if (eq == std::string_view::npos) [[unlikely]] {
         if (!ks.kthread || t.s != "kthread")
           fail(t.col, fmt::format("expected key=value{}, got '{}'", ks.kthread ? " or 'kthread'" : "", show(t.s)));
@@ -368,7 +485,7 @@ class LineParser {
 
   uint32_t line_;
   uint32_t eol_ = 1;
-  std::vector<PTok>& toks_;
+  std::span<const PTok> toks_;
   std::array<PArg, kKeyCount>& args_;
   uint32_t present_ = 0;  // bit k: args_[k] holds key k
   bool kthread_ = false;
@@ -487,6 +604,19 @@ void parse_event(LineParser& p, uint32_t lineno, uint32_t ncpus, Event& e) {
   }
 }
 
+// ev = Event{} member by member, keeping fork_comm's storage (a move-assigned temporary cost
+// ~60 instructions a line). A member added to Event stops the binding below from compiling.
+void reset(Event& e) {
+  static const Event d{};
+  auto& [ts, cpu, kind, line, a, b, prev_state, iowait, switch_gap, exc_kind, read_kind, read_id, fork_pid, fork_mm,
+         fork_kthread, fork_comm, hw] = e;
+  ts = d.ts, cpu = d.cpu, kind = d.kind, line = d.line, a = d.a, b = d.b;
+  prev_state = d.prev_state, iowait = d.iowait, switch_gap = d.switch_gap, exc_kind = d.exc_kind;
+  read_kind = d.read_kind, read_id = d.read_id, fork_pid = d.fork_pid, fork_mm = d.fork_mm;
+  fork_kthread = d.fork_kthread, hw = d.hw;
+  fork_comm.clear();
+}
+
 bool valid_model(std::string_view s) {
   return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
@@ -589,7 +719,7 @@ Result<bool> Parser::line(std::string_view line, uint32_t lineno, Event& ev) try
       }
       break;
     case kEvents:
-      ev = Event{};
+      reset(ev);
       parse_event(p, lineno, header_.ncpus, ev);
       return true;
   }
@@ -605,20 +735,36 @@ std::optional<Error> Parser::finish(uint32_t last) const {
 
 namespace {
 
-// The number of '\n' in `text`, 8 bytes at a time.
+// The number of '\n' in `text`, 16 bytes at a time (GCC's generic vectors: SSE2 on x86-64):
+// each byte lane counts up to 255 newlines, then the lanes are summed.
 size_t count_lines(std::string_view text) {
-  constexpr uint64_t low7 = 0x7f7f7f7f7f7f7f7fu, nl = 0x0a0a0a0a0a0a0a0au;
+  using V = unsigned char __attribute__((vector_size(16)));
+  const V nl = V{} + '\n';
   size_t n = 0, i = 0;
-  for (; i + 8 <= text.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, text.data() + i, 8);
-    const uint64_t x = w ^ nl;                   // a zero byte where w has '\n'
-    const uint64_t t = ((x & low7) + low7) | x;  // high bit set where x's byte is not zero
-    // one bit per '\n' byte, summed by a multiply (no libgcc popcount call on baseline x86-64)
-    n += size_t((((~t & ~low7) >> 7) * 0x0101010101010101u) >> 56);
+  while (i + 16 <= text.size()) {
+    V acc{};
+    for (const size_t stop = std::min(text.size(), i + 255 * 16); i + 16 <= stop; i += 16) {
+      V x;
+      std::memcpy(&x, text.data() + i, 16);
+      acc -= V(x == nl);  // a lane of x == nl is -1 where equal
+    }
+    for (int k = 0; k < 16; ++k) n += acc[k];
   }
   for (; i < text.size(); ++i) n += text[i] == '\n';
   return n;
+}
+
+// Asks for 2 MB pages (transparent huge pages, "madvise" mode) for a large buffer about to be
+// filled: with 4 kB pages the page faults of parse()'s event vector took as much CPU time as the
+// parsing on this project's (virtualised) machine (docs/performance.md). Only a hint.
+void huge_pages([[maybe_unused]] void* p, [[maybe_unused]] size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t huge = uintptr_t{2} << 20;
+  if (bytes < 2 * huge) return;
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(p) + huge - 1) & ~(huge - 1);
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(huge - 1);
+  if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+#endif
 }
 
 Trace parse_or_throw(std::string_view text) {
@@ -631,6 +777,7 @@ Trace parse_or_throw(std::string_view text) {
     t.events.reserve(std::min(count_lines(text) + 1, text.size() / 9 + 1));
   } catch (const std::bad_alloc&) {
   } catch (const std::length_error&) {}
+  huge_pages(t.events.data(), t.events.capacity() * sizeof(Event));
   Parser parser;
   uint32_t last = 0;
   Event header_line;
@@ -657,8 +804,9 @@ uint32_t field_column(std::string_view text, uint32_t line, std::string_view fie
     for_each_line(text, [&](std::string_view s, uint32_t n) {
       if (n != line) return true;
       uint32_t eol = 1;
-      std::vector<PTok> toks;
-      tokenize(s, n, eol, toks);
+      ParseScratch scratch;
+      tokenize(s, n, eol, scratch);
+      const std::span<const PTok> toks(scratch.toks.data(), scratch.ntoks);
       // "ts", "cpu", a key name, or anything else ("event"): the kind token.
       int pos = field == "ts" ? 0 : field == "cpu" ? 1 : 2;
       for (size_t i = 3; i < toks.size(); ++i) {

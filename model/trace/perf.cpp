@@ -56,7 +56,9 @@ void parse_header(std::string_view s, std::uint32_t line, Record& r) {
   if (lb == std::string_view::npos)
     fail(line, 1, "expected a perf script sample: 'comm tid [cpu] time: event: fields'");
   const std::string_view left = trim(s.substr(0, lb));
-  const std::size_t sp = left.find_last_of(" \t");
+  std::size_t sp = left.size();  // left.find_last_of(" \t") without a memchr call per byte
+  while (sp > 0 && !is_space(left[sp - 1])) --sp;
+  sp = sp ? sp - 1 : std::string_view::npos;
   if (sp == std::string_view::npos) fail(line, 1, "expected 'comm tid' or 'comm pid/tid' before the [cpu] field");
   r.comm.assign(trim(left.substr(0, sp)));
   const std::string_view ids = left.substr(sp + 1);
@@ -85,7 +87,7 @@ void parse_header(std::string_view s, std::uint32_t line, Record& r) {
     fail(line, r.cpu_col, fmt::format("CPU number {} out of range; expected 0..4095", s.substr(lb + 2, rb - lb - 2)));
   r.cpu = std::uint32_t(*cpu);
   std::string_view rest = s.substr(rb + 1);
-  while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);
+  rest.remove_prefix(detail::scan<false>(rest, 0));
   // time "sec.frac:" (frac: 6 digits by default, 9 with --ns)
   const std::size_t tcol = std::size_t(rest.data() - s.data()) + 1;
   r.ts_col = std::uint32_t(tcol);
@@ -102,9 +104,9 @@ void parse_header(std::string_view s, std::uint32_t line, Record& r) {
   for (std::size_t k = frac.size(); k < 9; ++k) scale *= 10;
   r.ts = *sec * 1'000'000'000ull + *f * scale;
   rest = rest.substr(colon + 1);
-  while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);
+  rest.remove_prefix(detail::scan<false>(rest, 0));
   if (rest.rfind("PERF_RECORD_", 0) == 0) {  // --show-lost-events: "PERF_RECORD_LOST lost 6481"
-    const std::size_t sp = rest.find_first_of(" \t");
+    const std::size_t sp = detail::find_blank(rest);
     r.event.assign(rest.substr(0, sp));
     if (sp == std::string_view::npos)
       r.fields.clear();
@@ -114,9 +116,9 @@ void parse_header(std::string_view s, std::uint32_t line, Record& r) {
   }
   // The event name ends at the first ':' followed by a blank or the end of the line.
   std::size_t e = 0;
-  while (e < rest.size() && !(rest[e] == ':' && (e + 1 == rest.size() || is_space(rest[e + 1])))) {
-    if (is_space(rest[e])) break;
-    ++e;
+  for (;; ++e) {  // the first blank, or ':' before a blank or the end
+    e = detail::scan<true, true>(rest, e);
+    if (e == rest.size() || rest[e] != ':' || e + 1 == rest.size() || is_space(rest[e + 1])) break;
   }
   if (e == 0 || e >= rest.size() || rest[e] != ':')
     fail(line, std::size_t(rest.data() - s.data()) + 1, "expected an event name 'system:event:'");
@@ -145,10 +147,11 @@ void check_values(const Record& r, std::unordered_map<std::uint32_t, std::uint64
     it->second = r.ts;
   }
   auto col = [&](std::string_view v) { return r.fields_col + std::size_t(v.data() - r.fields.data()); };
-  if (r.event == "sched:sched_stat_runtime") {
+  if (std::string_view(r.event) == "sched:sched_stat_runtime") {
     if (auto v = field(r.fields, "runtime"); v && !fits_s64(*v))
       fail(r.line, col(*v), fmt::format("bad runtime={}: expected a decimal number of ns below 2^63", *v));
-  } else if (r.event == "raw_syscalls:sys_enter" || r.event == "raw_syscalls:sys_exit") {
+  } else if (std::string_view(r.event) == "raw_syscalls:sys_enter" ||
+             std::string_view(r.event) == "raw_syscalls:sys_exit") {
     std::optional<std::string_view> v = field(r.fields, "NR");
     if (!v && r.fields.rfind("NR ", 0) == 0) {
       const std::string_view rest = std::string_view(r.fields).substr(3);
@@ -331,6 +334,18 @@ bool ScriptReader::line(std::string_view& s) {
 bool maybe_control(std::string_view s) {
   constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
   std::size_t k = 0;
+  // 16 bytes at a time (GCC's generic vectors: SSE2 on x86-64): a byte outside 0x20..0x7f is
+  // one whose distance above 0x20 (mod 256) exceeds 0x5f
+  using V = unsigned char __attribute__((vector_size(16)));
+  V any{};
+  for (; k + 16 <= s.size(); k += 16) {
+    V x;
+    std::memcpy(&x, s.data() + k, 16);
+    any |= V((x - 0x20) > 0x5f);
+  }
+  std::uint64_t half[2];
+  std::memcpy(half, &any, 16);
+  if (half[0] | half[1]) return true;
   for (; k + 8 <= s.size(); k += 8) {
     std::uint64_t x;
     std::memcpy(&x, s.data() + k, 8);
@@ -352,11 +367,11 @@ bool ScriptReader::next(Record& r) {
       }
     const std::string_view t = trim(s);
     if (t.empty()) continue;
-    if (is_space(s.front()) && all_hex(t.substr(0, t.find_first_of(" \t")))) {
+    if (is_space(s.front()) && all_hex(t.substr(0, detail::find_blank(t)))) {
       // A callchain frame "  ffffffff813300d2 __sysvec_apic_timer_interrupt+0x52 ([kernel.kallsyms])"
       // belongs to the previous sample; a frame line with no sample before it is an error.
       if (!pending_) fail(line_, 1, "callchain frame before any sample");
-      const std::size_t sp = t.find_first_of(" \t");
+      const std::size_t sp = detail::find_blank(t);
       // the interrupted frame's address (all hex, checked above; over 16 digits: 0, in no read site)
       if (!rec_.irq_ip && !rec_.chain.empty() && rec_.chain.back().starts_with("asm_")) {
         const std::string_view hex = t.substr(0, sp);
@@ -521,27 +536,28 @@ void Converter::declare_note(const Record& r) {
     std::uint32_t& maxcpu = maxcpu_;
     maxcpu = std::max(maxcpu, r.cpu);
     if (r.tid_known) note(r.tid, r.comm, r.pid);
-    if (r.event == "sched:sched_process_fork") {
+    if (std::string_view(r.event) == "sched:sched_process_fork") {
       if (auto c = num_field(r.fields, "child_pid")) {
         note(*c, std::string(field(r.fields, "child_comm").value_or("")), std::nullopt);
         if (!seen_before_fork_.count(*c)) info_[*c].forked = true;
       }
-    } else if (r.event == "sched:sched_switch") {
+    } else if (std::string_view(r.event) == "sched:sched_switch") {
       if (auto n = num_field(r.fields, "next_pid"); n && *n) {
         note(*n, std::string(field(r.fields, "next_comm").value_or("")), std::nullopt);
         seen_before_fork_.insert(*n);
       }
-    } else if (r.event == "sched:sched_stat_runtime") {
+    } else if (std::string_view(r.event) == "sched:sched_stat_runtime") {
       if (auto p = num_field(r.fields, "pid"); p && *p) {
         note(*p, std::string(field(r.fields, "comm").value_or("")), std::nullopt);
         seen_before_fork_.insert(*p);
       }
     }
     if (r.tid && r.tid_known) seen_before_fork_.insert(r.tid);
-    if (r.event == "raw_syscalls:sys_enter" && r.tid) info_[r.tid].user_evidence = true;
-    if (r.tid && (r.event == "kprobes:vtime_user_exit" || r.event == "kprobes:vtime_user_enter"))
+    if (std::string_view(r.event) == "raw_syscalls:sys_enter" && r.tid) info_[r.tid].user_evidence = true;
+    if (r.tid && (std::string_view(r.event) == "kprobes:vtime_user_exit" ||
+                  std::string_view(r.event) == "kprobes:vtime_user_enter"))
       info_[r.tid].user_evidence = true;
-    if (r.event == "irq_vectors:local_timer_entry" && r.tid && chain_says_user(r) == 1)
+    if (std::string_view(r.event) == "irq_vectors:local_timer_entry" && r.tid && chain_says_user(r) == 1)
       info_[r.tid].user_evidence = true;
   }
 }
@@ -683,7 +699,7 @@ bool Converter::final_switch_follows(const Record& r) const {
     if (!qp) break;
     const Record& q = *qp;
     if (q.cpu != r.cpu) continue;
-    if (q.event != "sched:sched_switch") return false;
+    if (std::string_view(q.event) != "sched:sched_switch") return false;
     auto ps = field(q.fields, "prev_state");
     return ps && !ps->empty() && ((*ps)[0] == 'X' || (*ps)[0] == 'Z');
   }
@@ -921,11 +937,11 @@ bool Converter::tick_in_runtime_update_follows(const Record& r) const {
     if (!np) break;
     const auto& n = *np;
     if (n.cpu != r.cpu) continue;
-    if (n.event == "irq_vectors:local_timer_entry")
+    if (std::string_view(n.event) == "irq_vectors:local_timer_entry")
       return std::any_of(n.chain.begin(), n.chain.end(), [](const std::string& f) {
         return f == "task_sched_runtime" || f.starts_with("task_sched_runtime+");
       });
-    if (n.event == "raw_syscalls:sys_exit" || n.event == "sched:sched_switch" ||
+    if (std::string_view(n.event) == "raw_syscalls:sys_exit" || std::string_view(n.event) == "sched:sched_switch" ||
         n.event.starts_with("PERF_RECORD_LOST"))
       return false;
   }
@@ -955,16 +971,16 @@ void Converter::bound_read_across_tick(const Record& r) {
     if (!np) break;
     const auto& n = *np;
     if (n.cpu != r.cpu) continue;
-    if (n.event == "irq:irq_handler_entry" || n.event == "irq:softirq_entry") {
+    if (std::string_view(n.event) == "irq:irq_handler_entry" || std::string_view(n.event) == "irq:softirq_entry") {
       ++depth;
       irqs = true;
-    } else if (n.event == "irq:irq_handler_exit" || n.event == "irq:softirq_exit") {
+    } else if (std::string_view(n.event) == "irq:irq_handler_exit" || std::string_view(n.event) == "irq:softirq_exit") {
       depth -= depth > 0;
-    } else if (n.event == "sched:sched_stat_runtime" && num_field(n.fields, "pid") == pid) {
+    } else if (std::string_view(n.event) == "sched:sched_stat_runtime" && num_field(n.fields, "pid") == pid) {
       if (depth == 0 && (irqs || !first)) return;  // the read's own update, after the tick: placed there
       first = false;
-    } else if (n.event == "raw_syscalls:sys_exit" || n.event == "sched:sched_switch" ||
-               n.event.starts_with("PERF_RECORD_LOST")) {
+    } else if (std::string_view(n.event) == "raw_syscalls:sys_exit" ||
+               std::string_view(n.event) == "sched:sched_switch" || n.event.starts_with("PERF_RECORD_LOST")) {
       break;
     }
   }
@@ -1053,7 +1069,7 @@ struct Route {
 }  // namespace
 
 void Converter::record(const Record& r) {
-  if (r.event != "sched:sched_stat_runtime") after_tick_.erase(r.cpu);
+  if (std::string_view(r.event) != "sched:sched_stat_runtime") after_tick_.erase(r.cpu);
   // Kept sorted by name; events not listed go to on_unknown behind Gate::Current.
   static const std::unordered_map<std::string_view, Route> table = {
       {"PERF_RECORD_LOST", {Gate::None, &Converter::on_lost}},
@@ -1262,7 +1278,7 @@ void Converter::read_before_tick(const Record& r) {
   conv_.stats.read_clocks.push_back({seen.id, seen.tid, o_.syscall_reads[q->second].kind, "before_tick", r.ts, r.ts});
 }
 bool Converter::is_tick(const Record& r) const {
-  if (r.event != "timer:hrtimer_expire_entry") return false;
+  if (std::string_view(r.event) != "timer:hrtimer_expire_entry") return false;
   const auto fn = field(r.fields, "function");
   return fn && std::find(o_.tick_functions.begin(), o_.tick_functions.end(), *fn) != o_.tick_functions.end();
 }
@@ -1275,7 +1291,7 @@ void Converter::steal_setup() {
   for (std::size_t i = 0; i < recs_.size(); ++i) steal_tick(recs_[i], i);
 }
 void Converter::steal_note(const Record& r) {
-  if (r.event == "kacct:tick_steal") {
+  if (std::string_view(r.event) == "kacct:tick_steal") {
     const auto now = num_field(r.fields, "now"), ns = num_field(r.fields, "steal");
     if (now && ns) steal_by_now_[{r.cpu, *now}] = *ns;
   }

@@ -84,7 +84,7 @@ void reap_flush_clocks(const std::vector<Record>& recs, Annotations& a,
   for (std::size_t i = recs.size(); i-- > 0;) {
     const auto& r = recs[i];
     if (r.pid && *r.pid != r.tid && r.tid_known) threaded.insert(*r.pid);
-    if (r.event == "raw_syscalls:sys_exit") {
+    if (std::string_view(r.event) == "raw_syscalls:sys_exit") {
       const auto t = std::string_view(r.fields);
       const auto eq = t.find(" = ");
       long long ret = -1;
@@ -144,7 +144,7 @@ Annotations annotate(const std::vector<Record>& recs, std::uint64_t nr_wait4) {
   std::unordered_map<std::size_t, std::size_t> switch_of;  // switch probe -> sched_switch index
   for (std::size_t i = 0; i < recs.size(); ++i) {
     const auto& r = recs[i];
-    if (r.event == "sched:sched_switch") {
+    if (std::string_view(r.event) == "sched:sched_switch") {
       pending[r.cpu] = i;
       continue;
     }
@@ -623,7 +623,7 @@ void Converter::vtime_fork_before_switch(const Record& sw, std::uint64_t prev) {
   const std::size_t end = p2 ? *p2 : std::min(recs_.size(), i + 100000);
   for (std::size_t j = i + 1; j < end; ++j) {
     const Record& f = recs_[j];
-    if (f.event != "sched:sched_process_fork" || num_field(f.fields, "pid") != prev) continue;
+    if (std::string_view(f.event) != "sched:sched_process_fork" || num_field(f.fields, "pid") != prev) continue;
     const auto child = num_field(f.fields, "child_pid");
     if (!child || early_forks_.count(j)) return;
     const auto seq = ann_.seq.find(*child);

@@ -1,5 +1,8 @@
 // Syntax: round trip, canonical form, parse errors with exact positions,
 // number limits and hostile input.
+#include <algorithm>
+#include <charconv>
+#include <random>
 #include <string>
 
 #include "test_util.hpp"
@@ -154,6 +157,58 @@ TEST(TraceParse, U64Limits) {
   // "0 0 syscall_enter nr=": the value starts at column 22.
   expect_error(kHeader + "0 0 syscall_enter nr=18446744073709551616\n", 8, 22, "value exceeds 2^64-1");
   expect_error(kHeader + "0 0 tick tb=99999999999999999999999\n", 8, 13, "value exceeds 2^64-1");
+}
+
+// Numbers of 1..25 digits (the parser reads 4..16 of them as words of 8 bytes) against
+// std::from_chars, with a bad byte at each position: the value or the error and its column.
+TEST(TraceParse, NumbersOfEveryLengthAsFromChars) {
+  std::mt19937_64 rng(18);
+  int checked = 0;
+  for (size_t len = 1; len <= 25; ++len)
+    for (size_t bad = 0; bad <= len; ++bad)  // bad == len: all digits
+      for (int rep = 0; rep < 4; ++rep) {
+        std::string v;
+        for (size_t i = 0; i < len; ++i) v += char('0' + rng() % 10);
+        if (bad < len) v[bad] = "a/:x~_+"[rng() % 7];
+        const std::string line = "5 0 steal ns=" + v;  // the value at column 14
+        for (const std::string& pad : {std::string(), std::string(" "), std::string(40, ' ')}) {
+          const auto r = parse(kHeader + line + pad + "\n");
+          uint64_t want = 0;
+          const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), want);
+          if (ec == std::errc() && end == v.data() + v.size()) {
+            ASSERT_TRUE(r.ok()) << v << ": " << r.error().to_string();
+            EXPECT_EQ(r.value().events.at(0).a, want) << v;
+          } else {
+            ASSERT_FALSE(r.ok()) << v;
+            EXPECT_EQ(r.error().line, 8u) << v;
+            EXPECT_EQ(r.error().column, 14u) << v;
+            EXPECT_NE(r.error().message.find(bad < len ? "unsigned decimal" : "exceeds 2^64-1"), std::string::npos)
+                << v << ": " << r.error().message;
+          }
+          ++checked;
+        }
+      }
+  EXPECT_EQ(checked, 350 * 3 * 4);  // sum of len + 1 over 1..25, 3 paddings, 4 draws
+}
+
+// Lines of printable ASCII and spaces are split by bit masks, other lines (tabs, comments, lines
+// shorter than 8 or longer than 63 bytes) byte by byte: both give the same events and columns.
+TEST(TraceParse, PlainAndOtherLinesSplitAlike) {
+  const std::string ev = "123456789012 1 switch prev=100 next=200 prev_state=S iowait=1 gap=7";
+  const auto plain = parse(kHeader + ev + "\n");
+  ASSERT_TRUE(plain.ok()) << plain.error().to_string();
+  std::string tabs = ev;
+  std::replace(tabs.begin(), tabs.end(), ' ', '\t');
+  for (const std::string& line : {tabs, ev + " # a comment", ev + std::string(30, ' '), "  " + ev}) {
+    const auto r = parse(kHeader + line + "\n");
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    EXPECT_EQ(r.value(), plain.value()) << line;
+  }
+  // The same column for an error on a plain line and on one split byte by byte.
+  for (const std::string& sep : {std::string(" "), std::string("\t")}) {
+    expect_error(kHeader + "12345678" + sep + "1" + sep + "tick" + sep + "tb=x\n", 8, 20, "timebase value");
+    expect_error(kHeader + "12345678" + sep + "1" + sep + "tick" + sep + "kthread\n", 8, 17, "expected key=value");
+  }
 }
 
 struct ParseErrorCase {
