@@ -60,6 +60,10 @@ class TickBackend {
       default: break;
     }
   }
+  // event() as one out-of-line call, for a backend that delegates some events to this one (gen
+  // vtime's housekeeping CPUs): inlined at each of its call sites, event() pushed that
+  // backend's own check out of line (+2% instructions, gen 4.4 checked).
+  [[gnu::noinline]] void event_call(std::size_t i, const CEvent& e, const CpuCtx& x) { event(i, e, x); }
   // Before a read of task times: task_sched_runtime(current).
   void sync(std::uint32_t cpu, std::uint64_t now) { k_.sched_clock_update(cpu, now); }
 
