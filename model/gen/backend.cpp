@@ -83,7 +83,7 @@ class GenBackend {
     if (e.kind == Kind::Fork) inherit(i, x.cur, e.arg);
     if (!g_.nohz(e.cpu)) {
       delegated_ = true;
-      return tick_.event(i, e, x);
+      return tick_.event_call(i, e, x);
     }
     const bool pending = offline_pending_any_;  // one flag on the hot path, not the vector
     const std::uint64_t idle_consumed = pending ? out_.vtime[e.cpu].consumed : 0;
@@ -141,7 +141,7 @@ class GenBackend {
             !x.softirq)
           st.guest_exit(v, t, s, gx, n);
         if (k_.o.check) pre_ = k_.r.cpus[e.cpu];
-        tick_.event(i, e, x);  // irqtime_account_irq()
+        tick_.event_call(i, e, x);  // irqtime_account_irq()
         boundary_ = true;
         boundary_pc_ = pc;
         if (k_.o.check) mid_ = k_.r.cpus[e.cpu];
@@ -152,7 +152,7 @@ class GenBackend {
       case Kind::IrqExit:
       case Kind::SoftirqExit: {
         if (k_.o.check) pre_ = k_.r.cpus[e.cpu];
-        tick_.event(i, e, x);  // irqtime_account_irq()
+        tick_.event_call(i, e, x);  // irqtime_account_irq()
         boundary_ = true;
         boundary_pc_ = pc;
         if (k_.o.check) mid_ = k_.r.cpus[e.cpu];
@@ -169,7 +169,7 @@ class GenBackend {
         break;
       }
       case Kind::Switch: {
-        tick_.event(i, e, x);  // update_rq_clock, update_curr, set_next_entity
+        tick_.event_call(i, e, x);  // update_rq_clock, update_curr, set_next_entity
         const auto next = e.arg;
         // next's starttime is read `gap` after prev's flush: the event's gap= if the trace gives
         // one, else the model parameter GenCfg::switch_gap
@@ -200,7 +200,7 @@ class GenBackend {
       case Kind::Tick:  // account_process_tick() returns early on a vtime CPU; scheduler_tick() runs
         k_.sched_clock_update(e.cpu, e.ts);
         break;
-      case Kind::Steal: tick_.event(i, e, x); break;
+      case Kind::Steal: tick_.event_call(i, e, x); break;
       case Kind::Read: record_procstat(e.ts); break;
       case Kind::CpuOnline: online(i, e, x); break;
       default: break;  // idle enter/exit: no tick-based idle accounting on a vtime CPU; cpu_offline: no hook

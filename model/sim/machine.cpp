@@ -61,7 +61,6 @@ void Compiler::add_task(std::uint64_t tid, std::uint64_t pid, bool kthread, cons
   TaskInfo ti{tid, pid, comm, kthread, kthread && comm.rfind("ksoftirqd/", 0) == 0, nice, 0};
   auto [it, fresh] = groups_.emplace(pid, std::uint32_t(groups_.size()));
   ti.group = it->second;
-  index_[tid] = std::uint32_t(p_.tasks.size());
   p_.tasks.push_back(std::move(ti));
 }
 
@@ -69,11 +68,14 @@ std::optional<trace::Error> Compiler::add(const trace::Event& e) {
   if (auto err = tr_.apply(e)) return err;
   auto& p = p_;
   CEvent ce{e.ts, 0, std::uint16_t(e.cpu), e.kind, 0};
-  auto dense = [&](std::uint64_t tid) -> std::uint32_t { return tid == 0 ? e.cpu : index_.at(tid); };
+  // Dense task indices: CPU c's idle task is c, the tracker's task k is ncpus + k (both number
+  // the declared tasks, then the forks, in order), so no tid is looked up here.
+  const std::uint32_t ncpus = p.header.ncpus;
+  const auto dense = [&](const trace::TaskState* t) -> std::uint32_t { return t ? ncpus + t->index : e.cpu; };
   switch (e.kind) {
     case Kind::Switch:
       // prev's index is the CPU's current task; the machine knows it. arg = next.
-      ce.arg = dense(e.b);
+      ce.arg = dense(tr_.named());
       ce.flags =
           std::uint8_t((e.prev_state == trace::PrevState::Dead ? 1 : 0) | (e.iowait ? 2 : 0) | (e.switch_gap ? 4 : 0));
       if (e.switch_gap) {  // side vector, filled on the first gap seen
@@ -81,12 +83,12 @@ std::optional<trace::Error> Compiler::add(const trace::Event& e) {
         p.gap.back() = *e.switch_gap;
       }
       break;
-    case Kind::Wakeup: ce.arg = dense(e.a); break;
+    case Kind::Wakeup: ce.arg = dense(tr_.named()); break;
     case Kind::Fork: {
-      const auto* child = tr_.task(e.b);
+      const auto* child = tr_.named();
       add_task(e.b, child->pid, child->kthread, child->comm, child->nice);
       p.ngroups = std::uint32_t(groups_.size());
-      ce.arg = index_.at(e.b);
+      ce.arg = dense(child);
       break;
     }
     case Kind::Steal:
@@ -95,13 +97,13 @@ std::optional<trace::Error> Compiler::add(const trace::Event& e) {
       break;
     case Kind::Runtime:  // arg = index of (task, ns) in wide
       ce.arg = std::uint32_t(p.wide.size());
-      p.wide.push_back(dense(e.a));
+      p.wide.push_back(dense(tr_.named()));
       p.wide.push_back(e.b);
       break;
     case Kind::Read: {
-      const std::uint64_t tid = e.a != 0 ? e.a : tr_.cpu(e.cpu).current;
+      // the target: the task named, else the reader (a task: reads need one)
       ce.arg = std::uint32_t(p.reads.size());
-      p.reads.push_back({e.read_kind, dense(tid), e.read_id, e.line});
+      p.reads.push_back({e.read_kind, dense(e.a != 0 ? tr_.named() : &tr_.current(e.cpu)), e.read_id, e.line});
       break;
     }
     default: break;
@@ -153,7 +155,6 @@ void Compiler::rollback() {
   if (p_.gap.size() > n) p_.gap.resize(n);
   p_.wide.resize(mark_.wide);
   p_.reads.resize(mark_.reads);
-  for (std::size_t k = mark_.tasks; k < p_.tasks.size(); ++k) index_.erase(p_.tasks[k].tid);  // forks are new tids
   p_.tasks.resize(mark_.tasks);
   std::erase_if(groups_, [&](const auto& g) { return g.second >= mark_.ngroups; });
   p_.ngroups = mark_.ngroups;

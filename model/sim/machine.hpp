@@ -117,7 +117,6 @@ class Compiler {
   void add_task(std::uint64_t tid, std::uint64_t pid, bool kthread, const std::string& comm, int nice);
   Program p_;
   trace::Tracker tr_;
-  std::unordered_map<std::uint64_t, std::uint32_t> index_;   // tid -> dense index
   std::unordered_map<std::uint64_t, std::uint32_t> groups_;  // tgid -> dense group
   struct Mark {
     std::size_t events = 0, wide = 0, reads = 0, tasks = 0;

@@ -13,7 +13,7 @@ std::string_view name(Bucket b) {
 Accountant::Accountant(const Header& h) : tracker_(h) {
   charged_.cpu.resize(tracker_.ncpus());
   charged_.offline.resize(tracker_.ncpus());
-  for (const auto& [tid, state] : tracker_.tasks()) charged_.task[tid];  // listed even if idle
+  for (const auto& t : tracker_.tasks()) charged_.task[t.tid];  // listed even if idle
 }
 
 void Accountant::charge(Ledger& l, uint32_t c, const CpuContext& ctx, uint64_t dt, uint64_t steal) const {

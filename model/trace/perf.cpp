@@ -812,9 +812,9 @@ std::uint64_t Converter::only_reapable_child(std::uint64_t tid) const {
 // Every thread of process pid (the tracker's tasks) has reached do_exit()'s sched_process_exit.
 bool Converter::group_dead(std::uint64_t pid) const {
   bool any = false;
-  for (const auto& [tid, t] : tr_->tasks()) {
+  for (const auto& t : tr_->tasks()) {
     if (t.pid != pid) continue;
-    if (!t.exited && !t.exiting && !exiting_.count(tid)) return false;
+    if (!t.exited && !t.exiting && !exiting_.count(t.tid)) return false;
     any = true;
   }
   return any;

@@ -67,27 +67,60 @@ Tracker::Tracker(const Header& h) : header_error_(check_header(h)), rtime_events
     t.nice = d.nice;
     t.mm = d.mm;
     t.comm = d.comm;
-    tasks_.emplace(d.tid, std::move(t));
+    t.index = uint32_t(tasks_.size());
+    ids_.emplace(d.tid, t.index);
+    tasks_.push_back(std::move(t));
   }
+  cur_.assign(h.ncpus, kIdle);
+  kept_.assign(tasks_.size(), 0);
+  repoint();
+}
+
+Tracker::Tracker(const Tracker& o)
+    : undo_(o.undo_),
+      batch_(o.batch_),
+      batch_no_(o.batch_no_),
+      kept_(o.kept_),
+      header_error_(o.header_error_),
+      rtime_events_(o.rtime_events_),
+      cpus_(o.cpus_),
+      idle_(o.idle_),
+      cur_(o.cur_),
+      tasks_(o.tasks_),
+      ids_(o.ids_),
+      now_(o.now_),
+      named_(o.named_ ? &tasks_[o.named_->index] : nullptr) {
+  repoint();
+}
+Tracker& Tracker::operator=(const Tracker& o) {
+  if (this != &o) *this = Tracker(o);
+  return *this;
+}
+
+void Tracker::repoint() {
+  curp_.resize(cur_.size());
+  for (size_t c = 0; c < cur_.size(); ++c) curp_[c] = cur_[c] == kIdle ? &idle_[c] : &tasks_[cur_[c]];
 }
 
 const TaskState* Tracker::task(uint64_t tid) const {
-  auto it = tasks_.find(tid);
-  return it == tasks_.end() ? nullptr : &it->second;
+  auto it = ids_.find(tid);
+  return it == ids_.end() ? nullptr : &tasks_[it->second];
 }
 
 TaskState* Tracker::find(uint64_t tid) {
-  auto it = tasks_.find(tid);
-  return it == tasks_.end() ? nullptr : &it->second;
+  auto it = ids_.find(tid);
+  return it == ids_.end() ? nullptr : &tasks_[it->second];
 }
 
 const TaskState& Tracker::current(uint32_t c) const {
-  const CpuContext& ctx = cpus_.at(c);
-  return ctx.current == 0 ? idle_.at(c) : tasks_.at(ctx.current);
+  (void)cpus_.at(c);
+  return cur_task(c);
 }
 
 std::optional<Error> Tracker::apply(const Event& e) {
-  if (auto err = check(e)) return err;
+  uint32_t named = kIdle;
+  if (auto err = check(e, named)) return err;
+  named_ = named == kIdle ? nullptr : &tasks_[named];
   if (batch_) [[unlikely]]
     keep_for_undo(e);
   update(e);
@@ -97,22 +130,25 @@ std::optional<Error> Tracker::apply(const Event& e) {
 void Tracker::begin_batch() {
   undo_.cpus = cpus_;
   undo_.idle = idle_;
+  undo_.cur = cur_;
   undo_.now = now_;
+  undo_.ntasks = tasks_.size();
   undo_.tasks.clear();
+  ++batch_no_;
   batch_ = true;
 }
 
-// The tasks update() can change (the CPU's current task, a switch's next, a woken task, a forked
-// child, which did not exist): the CPUs' and idle tasks' state is kept whole at begin_batch().
+// The tasks update() can change, each kept once per batch as it was before the batch changed it
+// (the CPU's current task, a switch's next, a woken task; a forked child did not exist: dropped
+// at rollback): the CPUs' and idle tasks' state is kept whole at begin_batch().
 void Tracker::keep_for_undo(const Event& e) {
-  auto keep = [&](uint64_t tid) {
-    if (tid == 0) return;
-    auto it = tasks_.find(tid);
-    undo_.tasks.emplace_back(tid, it == tasks_.end() ? std::nullopt : std::optional<TaskState>(it->second));
+  auto keep = [&](uint32_t k) {
+    if (k == kIdle || k >= undo_.ntasks || kept_[k] == batch_no_) return;
+    kept_[k] = batch_no_;
+    undo_.tasks.emplace_back(k, tasks_[k]);
   };
-  keep(cpus_[e.cpu].current);
-  if (e.kind == Kind::Switch || e.kind == Kind::Fork) keep(e.b);
-  if (e.kind == Kind::Wakeup) keep(e.a);
+  keep(cur_[e.cpu]);
+  if ((e.kind == Kind::Switch || e.kind == Kind::Wakeup) && named_) keep(named_->index);
 }
 
 void Tracker::rollback() {
@@ -120,16 +156,20 @@ void Tracker::rollback() {
   batch_ = false;
   cpus_ = undo_.cpus;
   idle_ = undo_.idle;
+  cur_ = undo_.cur;
   now_ = undo_.now;
-  for (auto it = undo_.tasks.rbegin(); it != undo_.tasks.rend(); ++it) {  // the earliest state last
-    if (it->second)
-      tasks_.insert_or_assign(it->first, *it->second);
-    else
-      tasks_.erase(it->first);
+  for (auto& [k, t] : undo_.tasks) tasks_[k] = std::move(t);
+  while (tasks_.size() > undo_.ntasks) {  // forked in the batch
+    ids_.erase(tasks_.back().tid);
+    tasks_.pop_back();
+    kept_.pop_back();
   }
+  undo_.tasks.clear();
+  named_ = nullptr;
+  repoint();
 }
 
-std::optional<Error> Tracker::check(const Event& e) const {
+std::optional<Error> Tracker::check(const Event& e, uint32_t& named) const {
   if (header_error_) return header_error_;
   if (e.cpu >= cpus_.size())
     return fail(e, "cpu", fmt::format("cpu {} out of range; expected 0..{}", e.cpu, cpus_.size() - 1));
@@ -162,7 +202,14 @@ std::optional<Error> Tracker::check(const Event& e) const {
                                 *k.now, *k.prev));
   }
 
-  const TaskState& cur = current(e.cpu);
+  const TaskState& cur = cur_task(e.cpu);
+  // The task a tid names: its index in `named`, nullptr if unknown.
+  auto lookup = [&](uint64_t tid) -> const TaskState* {
+    auto it = ids_.find(tid);
+    if (it == ids_.end()) return nullptr;
+    named = it->second;
+    return &tasks_[it->second];
+  };
   auto need_process = [&]() -> std::optional<Error> {  // no irq/softirq active
     if (c.irq_depth > 0)
       return fail(e, "event",
@@ -236,7 +283,7 @@ std::optional<Error> Tracker::check(const Event& e) const {
                                 UINT64_MAX - e.ts));
       if (e.b == e.a) return fail(e, "next", fmt::format("next={} is already current; expected another task", e.b));
       if (e.b == 0) return std::nullopt;  // this CPU's idle task, not current here
-      const TaskState* n = task(e.b);
+      const TaskState* n = lookup(e.b);
       if (!n) return fail(e, "next", fmt::format("next={} is an unknown task; expected a declared or forked tid", e.b));
       if (n->exited) return fail(e, "next", fmt::format("next={} has exited; expected a runnable task", e.b));
       if (n->running)
@@ -247,7 +294,7 @@ std::optional<Error> Tracker::check(const Event& e) const {
     }
     case Kind::Wakeup: {
       if (e.a == 0) return fail(e, "tid", "the idle task is never woken; expected a task tid");
-      const TaskState* t = task(e.a);
+      const TaskState* t = lookup(e.a);
       if (!t) return fail(e, "tid", fmt::format("tid={} is an unknown task; expected a declared or forked tid", e.a));
       if (t->exited) return fail(e, "tid", fmt::format("tid={} has exited; expected a live task", e.a));
       return std::nullopt;
@@ -303,7 +350,7 @@ std::optional<Error> Tracker::check(const Event& e) const {
     case Kind::MmExit: return std::nullopt;
     case Kind::Runtime:
       if (!rtime_events_) return fail(e, "event", "runtime event without the header line 'rtime events'");
-      if (e.a == 0 || !task(e.a))
+      if (e.a == 0 || !lookup(e.a))
         return fail(e, "tid",
                     fmt::format("tid={} is not a known task; expected a declared or forked non-idle tid", e.a));
       return std::nullopt;
@@ -332,7 +379,7 @@ std::optional<Error> Tracker::check(const Event& e) const {
       if ((e.read_kind == ReadKind::RusageSelf || e.read_kind == ReadKind::RusageThread) && e.a != c.current)
         return fail(e, "tid",
                     fmt::format("{} reads the current task; expected no tid= or tid={}", name(e.read_kind), c.current));
-      if (!task(e.a))
+      if (!lookup(e.a))
         return fail(e, "tid", fmt::format("tid={} is an unknown task; expected a declared or forked tid", e.a));
       return std::nullopt;
     }
@@ -346,7 +393,7 @@ void Tracker::update(const Event& e) {
   if (e.hw.tb) c.hw.tb = e.hw.tb;
   if (e.hw.purr) c.hw.purr = e.hw.purr;
   if (e.hw.spurr) c.hw.spurr = e.hw.spurr;
-  TaskState& cur = c.current == 0 ? idle_[e.cpu] : tasks_.at(c.current);
+  TaskState& cur = cur_task(e.cpu);
   switch (e.kind) {
     case Kind::SyscallEnter:
     case Kind::ExcEnter:
@@ -381,7 +428,9 @@ void Tracker::update(const Event& e) {
         cur.iowait_blocked = true;
         ++c.nr_iowait;
       }
-      TaskState& next = e.b == 0 ? idle_[e.cpu] : tasks_.at(e.b);
+      cur_[e.cpu] = e.b == 0 ? kIdle : named_->index;
+      curp_[e.cpu] = e.b == 0 ? &idle_[e.cpu] : named_;
+      TaskState& next = cur_task(e.cpu);
       next.running = true;
       next.on_cpu = int32_t(e.cpu);
       c.current = e.b;
@@ -389,7 +438,7 @@ void Tracker::update(const Event& e) {
       break;
     }
     case Kind::Wakeup: {
-      TaskState& t = tasks_.at(e.a);
+      TaskState& t = *named_;
       t.sleeping = false;
       if (t.iowait_blocked) {  // the kernel decrements the rq the task slept on
         t.iowait_blocked = false;
@@ -405,14 +454,16 @@ void Tracker::update(const Event& e) {
       t.nice = cur.nice;  // inherited
       t.mm = e.fork_kthread ? std::nullopt : e.fork_mm ? e.fork_mm : cur.mm;
       t.comm = e.fork_comm.empty() ? cur.comm : e.fork_comm;
-      tasks_.emplace(t.tid, std::move(t));
+      t.index = uint32_t(tasks_.size());
+      ids_.emplace(t.tid, t.index);
+      named_ = &tasks_.emplace_back(std::move(t));
+      kept_.push_back(0);
       break;
     }
     case Kind::Read:
       if (e.a != 0 && e.a != c.current)
-        if (auto it = tasks_.find(e.a);
-            it != tasks_.end() && it->second.running && it->second.on_cpu >= 0 && uint32_t(it->second.on_cpu) != e.cpu)
-          cpus_[uint32_t(it->second.on_cpu)].remote_sync_ts = e.ts;
+        if (const TaskState& t = *named_; t.running && t.on_cpu >= 0 && uint32_t(t.on_cpu) != e.cpu)
+          cpus_[uint32_t(t.on_cpu)].remote_sync_ts = e.ts;
       break;
     default: break;
   }

@@ -3,7 +3,9 @@
 // the model drivers.
 #pragma once
 
+#include <deque>
 #include <unordered_map>
+#include <vector>
 
 #include "model/trace/trace.hpp"
 
@@ -47,6 +49,8 @@ struct TaskState {
   bool sleeping = false;        // switched out with S/D, needs a wakeup to run
   bool iowait_blocked = false;  // counted in cpu(on_cpu).nr_iowait
   std::string comm;
+  // Declaration order, then fork order, from 0 (sim::Compiler's dense task index is ncpus + index).
+  uint32_t index = 0;
 };
 
 // Deepest hardirq nesting accepted (the kernel's HARDIRQ_BITS = 4).
@@ -55,6 +59,10 @@ inline constexpr uint32_t kMaxIrqDepth = 15;
 class Tracker {
  public:
   explicit Tracker(const Header&);
+  Tracker(const Tracker&);
+  Tracker& operator=(const Tracker&);
+  Tracker(Tracker&&) noexcept = default;  // the tasks and idle tasks keep their addresses
+  Tracker& operator=(Tracker&&) noexcept = default;
   // Checks the event against the current state; on success applies it.
   // On error the state is unchanged.
   std::optional<Error> apply(const Event&);
@@ -66,8 +74,11 @@ class Tracker {
   const TaskState& idle(uint32_t c) const { return idle_.at(c); }
   // The task currently running on CPU c (its idle task if current == 0).
   const TaskState& current(uint32_t c) const;
-  // Every task declared or forked so far, exited ones included; in no particular order.
-  const std::unordered_map<uint64_t, TaskState>& tasks() const { return tasks_; }
+  // After apply() succeeded: the task the event named besides its CPU's current one (a switch's
+  // next, a wakeup's, fork's child, read's or runtime's tid), nullptr if none or the idle task.
+  const TaskState* named() const { return named_; }
+  // Every task declared or forked so far, exited ones included, by TaskState::index.
+  const std::deque<TaskState>& tasks() const { return tasks_; }
   uint64_t now() const { return now_; }  // ts of the last applied event
 
   // A batch of events accepted or rejected as a whole (the C API's feed calls): from
@@ -82,22 +93,36 @@ class Tracker {
   struct Undo {
     std::vector<CpuContext> cpus;
     std::vector<TaskState> idle;
+    std::vector<uint32_t> cur;
     uint64_t now = 0;
-    std::vector<std::pair<uint64_t, std::optional<TaskState>>> tasks;  // before the batch changed them
+    std::size_t ntasks = 0;                             // forks beyond it are dropped
+    std::vector<std::pair<uint32_t, TaskState>> tasks;  // by index, before the batch first changed them
   };
   void keep_for_undo(const Event&);
   Undo undo_;
   bool batch_ = false;
+  uint64_t batch_no_ = 0;       // begin_batch() count: kept_[k] == batch_no_ once task k is in undo_
+  std::vector<uint64_t> kept_;  // by task index
   TaskState* find(uint64_t tid);
-  std::optional<Error> check(const Event&) const;
+  // The task running on CPU c (no lookup by tid per event).
+  TaskState& cur_task(uint32_t c) { return *curp_[c]; }
+  const TaskState& cur_task(uint32_t c) const { return *curp_[c]; }
+  void repoint();  // curp_ from cur_
+  // check() leaves in `named` the index of the task the event names (kIdle: none), for update().
+  std::optional<Error> check(const Event&, uint32_t& named) const;
   void update(const Event&);
 
+  static constexpr uint32_t kIdle = UINT32_MAX;
   std::optional<Error> header_error_;
   bool rtime_events_ = false;
   std::vector<CpuContext> cpus_;
   std::vector<TaskState> idle_;
-  std::unordered_map<uint64_t, TaskState> tasks_;  // looked up on every event; exited tasks stay
+  std::vector<uint32_t> cur_;                   // per CPU: index of its current task, kIdle for idle
+  std::vector<TaskState*> curp_;                // per CPU: its current task (idle_[c] or in tasks_)
+  std::deque<TaskState> tasks_;                 // by index; exited tasks stay (references stay valid)
+  std::unordered_map<uint64_t, uint32_t> ids_;  // tid -> index
   uint64_t now_ = 0;
+  TaskState* named_ = nullptr;  // named()
 };
 
 }  // namespace kacct::trace
