@@ -356,6 +356,40 @@ TEST(CApi, TaskstatsReadsAndSwitchGapText) {
   }
 }
 
+// A rejected batch leaves nothing behind: its fork, the switch to the child and the parent's
+// preemption are undone (trace::Tracker::rollback), so the same tid can be forked again and the
+// answers equal a run of the accepted events only.
+TEST(CApi, RejectedBatchWithAForkLeavesNoTrace) {
+  const std::string head =
+      "kacct-trace 1\ncpu x86-64\nncpus 2\nclock ns\ntask 100 pid=100 comm=a nice=0 mm=1\nevents\n"
+      "0 0 switch prev=0 next=100\n";
+  auto m = open("x86-64", "6.6-tick-hz250");
+  ASSERT_EQ(kacct_feed_text(m.get(), head.data(), head.size()), KACCT_OK) << kacct_error_message(m.get());
+  kacct_event b[4] = {};
+  b[0].ts = 1000, b[0].kind = KACCT_EV_FORK, b[0].a = 100, b[0].b = 200, b[0].fork_pid = 100;
+  b[1].ts = 2000, b[1].kind = KACCT_EV_SWITCH, b[1].a = 100, b[1].b = 200, b[1].prev_state = KACCT_PREV_R;
+  b[2].ts = 3000, b[2].cpu = 1, b[2].kind = KACCT_EV_SWITCH, b[2].a = 0, b[2].b = 100;
+  b[3].ts = 4000, b[3].kind = KACCT_EV_SWITCH, b[3].a = 200, b[3].b = 999;  // unknown next: rejected
+  EXPECT_EQ(kacct_feed_events(m.get(), b, 4), KACCT_E_EVENT);
+  uint64_t n = 0;
+  ASSERT_EQ(kacct_event_count(m.get(), &n), KACCT_OK);
+  EXPECT_EQ(n, 1u);
+  // 200 is unknown again and 100 runs on CPU 0 again: a switch away from 200 is refused, the
+  // same fork (and 100's preemption on CPU 0) is accepted.
+  kacct_event away = b[1];
+  away.a = 200, away.b = 0;
+  EXPECT_EQ(kacct_feed_events(m.get(), &away, 1), KACCT_E_EVENT);
+  ASSERT_EQ(kacct_feed_events(m.get(), b, 3), KACCT_OK) << kacct_error_message(m.get());
+  kacct_event tick{};
+  tick.ts = 4'000'000, tick.kind = KACCT_EV_TICK;
+  ASSERT_EQ(kacct_feed_events(m.get(), &tick, 1), KACCT_OK) << kacct_error_message(m.get());
+  auto t = trace::load(head +
+                       "1000 0 fork parent=100 child=200 pid=100\n2000 0 switch prev=100 next=200 prev_state=R\n"
+                       "3000 1 switch prev=0 next=100\n4000000 0 tick\n");
+  ASSERT_TRUE(t.ok()) << t.error().to_string();
+  expect_same(m.get(), t.value(), "x86-64", "6.6-tick-hz250", "after a rejected batch");
+}
+
 // A count no array can have is the caller's mistake, not a kacct bug: KACCT_E_INVALID_ARG, and
 // the handle goes on working.
 TEST(CApi, AbsurdEventCountIsAnInvalidArgument) {
