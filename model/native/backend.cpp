@@ -61,12 +61,9 @@ class NativeBackend {
     flushed_.assign(n, 0);
     conversions_.assign(n, 0);
     dtl_.resize(n);
-    tb_cpu_.assign(n, 0);
     origin_.assign(n, 0);
     overcount_.assign(n, 0);
     hw_.assign(n, HwLast{});
-    last_flush64_.assign(n, 0);
-    wrapped_.assign(n, false);
     steal_wrapped_.assign(n, false);
     started_.assign(n, false);
     tb_sinks_cpu_.assign(n, TbSinks<C, W>{});
@@ -95,27 +92,33 @@ class NativeBackend {
     return {acct_of(cpu, task), k_.r.cpus[cpu], k_.r.tasks[task]};
   }
 
-  void event(std::size_t i, const CEvent& e, const CpuCtx& x) {
+  KACCT_INLINE void event(std::size_t i, const CEvent& e, const CpuCtx& x) {
     const std::uint32_t cpu = e.cpu;
-    const std::uint64_t now64 = tb64_at(i, e);
+    const std::uint64_t ts_tb = derive(e.ts, cfg_.tb_hz);  // once an event: one divq
+    const std::uint64_t now64 = tb64_at(i, e, ts_tb);
     const UL now = UL(now64);
-    hw_[cpu].now64 = now64;
-    if (W < 64 && !wrapped_[cpu] && now64 - last_flush64_[cpu] >= (std::uint64_t{1} << (W % 64))) {
+    auto& h = hw_[cpu];
+    h.now64 = now64;
+    if (W < 64 && !h.wrapped && now64 - h.last_flush64 >= (std::uint64_t{1} << (W % 64))) [[unlikely]] {
       // An unflushed stretch of 2^W TB ticks or more: the W-bit buckets and deltas wrap (on
       // PPC32: TBL-based deltas, e.g. a u32 idle_time over many tickless wake-ups).
       stop_ns_bounded(cpu, i, "native_vtime.word_wrap");
-      wrapped_[cpu] = true;
+      h.wrapped = true;
       finding(i, "native_vtime.word_wrap", [&] {
         return fmt::format("cpu {}: {} TB ticks since the last flush >= 2^{}: {}-bit accounting fields wrap", cpu,
-                           now64 - last_flush64_[cpu], W, W);
+                           now64 - h.last_flush64, W, W);
       });
     }
-    const UL spurr = spurr_at(i, e, now);
+    const UL spurr = spurr_at(i, e, now, ts_tb);
     now_ = now;
     cur_event_ = i;
-    if (!started_[cpu]) start(cpu, now, spurr);
+    if (unstarted_ != 0 && !started_[cpu]) [[unlikely]]
+      start(cpu, now, spurr);
     flushed_step_ = false;
-    const UL idle_start = accts_[cpu].starttime;  // the CPU's context (PPC32: its idle task's)
+    // The CPU's context (PPC32: its idle task's) before the event, read only while a CPU came
+    // online with offline time not yet counted (the test after the switch below).
+    const bool pending = offline_pending_any_;
+    const UL idle_start = pending ? accts_[cpu].starttime : UL(0);
     const auto cur = x.cur;
     const bool user = !kernel_side(x);
     switch (e.kind) {
@@ -184,10 +187,9 @@ class NativeBackend {
         break;
       default: break;
     }
-    tb_cpu_[cpu] = now;
     // Without vtime_reset() at bring-up the first hook after it takes the whole interval since
     // the last pre-offline hook, offline period included.
-    if (offline_pending_any_ && offline_pending_[cpu] != 0 && accts_[cpu].starttime != idle_start) {
+    if (pending && offline_pending_[cpu] != 0 && accts_[cpu].starttime != idle_start) [[unlikely]] {
       hotplug_inv_ = "native_vtime.hotplug_offline_not_accounted";
       hotplug_fix_ = "ppc-vtime-boot-starttime";
       hotplug_msg_ = fmt::format(
@@ -216,7 +218,7 @@ class NativeBackend {
       k_.violate(i, "native_vtime.tb_conserved",
                  fmt::format("pending {} + flushed {} + open {} != elapsed {} TB ticks", spec::native::pending_tb(d, a),
                              flushed_[cpu], spec::native::open_tb(d, a, ks, now_), UL(now_ - origin_[cpu])));
-    if (cfg_.flush_epoch && !wrapped_[cpu] && !steal_wrapped_[cpu]) {
+    if (cfg_.flush_epoch && !hw_[cpu].wrapped && !steal_wrapped_[cpu]) {
       const auto& c = k_.r.cpus[cpu];
       std::uint64_t ns = spec::tick::time_buckets(d, c) + c.cpustat[model::STEAL];
       if (!spec::native::ns_bounded(d, cfg_, ns, out_.tb_flushed[cpu], conversions_[cpu]))
@@ -249,7 +251,8 @@ class NativeBackend {
   }
 
   Result finish() {
-    for (std::size_t c = 0; c < tb_cpu_.size(); ++c) out_.tb_elapsed[c] = std::uint64_t(UL(tb_cpu_[c] - origin_[c]));
+    // the CPU's last TB: hw_[c].now64 (its low W bits), 0 if the CPU had no event
+    for (std::size_t c = 0; c < hw_.size(); ++c) out_.tb_elapsed[c] = std::uint64_t(UL(UL(hw_[c].now64) - origin_[c]));
     for (const auto& a : accts_) out_.acct.push_back(to_json(a));
     out_.cost = cost_;
     out_.cost.split_log = nullptr;
@@ -287,35 +290,40 @@ class NativeBackend {
       return C::udiv_128_64(n, c);
     return std::uint64_t(n / c);
   }
-  std::uint64_t tb64_at(std::size_t i, const CEvent& e) {
+  // ts_tb: derive(e.ts, tb_hz). A given value v at ts0 makes the TB v + derive(ts) - derive(ts0)
+  // (mod 2^64): the offset v - derive(ts0) is kept, so that an event derives once.
+  KACCT_INLINE std::uint64_t tb64_at(std::size_t i, const CEvent& e, std::uint64_t ts_tb) {
     auto& h = hw_[e.cpu];
     if (!k_.p.hw_mask.empty() && (k_.p.hw_mask[i - k_.p.base] & 1)) {
-      h.tb = k_.p.hw[i - k_.p.base][0];
-      h.tb_ts = e.ts;
+      h.tb_off = k_.p.hw[i - k_.p.base][0] - ts_tb;
       h.tb_set = true;
     }
-    const std::uint64_t tb =
-        h.tb_set ? h.tb + derive(e.ts, cfg_.tb_hz) - derive(h.tb_ts, cfg_.tb_hz) : derive(e.ts, cfg_.tb_hz);
+    const std::uint64_t tb = h.tb_set ? h.tb_off + ts_tb : ts_tb;
     // mftb() never goes back: a given value below a TB this CPU already read (derived at the
     // nominal rate since an earlier given value that advanced more slowly) holds at that TB.
     return std::max(tb, h.now64);
   }
-  UL spurr_at(std::size_t i, const CEvent& e, UL tb) {
+  // The same for SPURR/PURR (ts_tb as above; rate: the TB's, scaled by spurr_num/spurr_den).
+  KACCT_INLINE UL spurr_at(std::size_t i, const CEvent& e, UL tb, std::uint64_t ts_tb) {
     if (cfg_.source == ScaledSource::Timebase) return tb;  // read_spurr(tb) returns its argument
     auto& h = hw_[e.cpu];
     const unsigned bit = cfg_.source == ScaledSource::Spurr ? 4 : 2;
+    const std::uint64_t rate =
+        cfg_.spurr_num == cfg_.spurr_den ? ts_tb : muldiv_trunc(ts_tb, cfg_.spurr_num, cfg_.spurr_den);
     if (!k_.p.hw_mask.empty() && (k_.p.hw_mask[i - k_.p.base] & bit)) {
-      h.sp = k_.p.hw[i - k_.p.base][bit == 4 ? 2 : 1];
-      h.sp_ts = e.ts;
+      h.sp_off = k_.p.hw[i - k_.p.base][bit == 4 ? 2 : 1] - rate;
       h.sp_set = true;
     }
-    auto rate = [&](std::uint64_t ts) { return muldiv_trunc(derive(ts, cfg_.tb_hz), cfg_.spurr_num, cfg_.spurr_den); };
-    if (h.sp_set) return UL(h.sp + rate(e.ts) - rate(h.sp_ts));
-    return UL(rate(e.ts));
+    return UL(h.sp_set ? h.sp_off + rate : rate);
   }
+  // What each event reads and writes per CPU, in one record (one base address an event): the
+  // counters last read (now64: the TB of the CPU's last event), the TB at the last flush, and
+  // whether the W-bit fields wrapped since.
   struct HwLast {
-    std::uint64_t tb = 0, tb_ts = 0, sp = 0, sp_ts = 0, now64 = 0;
+    std::uint64_t tb_off = 0, sp_off = 0, now64 = 0;  // given value - derived value at its ts
+    std::uint64_t last_flush64 = 0;
     bool tb_set = false, sp_set = false;
+    bool wrapped = false;
   };
   // Boot: the accounting data is zero (paca / thread_info). With the boot-starttime patch,
   // vtime_reset() on the running (idle) context from init_decrementer_clockevent() (boot CPU)
@@ -323,6 +331,7 @@ class NativeBackend {
   // scaled; starttime_user is not touched (a user exit sets it before a user entry reads it).
   void start(std::uint32_t cpu, UL now, UL spurr) {
     started_[cpu] = true;
+    --unstarted_;
     if (cfg_.starttime_init) {
       auto& a = accts_[cpu];  // per CPU, or on PPC32 the CPU's idle task (task index cpu)
       a.starttime = now;
@@ -452,13 +461,14 @@ class NativeBackend {
   }
   void flush(std::uint32_t cpu, std::uint32_t cur, const CpuCtx&) {
     flushed_step_ = true;
-    last_flush64_[cpu] = hw_[cpu].now64;
+    hw_[cpu].last_flush64 = hw_[cpu].now64;
     if (!cfg_.flush_epoch) return immediate(cpu, cur, true);
     auto& a = acct(cpu, cur);
     const UL before = spec::native::pending_tb(k_.d, a);
     // Bucket conversions that reach cpustat (the kernel converts only nonzero buckets).
-    std::uint64_t n = 0;
-    for (UL v : {a.utime, a.gtime, a.idle_time, a.stime, a.hardirq_time, a.softirq_time}) n += v != 0;
+    // (summed, not looped over an initializer_list: that copied the six buckets to the stack)
+    std::uint64_t n = std::uint64_t(a.utime != 0) + (a.gtime != 0) + (a.idle_time != 0) + (a.stime != 0) +
+                      (a.hardirq_time != 0) + (a.softirq_time != 0);
     if (cfg_.splpar) n += a.steal_time != 0;
     vtime_flush(k_.d, cfg_, a, k_.r.cpus[cpu], k_.r.tasks[cur], out_.task_scaled[cur], fctx(cpu, cur), cost_);
     const UL moved = UL(before - spec::native::pending_tb(k_.d, a));
@@ -470,7 +480,7 @@ class NativeBackend {
   // ns_bounded's premise (no bucket wrap) ended on `cpu`: the run says so once per CPU, so that
   // "every invariant holds" does not cover it (RunResult::unjudged).
   void stop_ns_bounded(std::uint32_t cpu, std::size_t i, const char* cause) {
-    if (cfg_.flush_epoch && !wrapped_[cpu] && !steal_wrapped_[cpu])
+    if (cfg_.flush_epoch && !hw_[cpu].wrapped && !steal_wrapped_[cpu])
       k_.r.unjudged.push_back({"native_vtime.ns_bounded", cpu, i, k_.p.line_at(i), cause});
   }
   // The first finding of each invariant; detail() is formatted only for that one (some hold
@@ -492,11 +502,11 @@ class NativeBackend {
   std::vector<std::uint64_t> conversions_;
   std::vector<std::vector<DtlEntry>> dtl_;
   std::vector<HwLast> hw_;
-  std::vector<std::uint64_t> last_flush64_;
-  std::vector<bool> wrapped_;
-  std::vector<bool> steal_wrapped_;              // a bucket wrapped by unclamped DTL steal (steal_clamped)
-  std::vector<UL> tb_cpu_, origin_, overcount_;  // overcount_: TB ticks the kernel counts twice (findings)
-  std::vector<bool> started_;
+  // Per-CPU flags as bytes: std::vector<bool>'s bit arithmetic was ~15 instructions an event.
+  std::vector<std::uint8_t> steal_wrapped_;  // a bucket wrapped by unclamped DTL steal (steal_clamped)
+  std::vector<UL> origin_, overcount_;       // overcount_: TB ticks the kernel counts twice (findings)
+  std::vector<std::uint8_t> started_;
+  std::uint32_t unstarted_ = k_.p.header.ncpus;  // CPUs not yet started (one test an event once all are)
   std::vector<TbSinks<C, W>> tb_sinks_cpu_, tb_sinks_task_;
   std::vector<Scaled<C>> tb_scaled_ = std::vector<Scaled<C>>(k_.p.tasks.size(), Scaled<C>{0, 0});
   std::vector<UL> tb_offline_ = std::vector<UL>(k_.p.header.ncpus, 0);       // TB at the last cpu_offline
