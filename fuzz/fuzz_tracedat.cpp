@@ -57,13 +57,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   trace::Trace t;
   try {
     // The fast path against libtraceevent's printing, record by record.
+    // Only fast text is compared: libtraceevent's own text of a record can differ between passes
+    // (Input::fast(); regression failed-event-string-flag.dat).
     std::vector<trace::perf::Record> fast;
-    for (trace::perf::Record r; in.value()->next(r);) fast.push_back(std::move(r));
+    std::vector<bool> was_fast;
+    for (trace::perf::Record r; in.value()->next(r);)
+      fast.push_back(std::move(r)), was_fast.push_back(in.value()->fast());
     in.value()->rewind();
     in.value()->library_print(true);
     std::size_t i = 0;
     for (trace::perf::Record r; in.value()->next(r); ++i) {
-      if (i >= fast.size() || fast[i].fields != r.fields || fast[i].event != r.event || fast[i].chain != r.chain) {
+      if (i >= fast.size() || (was_fast[i] && fast[i].fields != r.fields) || fast[i].event != r.event ||
+          fast[i].chain != r.chain) {
         std::fprintf(stderr, "record %zu: fast '%s' library '%s'\n", i, i < fast.size() ? fast[i].fields.c_str() : "-",
                      r.fields.c_str());
         std::abort();

@@ -388,6 +388,8 @@ void Input::library_print(bool on) { library_print_ = on; }
 
 std::uint64_t Input::fast_printed() const { return fast_n_; }
 
+bool Input::fast() const { return fast_; }
+
 void Input::rewind() {
   if (state_ == State::Streaming || pid_ < 0) {  // left in the middle (or the child died): a new one
     stop(false);
@@ -403,9 +405,11 @@ bool Input::next(trace::perf::Record& r) {
     pending_lost_ = false;
     r = std::move(held_);
     addrs_.swap(held_addrs_);
+    fast_ = held_fast_;
     r.line = ++n_;
     return true;
   }
+  fast_ = false;
   if (state_ == State::Ended) return false;
   if (state_ == State::Idle) {
     const char cmd = library_print_ ? kLibraryPass : kPass;
@@ -428,7 +432,8 @@ bool Input::next(trace::perf::Record& r) {
   const std::string_view name(p, e.event_len), comm_in(p + e.event_len, e.comm_len),
       info(p + e.event_len + e.comm_len, e.info_len);
   p += e.event_len + e.comm_len + e.info_len;
-  fast_n_ += (e.flags & kFast) != 0;
+  fast_ = (e.flags & kFast) != 0;
+  fast_n_ += fast_;
   // A fresh record, its strings' storage reused.
   std::string comm = std::move(r.comm), event = std::move(r.event), fields = std::move(r.fields);
   std::vector<std::string> chain = std::move(r.chain);
@@ -474,6 +479,8 @@ bool Input::next(trace::perf::Record& r) {
     held_addrs_.swap(addrs_);
     addrs_.clear();
     pending_lost_ = true;
+    held_fast_ = fast_;
+    fast_ = false;
     r = trace::perf::Record{};
     r.cpu = held_.cpu;
     r.ts = held_.ts;

@@ -58,6 +58,12 @@ class Input {
   // next pass on.
   void library_print(bool on);
   std::uint64_t fast_printed() const;  // events whose text the fast path printed
+  // Whether the last record next() gave has its text from the fast path (else from
+  // tep_print_event(), or none). libtraceevent's own text of a record can change between passes:
+  // for an event whose format failed to parse it prints the fields raw, and once it finds a char
+  // array field unprintable it prints that field as ARRAY[..] from then on (1.7.1 clears the
+  // field's string flag), so only fast text is compared with the library's (fuzz_tracedat).
+  bool fast() const;
   // The same records as `perf script --ns -F comm,pid,tid,cpu,time,event,trace,ip,sym` text with
   // callchain frame lines, in pieces, for perf::convert_stream(); an event with no format in the
   // file becomes an event named `unknown:ID` (the converter skips and counts it). Its next() and
@@ -83,7 +89,7 @@ class Input {
   std::string rbuf_;
   std::size_t rpos_ = 0, rend_ = 0, len_ = 0;
   std::uint32_t n_ = 0;
-  bool pending_lost_ = false;
+  bool pending_lost_ = false, fast_ = false, held_fast_ = false;
   trace::perf::Record held_, scratch_;
   std::vector<std::uint64_t> addrs_, held_addrs_;  // the callchain's addresses (text())
   std::string text_;
