@@ -64,7 +64,9 @@ bool is_tracedat_data(std::string_view head) { return head.starts_with(std::stri
 // WireRecord, then the event's name ("system:name"), comm, text, the callchain's addresses and
 // its symbols' lengths, then the symbols.
 namespace {
-constexpr std::uint32_t kOpened = 1, kRecord = 2, kEnd = 3, kOutOfMemory = 4, kUnreadableFile = 5, kClosed = 6;
+// kUnreadableEnds: unreadable, and the child ends (kacct_td_open()'s `abandoned`).
+constexpr std::uint32_t kOpened = 1, kRecord = 2, kEnd = 3, kOutOfMemory = 4, kUnreadableFile = 5, kClosed = 6,
+                        kUnreadableEnds = 7;
 constexpr std::uint32_t kHasName = 1, kHasComm = 2, kHasInfo = 4, kFast = 8;
 struct WireRecord {
   std::int32_t cpu, pid;
@@ -134,8 +136,14 @@ char command(int sock, int* fd) {
       if (fd >= 0) {  // libtracecmd opens the file by name, its own descriptor
         char path[64];
         std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-        td = kacct_td_open(path, where);
+        int abandoned = 0;
+        td = kacct_td_open(path, where, &abandoned);
         ::close(fd);
+        if (abandoned) {
+          head(kUnreadableEnds, 0);
+          flush();
+          ::_exit(0);
+        }
       }
       head(td ? kOpened : kUnreadableFile, 0);
       flush();
