@@ -213,7 +213,14 @@ struct Idle {
 } idle;
 }  // namespace
 
-Input::Input(int fd, std::map<std::uint64_t, std::uint64_t> tgids) : fd_(fd), tgid_(std::move(tgids)) {}
+// Every record takes at least 8 bytes of the file (a 4-byte event header and a data word), and a
+// PERF_RECORD_LOST record comes with one: a pass of more than size / 4 records is libtracecmd
+// reading freed memory (a damaged page: seen under the fuzzer, records without end).
+Input::Input(int fd, std::map<std::uint64_t, std::uint64_t> tgids) : fd_(fd), tgid_(std::move(tgids)) {
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && st.st_size > 0)
+    max_records_ = std::max<std::uint64_t>(64, std::uint64_t(st.st_size) / 4);
+}
 
 // The child is kept after a small file only: closing a large one in the child (freeing its
 // parsed kallsyms and formats: 56M instructions for the 17 MB fixture) costs more than a fork.
@@ -419,6 +426,14 @@ bool Input::next(trace::perf::Record& r) {
   }
   fast_ = false;
   if (state_ == State::Ended) return false;
+  if (n_ >= max_records_) {
+    stop(false);
+    state_ = State::Ended;
+    throw Failure(fmt::format("libtracecmd's tracecmd_read_data() gave more than {} records, more than a file of {} "
+                              "bytes holds: damaged trace.dat (no partial trace is used)",
+                              max_records_, max_records_ * 4),
+                  true);
+  }
   if (state_ == State::Idle) {
     const char cmd = library_print_ ? kLibraryPass : kPass;
     if (::send(sock_, &cmd, 1, MSG_NOSIGNAL) != 1) fail("closed its socket");
