@@ -96,6 +96,18 @@ class Input {
   std::string text_;
 };
 
+// For a process that opens many files while it grows large (fuzz_tracedat: libFuzzer's 70 MB):
+// starts a small process now that forks every later reader (Input) for it, so a reader's fork
+// copies that small process, not this one, and this one takes no copy-on-write faults after it
+// (docs/fuzzing.md, "Eighth round"). Call it once, early, before the memory grows; this process
+// becomes a child subreaper (PR_SET_CHILD_SUBREAPER: the readers are its children, waited for as
+// before). Without it (false: it could not start; or never called, as in kacct itself), or when
+// the server fails, each reader is forked from this process. reader_asan_options (an ASan
+// build's options string, e.g. a smaller quarantine): the server is this executable run again
+// with ASAN_OPTIONS plus these; the executable must call start_reader_server() early in that run
+// too (there it serves and never returns).
+bool start_reader_server(const char* reader_asan_options = nullptr);
+
 // All records of a file (the test compares them with perf script's).
 trace::Result<std::vector<trace::perf::Record>> read(const std::string& path, bool library_print = false);
 trace::Result<std::vector<trace::perf::Record>> read_data(std::string_view data, const std::string& name,
