@@ -41,8 +41,23 @@ extern "C" const char* __lsan_default_suppressions() { return "leak:libtraceeven
 // malloc_context_size=0: no allocation/free stacks are recorded (each forked reader child wrote
 // ASan's stack depot, shared copy-on-write with this process); a heap error's report keeps its
 // access stack, ASAN_OPTIONS=malloc_context_size=30 on the replay adds the others.
+#ifndef KACCT_READER_ASAN_OPTIONS
+#define KACCT_READER_ASAN_OPTIONS "quarantine_size_mb=1"
+#endif
 extern "C" const char* __asan_default_options() {
   return "allocator_may_return_null=1:quarantine_size_mb=16:max_allocation_size_mb=64:malloc_context_size=0";
+}
+
+// Before libFuzzer loads the corpus and allocates: the reader children are forked from a small
+// server process from now on, not from this process (docs/fuzzing.md, "Eighth round"). The
+// server is this binary run again (it serves from here, never returning) with a 1 MB quarantine
+// instead of 16: a reader lives for a few inputs, and filling 16 MB of quarantine meant fresh
+// pages (a fault and ASan's fill each) for most of its allocations. Given up: a use after free in
+// the reader's process (kacct's fast printer; the libraries' own are not findings) is seen only
+// while the block is among the last 1 MB freed; ASAN_OPTIONS adds to both.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  kacct::tracedat::start_reader_server(KACCT_READER_ASAN_OPTIONS);
+  return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -57,13 +72,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   trace::Trace t;
   try {
     // The fast path against libtraceevent's printing, record by record.
+    // Only fast text is compared: libtraceevent's own text of a record can differ between passes
+    // (Input::fast(); regression failed-event-string-flag.dat).
     std::vector<trace::perf::Record> fast;
-    for (trace::perf::Record r; in.value()->next(r);) fast.push_back(std::move(r));
+    std::vector<bool> was_fast;
+    for (trace::perf::Record r; in.value()->next(r);)
+      fast.push_back(std::move(r)), was_fast.push_back(in.value()->fast());
     in.value()->rewind();
     in.value()->library_print(true);
     std::size_t i = 0;
     for (trace::perf::Record r; in.value()->next(r); ++i) {
-      if (i >= fast.size() || fast[i].fields != r.fields || fast[i].event != r.event || fast[i].chain != r.chain) {
+      if (i >= fast.size() || (was_fast[i] && fast[i].fields != r.fields) || fast[i].event != r.event ||
+          fast[i].chain != r.chain) {
         std::fprintf(stderr, "record %zu: fast '%s' library '%s'\n", i, i < fast.size() ? fast[i].fields.c_str() : "-",
                      r.fields.c_str());
         std::abort();

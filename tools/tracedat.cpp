@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -64,7 +65,9 @@ bool is_tracedat_data(std::string_view head) { return head.starts_with(std::stri
 // WireRecord, then the event's name ("system:name"), comm, text, the callchain's addresses and
 // its symbols' lengths, then the symbols.
 namespace {
-constexpr std::uint32_t kOpened = 1, kRecord = 2, kEnd = 3, kOutOfMemory = 4, kUnreadableFile = 5, kClosed = 6;
+// kUnreadableEnds: unreadable, and the child ends (kacct_td_open()'s `abandoned`).
+constexpr std::uint32_t kOpened = 1, kRecord = 2, kEnd = 3, kOutOfMemory = 4, kUnreadableFile = 5, kClosed = 6,
+                        kUnreadableEnds = 7;
 constexpr std::uint32_t kHasName = 1, kHasComm = 2, kHasInfo = 4, kFast = 8;
 struct WireRecord {
   std::int32_t cpu, pid;
@@ -134,8 +137,14 @@ char command(int sock, int* fd) {
       if (fd >= 0) {  // libtracecmd opens the file by name, its own descriptor
         char path[64];
         std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-        td = kacct_td_open(path, where);
+        int abandoned = 0;
+        td = kacct_td_open(path, where, &abandoned);
         ::close(fd);
+        if (abandoned) {
+          head(kUnreadableEnds, 0);
+          flush();
+          ::_exit(0);
+        }
       }
       head(td ? kOpened : kUnreadableFile, 0);
       flush();
@@ -203,9 +212,174 @@ struct Idle {
   int pid = -1, sock = -1;
   ::kacct_td_where* where = nullptr;
 } idle;
+
+// The reader server (start_reader_server()): a process forked while this one is small, which
+// forks the readers from then on. Each reader's `where` is a slot of memory shared since before
+// the server's fork; the server forks a short-lived process that forks the reader and exits, so
+// the reader is an orphan that goes to this process (a child subreaper), which waits for it as
+// for a reader it forked itself. The server writes the reader's pid into the slot.
+struct Slot {
+  ::kacct_td_where where;
+  volatile int pid;
+  bool used;  // this process's bookkeeping
+};
+constexpr int kSlots = 64;
+struct Server {
+  int sock = -1;
+  Slot* slots = nullptr;
+} server;
+
+// Every descriptor above 2 closed but `keep` (and the directory's own).
+void close_fds_but(int keep) {
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    std::vector<int> fds;
+    for (dirent* e; (e = ::readdir(d));)
+      if (const int fd = std::atoi(e->d_name); fd > 2 && fd != keep && fd != ::dirfd(d)) fds.push_back(fd);
+    ::closedir(d);
+    for (int fd : fds) ::close(fd);
+  }
+}
+
+[[noreturn]] void server_main(int ctl, Slot* slots) {
+  close_fds_but(ctl);
+  for (;;) {
+    unsigned char i = 0;
+    ssize_t n;
+    while ((n = ::recv(ctl, &i, 1, 0)) < 0 && errno == EINTR) {}
+    if (n <= 0) ::_exit(0);  // the fuzzer (or whoever started it) is gone
+    char ok = 0;
+    int sv[2] = {-1, -1};
+    if (i < kSlots && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
+      slots[i].pid = -1;
+      const pid_t mid = ::fork();
+      if (mid == 0) {
+        const pid_t r = ::fork();
+        if (r == 0) {
+          ::close(ctl), ::close(sv[0]);
+          serve(sv[1], &slots[i].where);
+        }
+        slots[i].pid = r;
+        ::_exit(0);
+      }
+      ::close(sv[1]);
+      while (mid > 0 && ::waitpid(mid, nullptr, 0) < 0 && errno == EINTR) {}
+      ok = mid > 0 && slots[i].pid > 0;  // reaped: the reader is the requester's child now
+    }
+    iovec iov{&ok, 1};
+    alignas(cmsghdr) char ctlbuf[CMSG_SPACE(sizeof(int))] = {};
+    msghdr m{};
+    m.msg_iov = &iov, m.msg_iovlen = 1;
+    if (ok) {
+      m.msg_control = ctlbuf, m.msg_controllen = sizeof ctlbuf;
+      cmsghdr* h = CMSG_FIRSTHDR(&m);
+      h->cmsg_level = SOL_SOCKET, h->cmsg_type = SCM_RIGHTS, h->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(h), &sv[0], sizeof(int));
+    }
+    const bool sent = ::sendmsg(ctl, &m, MSG_NOSIGNAL) == 1;
+    if (sv[0] >= 0) ::close(sv[0]);
+    if (!sent) ::_exit(0);
+  }
+}
+
+// A reader from the server: its pid, socket and slot; false: no server, no free slot, or the
+// server failed (then the caller forks the reader itself; a broken server is not asked again).
+bool from_server(int& pid, int& sock, ::kacct_td_where*& where) {
+  if (server.sock < 0) return false;
+  int i = 0;
+  while (i < kSlots && server.slots[i].used) ++i;
+  if (i == kSlots) return false;
+  const unsigned char req = static_cast<unsigned char>(i);
+  int fd = -1;
+  if (::send(server.sock, &req, 1, MSG_NOSIGNAL) != 1 || command(server.sock, &fd) != 1 || fd < 0) {
+    if (fd >= 0) ::close(fd);
+    ::close(server.sock);
+    server.sock = -1;
+    return false;
+  }
+  server.slots[i].used = true;
+  pid = server.slots[i].pid, sock = fd, where = &server.slots[i].where;
+  return true;
+}
+
+void release(::kacct_td_where* where) {
+  if (server.slots && where >= &server.slots[0].where && where <= &server.slots[kSlots - 1].where)
+    reinterpret_cast<Slot*>(where)->used = false;
+  else
+    ::munmap(where, sizeof(::kacct_td_where));
+}
 }  // namespace
 
-Input::Input(int fd, std::map<std::uint64_t, std::uint64_t> tgids) : fd_(fd), tgid_(std::move(tgids)) {}
+bool start_reader_server(const char* reader_asan_options) {
+  if (server.sock >= 0) return true;
+  constexpr const char* kEnv = "KACCT_TRACEDAT_SERVER";
+  if (const char* e = std::getenv(kEnv)) {  // this process is the server, re-executed (below)
+    int ctl = -1, mem = -1;
+    if (std::sscanf(e, "%d,%d", &ctl, &mem) != 2) ::_exit(1);
+    ::unsetenv(kEnv);
+    void* m = ::mmap(nullptr, sizeof(Slot) * kSlots, PROT_READ | PROT_WRITE, MAP_SHARED, mem, 0);
+    if (m == MAP_FAILED) ::_exit(1);
+    ::close(mem);
+    server_main(ctl, static_cast<Slot*>(m));
+  }
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) return false;
+  // The slots in a memfd: a re-executed server maps them again.
+  const int mem = ::memfd_create("kacct-tracedat-slots", 0);
+  if (mem < 0) return false;
+  void* m = MAP_FAILED;
+  if (::ftruncate(mem, sizeof(Slot) * kSlots) == 0)
+    m = ::mmap(nullptr, sizeof(Slot) * kSlots, PROT_READ | PROT_WRITE, MAP_SHARED, mem, 0);
+  int sv[2] = {-1, -1};
+  if (m == MAP_FAILED || ::socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0) {
+    if (m != MAP_FAILED) ::munmap(m, sizeof(Slot) * kSlots);
+    ::close(mem);
+    return false;
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(sv[0]);
+    if (reader_asan_options) {  // the same binary, its sanitizer options with these added
+      std::vector<std::string> env;
+      std::string asan = "ASAN_OPTIONS=";
+      for (char** e = environ; *e; ++e)
+        if (std::string_view(*e).starts_with("ASAN_OPTIONS="))
+          asan = *e;
+        else
+          env.emplace_back(*e);
+      env.push_back(asan + (asan.size() > 13 ? ":" : "") + reader_asan_options);
+      env.push_back(fmt::format("{}={},{}", kEnv, sv[1], mem));
+      std::vector<char*> envp;
+      for (auto& x : env) envp.push_back(x.data());
+      envp.push_back(nullptr);
+      char arg0[] = "kacct-tracedat-server";
+      char* argv[] = {arg0, nullptr};
+      ::execve("/proc/self/exe", argv, envp.data());
+    }
+    ::close(mem);
+    server_main(sv[1], static_cast<Slot*>(m));  // not re-executed: this copy serves
+  }
+  ::close(sv[1]);
+  ::close(mem);
+  if (pid < 0) {
+    ::close(sv[0]);
+    ::munmap(m, sizeof(Slot) * kSlots);
+    return false;
+  }
+  ::fcntl(sv[0], F_SETFD, FD_CLOEXEC);
+  server.sock = sv[0];
+  server.slots = static_cast<Slot*>(m);
+  return true;
+}
+
+// Every record takes at least 8 bytes of the file (a 4-byte event header and a data word), and a
+// PERF_RECORD_LOST record comes with one: a pass of more than size / 4 records is libtracecmd
+// reading freed memory (a damaged page: seen under the fuzzer, records without end).
+Input::Input(int fd, std::map<std::uint64_t, std::uint64_t> tgids) : fd_(fd), tgid_(std::move(tgids)) {
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && st.st_size > 0)
+    max_records_ = std::max<std::uint64_t>(64, std::uint64_t(st.st_size) / 4);
+}
 
 // The child is kept after a small file only: closing a large one in the child (freeing its
 // parsed kallsyms and formats: 56M instructions for the 17 MB fixture) costs more than a fork.
@@ -221,6 +395,7 @@ bool Input::spawn() {
   if (idle.pid >= 0) {
     pid_ = idle.pid, sock_ = idle.sock, where_ = idle.where;
     idle = Idle{};
+  } else if (from_server(pid_, sock_, where_)) {
   } else {
     void* m = ::mmap(nullptr, sizeof(::kacct_td_where), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) throw std::bad_alloc();
@@ -241,15 +416,8 @@ bool Input::spawn() {
     }
     if (pid == 0) {    // only its socket and stdio: another child's socket kept open here would
       ::close(sv[0]);  // keep that child from seeing its end (and the parent waits for it)
-      int keep = sv[1];
-      if (DIR* d = ::opendir("/proc/self/fd")) {
-        std::vector<int> fds;
-        for (dirent* e; (e = ::readdir(d));)
-          if (const int fd = std::atoi(e->d_name); fd > 2 && fd != keep && fd != ::dirfd(d)) fds.push_back(fd);
-        ::closedir(d);
-        for (int fd : fds) ::close(fd);
-      }
-      serve(keep, static_cast<::kacct_td_where*>(m));
+      close_fds_but(sv[1]);
+      serve(sv[1], static_cast<::kacct_td_where*>(m));
     }
     ::close(sv[1]);
     pid_ = pid, sock_ = sv[0], where_ = static_cast<::kacct_td_where*>(m);
@@ -294,7 +462,7 @@ void Input::stop(bool keep) {
   ::close(sock_);
   if (state_ == State::Streaming) ::kill(pid_, SIGKILL);
   while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {}
-  ::munmap(where_, sizeof(::kacct_td_where));
+  release(where_);
   pid_ = sock_ = -1;
   where_ = nullptr;
 }
@@ -308,7 +476,7 @@ void Input::fail(const char* what) {
   pid_ = -1;
   state_ = State::Ended;
   const ::kacct_td_where w = *where_;
-  ::munmap(where_, sizeof(::kacct_td_where));
+  release(where_);
   where_ = nullptr;
   const char* call = kacct_td_call_name(w.call);
   const char* sig = WIFSIGNALED(st) ? ::sigabbrev_np(WTERMSIG(st)) : nullptr;
@@ -388,6 +556,8 @@ void Input::library_print(bool on) { library_print_ = on; }
 
 std::uint64_t Input::fast_printed() const { return fast_n_; }
 
+bool Input::fast() const { return fast_; }
+
 void Input::rewind() {
   if (state_ == State::Streaming || pid_ < 0) {  // left in the middle (or the child died): a new one
     stop(false);
@@ -403,10 +573,20 @@ bool Input::next(trace::perf::Record& r) {
     pending_lost_ = false;
     r = std::move(held_);
     addrs_.swap(held_addrs_);
+    fast_ = held_fast_;
     r.line = ++n_;
     return true;
   }
+  fast_ = false;
   if (state_ == State::Ended) return false;
+  if (n_ >= max_records_) {
+    stop(false);
+    state_ = State::Ended;
+    throw Failure(fmt::format("libtracecmd's tracecmd_read_data() gave more than {} records, more than a file of {} "
+                              "bytes holds: damaged trace.dat (no partial trace is used)",
+                              max_records_, max_records_ * 4),
+                  true);
+  }
   if (state_ == State::Idle) {
     const char cmd = library_print_ ? kLibraryPass : kPass;
     if (::send(sock_, &cmd, 1, MSG_NOSIGNAL) != 1) fail("closed its socket");
@@ -428,7 +608,8 @@ bool Input::next(trace::perf::Record& r) {
   const std::string_view name(p, e.event_len), comm_in(p + e.event_len, e.comm_len),
       info(p + e.event_len + e.comm_len, e.info_len);
   p += e.event_len + e.comm_len + e.info_len;
-  fast_n_ += (e.flags & kFast) != 0;
+  fast_ = (e.flags & kFast) != 0;
+  fast_n_ += fast_;
   // A fresh record, its strings' storage reused.
   std::string comm = std::move(r.comm), event = std::move(r.event), fields = std::move(r.fields);
   std::vector<std::string> chain = std::move(r.chain);
@@ -474,6 +655,8 @@ bool Input::next(trace::perf::Record& r) {
     held_addrs_.swap(addrs_);
     addrs_.clear();
     pending_lost_ = true;
+    held_fast_ = fast_;
+    fast_ = false;
     r = trace::perf::Record{};
     r.cpu = held_.cpu;
     r.ts = held_.ts;

@@ -58,6 +58,12 @@ class Input {
   // next pass on.
   void library_print(bool on);
   std::uint64_t fast_printed() const;  // events whose text the fast path printed
+  // Whether the last record next() gave has its text from the fast path (else from
+  // tep_print_event(), or none). libtraceevent's own text of a record can change between passes:
+  // for an event whose format failed to parse it prints the fields raw, and once it finds a char
+  // array field unprintable it prints that field as ARRAY[..] from then on (1.7.1 clears the
+  // field's string flag), so only fast text is compared with the library's (fuzz_tracedat).
+  bool fast() const;
   // The same records as `perf script --ns -F comm,pid,tid,cpu,time,event,trace,ip,sym` text with
   // callchain frame lines, in pieces, for perf::convert_stream(); an event with no format in the
   // file becomes an event named `unknown:ID` (the converter skips and counts it). Its next() and
@@ -83,11 +89,24 @@ class Input {
   std::string rbuf_;
   std::size_t rpos_ = 0, rend_ = 0, len_ = 0;
   std::uint32_t n_ = 0;
-  bool pending_lost_ = false;
+  std::uint64_t max_records_ = ~std::uint64_t{0};  // a pass's records at most (the constructor)
+  bool pending_lost_ = false, fast_ = false, held_fast_ = false;
   trace::perf::Record held_, scratch_;
   std::vector<std::uint64_t> addrs_, held_addrs_;  // the callchain's addresses (text())
   std::string text_;
 };
+
+// For a process that opens many files while it grows large (fuzz_tracedat: libFuzzer's 70 MB):
+// starts a small process now that forks every later reader (Input) for it, so a reader's fork
+// copies that small process, not this one, and this one takes no copy-on-write faults after it
+// (docs/fuzzing.md, "Eighth round"). Call it once, early, before the memory grows; this process
+// becomes a child subreaper (PR_SET_CHILD_SUBREAPER: the readers are its children, waited for as
+// before). Without it (false: it could not start; or never called, as in kacct itself), or when
+// the server fails, each reader is forked from this process. reader_asan_options (an ASan
+// build's options string, e.g. a smaller quarantine): the server is this executable run again
+// with ASAN_OPTIONS plus these; the executable must call start_reader_server() early in that run
+// too (there it serves and never returns).
+bool start_reader_server(const char* reader_asan_options = nullptr);
 
 // All records of a file (the test compares them with perf script's).
 trace::Result<std::vector<trace::perf::Record>> read(const std::string& path, bool library_print = false);
