@@ -377,8 +377,10 @@ bool start_reader_server(const char* reader_asan_options) {
 // reading freed memory (a damaged page: seen under the fuzzer, records without end).
 Input::Input(int fd, std::map<std::uint64_t, std::uint64_t> tgids) : fd_(fd), tgid_(std::move(tgids)) {
   struct stat st {};
-  if (::fstat(fd_, &st) == 0 && st.st_size > 0)
-    max_records_ = std::max<std::uint64_t>(64, std::uint64_t(st.st_size) / 4);
+  if (::fstat(fd_, &st) == 0 && st.st_size > 0) {
+    file_bytes_ = std::uint64_t(st.st_size);
+    max_records_ = std::max<std::uint64_t>(64, file_bytes_ / 4);
+  }
 }
 
 // The child is kept after a small file only: closing a large one in the child (freeing its
@@ -584,7 +586,7 @@ bool Input::next(trace::perf::Record& r) {
     state_ = State::Ended;
     throw Failure(fmt::format("libtracecmd's tracecmd_read_data() gave more than {} records, more than a file of {} "
                               "bytes holds: damaged trace.dat (no partial trace is used)",
-                              max_records_, max_records_ * 4),
+                              max_records_, file_bytes_),
                   true);
   }
   if (state_ == State::Idle) {

@@ -90,6 +90,7 @@ class Input {
   std::size_t rpos_ = 0, rend_ = 0, len_ = 0;
   std::uint32_t n_ = 0;
   std::uint64_t max_records_ = ~std::uint64_t{0};  // a pass's records at most (the constructor)
+  std::uint64_t file_bytes_ = 0;                   // the file's size (its message)
   bool pending_lost_ = false, fast_ = false, held_fast_ = false;
   trace::perf::Record held_, scratch_;
   std::vector<std::uint64_t> addrs_, held_addrs_;  // the callchain's addresses (text())
