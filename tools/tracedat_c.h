@@ -42,9 +42,9 @@ struct kacct_td;
 /* The file at path (kept open by libtracecmd). NULL: unreadable. `where` (may be NULL) is kept
  * current from the open on. Damaged files can crash libtracecmd 3.1.6 / libtraceevent 1.7.1
  * inside any of these calls: tools/tracedat.cpp calls them in a child process only.
- * *abandoned (NULL: NULL returned) set: unreadable with a CPU count above 2^20, whose handle is
- * left unclosed (tracecmd_close() walks every CPU the file claims: a second for 2^31), so the
- * process should end rather than read another file. */
+ * *abandoned (NULL: NULL returned) set: the headers were read but tracecmd_init_data() failed;
+ * the handle is left unclosed (libtracecmd 3.1.6 crashes closing it), so the process should end
+ * rather than read another file. */
 struct kacct_td* kacct_td_open(const char* path, struct kacct_td_where* where, int* abandoned);
 void kacct_td_rewind(struct kacct_td*);
 /* The next event in time order (valid until the next call): 1; 0 at the end; -1: out of memory. */
