@@ -212,7 +212,7 @@ TEST(TraceDat, FastTextAsLibraryPrints) {
 
 // libtracecmd 3.1.6 reads a v6 file's CPU table into zeroed per-CPU state and stops at a CPU
 // whose data lies past the end; tracecmd_close() on that handle (what tracecmd_open() does)
-// close()s fd 0 for each CPU and walks a list head never set up: SIGSEGV, here in the test's own
+// close()s fd 0 and walks CPU 0's list head, never set up: SIGSEGV, here in the test's own
 // process. kacct_td_open() leaves such a handle and says so; a refusal before the data has no
 // handle to leave, and a readable file opens.
 TEST(TraceDat, FailedDataIsNotClosed) {
