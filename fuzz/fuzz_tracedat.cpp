@@ -2,8 +2,9 @@
 // tools/tracedat.cpp) -> kacct trace -> tick model with every invariant checked. Must never
 // crash: an unreadable file is a clean error (kacct exits 3), and so is a crash of Debian's
 // libtracecmd 3.1.6 / libtraceevent 1.7.1 on a damaged file (they run in the reader's child
-// process: a crash inside one of their calls is tracedat::Failure with in_library); a crash in
-// kacct's own reader code in the child (in_library false) aborts here. The fast text of plain
+// process: a crash inside one of their calls is tracedat::Failure with file_at_fault, as is a
+// record kacct's reader refuses); a crash in kacct's own reader code in the child
+// (file_at_fault false) aborts here. The fast text of plain
 // print formats equals libtraceevent's own on every record, and a conversion either fails with
 // a message or yields a trace that validates and replays without a violation.
 // libtracecmd and libtraceevent are Debian's shared libraries, not built with the fuzzer's
@@ -102,7 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       return 0;
     }
   } catch (const tracedat::Failure& f) {
-    if (!f.in_library) {  // kacct's own code in the reader's process
+    if (!f.file_at_fault) {  // kacct's own code in the reader's process
       std::fprintf(stderr, "%s\n", f.what());
       std::abort();
     }

@@ -65,9 +65,10 @@ bool is_tracedat_data(std::string_view head) { return head.starts_with(std::stri
 // WireRecord, then the event's name ("system:name"), comm, text, the callchain's addresses and
 // its symbols' lengths, then the symbols.
 namespace {
-// kUnreadableEnds: unreadable, and the child ends (kacct_td_open()'s `abandoned`).
+// kUnreadableEnds: unreadable, and the child ends (kacct_td_open()'s `abandoned`). kDamagedRecord
+// ends a pass as kEnd does: the record `where` names is damaged (kacct_td_next()'s -2).
 constexpr std::uint32_t kOpened = 1, kRecord = 2, kEnd = 3, kOutOfMemory = 4, kUnreadableFile = 5, kClosed = 6,
-                        kUnreadableEnds = 7;
+                        kUnreadableEnds = 7, kDamagedRecord = 8;
 constexpr std::uint32_t kHasName = 1, kHasComm = 2, kHasInfo = 4, kFast = 8;
 struct WireRecord {
   std::int32_t cpu, pid;
@@ -161,8 +162,13 @@ char command(int sock, int* fd) {
     kacct_td_library_print(td, cmd == kLibraryPass);
     if (!fresh) kacct_td_rewind(td);
     fresh = false;
+    bool damaged = false;
     for (::kacct_td_event e{};;) {
       const int rc = kacct_td_next(td, &e);
+      if (rc == -2) {
+        damaged = true;
+        break;
+      }
       if (rc < 0) {
         head(kOutOfMemory, 0);
         flush();
@@ -200,7 +206,7 @@ char command(int sock, int* fd) {
       for (int i = 0; i < e.nframes; ++i) put(e.frames[i], std::strlen(e.frames[i]));
       if (out.size() >= (std::size_t{1} << 16)) flush();
     }
-    head(kEnd, 0);
+    head(damaged ? kDamagedRecord : kEnd, 0);
     flush();
   }
 }
@@ -469,6 +475,14 @@ void Input::stop(bool keep) {
   where_ = nullptr;
 }
 
+namespace {
+std::string where_text(const ::kacct_td_where& w) {
+  return w.cpu < 0 ? std::string("before any record")
+                   : fmt::format("at CPU {}'s record at file offset {}", int(w.cpu),
+                                 static_cast<unsigned long long>(w.offset));
+}
+}  // namespace
+
 // The child died or broke the stream in a pass: say where it was, then no more records.
 void Input::fail(const char* what) {
   int st = 0;
@@ -485,11 +499,8 @@ void Input::fail(const char* what) {
   std::string how = WIFSIGNALED(st)                         ? fmt::format("crashed (SIG{})", sig ? sig : "?")
                     : WIFEXITED(st) && WEXITSTATUS(st) != 0 ? fmt::format("failed (exit status {})", WEXITSTATUS(st))
                                                             : std::string(what);
-  std::string at = w.cpu < 0 ? std::string("before any record")
-                             : fmt::format("at CPU {}'s record at file offset {}", int(w.cpu),
-                                           static_cast<unsigned long long>(w.offset));
   throw Failure(fmt::format("{} {} {}, after {} records: damaged trace.dat (no partial trace is used)",
-                            call ? call : "kacct's trace.dat reader", how, at, n_),
+                            call ? call : "kacct's trace.dat reader", how, where_text(w), n_),
                 call != nullptr);
 }
 
@@ -600,6 +611,13 @@ bool Input::next(trace::perf::Record& r) {
     return false;
   }
   if (kind == kOutOfMemory) throw std::bad_alloc();
+  if (kind == kDamagedRecord) {  // the child waits for the next pass, as after kEnd
+    state_ = State::Ended;
+    throw Failure(fmt::format("a kernel_stack record's caller[] (where its format puts it) lies outside the record, "
+                              "{}, after {} records: damaged trace.dat (no partial trace is used)",
+                              where_text(*where_), n_),
+                  true);
+  }
   if (kind != kRecord || len_ < sizeof(WireRecord)) fail("ended its stream early");
   const char* p = rbuf_.data() + rpos_ - len_;
   WireRecord e;

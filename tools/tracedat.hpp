@@ -21,8 +21,10 @@ bool is_tracedat_data(std::string_view head);
 // the message says where (the library call, CPU, file offset, records given so far); the
 // records given before are a partial trace, not to be used.
 struct Failure : std::runtime_error {
-  Failure(std::string m, bool lib) : std::runtime_error(std::move(m)), in_library(lib) {}
-  bool in_library;  // inside a libtracecmd/libtraceevent call (else in kacct's own reader code)
+  Failure(std::string m, bool file) : std::runtime_error(std::move(m)), file_at_fault(file) {}
+  // The file is damaged: a libtracecmd/libtraceevent call died or failed on it, or kacct's reader
+  // refused it. false: kacct's own reader code died (a bug), or the reader could not start.
+  bool file_at_fault;
 };
 
 // Every event of every CPU in time order, each a perf::Record: the event's text is the kernel's

@@ -83,7 +83,8 @@ const char* kacct_td_call_name(int call) {
 
 /* ftrace's stack_entry (kernel_stack): int size; unsigned long caller[], innermost first. The
  * format says caller[8] (older kernels' fixed array); the entry holds `size` of them, fewer or
- * more, within the record; 0 or ULONG_MAX ends them. */
+ * more, within the record; 0 or ULONG_MAX ends them. -2: caller[] starts outside the record (a
+ * damaged format: libtraceevent does not check a field's offset against the record). */
 static int stack_frames(struct kacct_td* t, struct tep_event* ev, struct tep_record* rec) {
   int len = 0, n = 0;
   unsigned long long size = 0;
@@ -92,8 +93,11 @@ static int stack_frames(struct kacct_td* t, struct tep_event* ev, struct tep_rec
   const int bad = !raw || tep_get_field_val(NULL, ev, "size", rec, &size, 0) != 0;
   OUT(t);
   if (bad) return 0;
-  const long room = (long)rec->size - (long)(raw - (const unsigned char*)rec->data);
-  len = size * 8 < (unsigned long long)room ? (int)size * 8 : (int)room;
+  const long at = (long)(raw - (const unsigned char*)rec->data);
+  if (at < 0 || at > (long)rec->size) return -2;
+  /* size is the file's: as many frames as it says and the record holds, computed unwrapped */
+  const unsigned long long fit = (unsigned long long)((long)rec->size - at) / 8;
+  len = (int)(8 * (size < fit ? size : fit));
   for (int off = 0; off + 8 <= len; off += 8) {
     unsigned long long a;
     memcpy(&a, raw + off, 8);
@@ -456,7 +460,7 @@ int kacct_td_next(struct kacct_td* t, struct kacct_td_event* e) {
   if (rec) t->where->offset = rec->offset;
   if (e->info && rec && (ev = event_of(t, rec, &stack)) && stack) {
     const int n = stack_frames(t, ev, rec);
-    if (n < 0) return -1;
+    if (n < 0) return n;
     e->frames = t->frames;
     e->addrs = t->addrs;
     e->nframes = n;

@@ -249,7 +249,7 @@ TEST(TraceDat, LibraryCrashIsAnError) {
     while (in.value()->next(r)) {}
     ADD_FAILURE() << "the pass ended without an error";
   } catch (const kacct::tracedat::Failure& f) {
-    EXPECT_TRUE(f.in_library);
+    EXPECT_TRUE(f.file_at_fault);
     EXPECT_NE(std::string(f.what()).find("libtraceevent's tep_print_event() crashed (SIGFPE) at CPU 0's record at file "
                                          "offset 12304, after 0 records"),
               std::string::npos)
@@ -258,6 +258,32 @@ TEST(TraceDat, LibraryCrashIsAnError) {
   auto all = kacct::tracedat::read(dat);
   ASSERT_FALSE(all);
   EXPECT_NE(all.error().message.find("SIGFPE"), std::string::npos) << all.error().message;
+}
+
+// fuzz_tracedat's finding (session 21): a kernel_stack record shorter than its format's caller[]
+// offset (16; libtraceevent hands out the field's address unchecked). The reader computed the
+// frames' length in int from the record's `size` (an overflow UBSan reported); it now refuses the
+// record, says where, and its child serves the next pass, which refuses it again.
+TEST(TraceDat, StackRecordShorterThanItsCallersIsAnError) {
+  const std::string dat = std::string(KACCT_TRACEDAT_CORPUS) + "/stack-caller-past-record.dat";
+  auto in = kacct::tracedat::Input::open(dat);
+  ASSERT_TRUE(in) << in.error().message;
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass) in.value()->rewind();
+    Record r;
+    std::size_t n = 0;
+    try {
+      while (in.value()->next(r)) ++n;
+      ADD_FAILURE() << "pass " << pass << " ended without an error after " << n << " records";
+    } catch (const kacct::tracedat::Failure& f) {
+      EXPECT_TRUE(f.file_at_fault);
+      EXPECT_NE(std::string(f.what()).find("a kernel_stack record's caller[] (where its format puts it) lies outside "
+                                           "the record, at CPU 0's record at file offset 12400, after 1 records"),
+                std::string::npos)
+          << f.what();
+      EXPECT_EQ(n, 1u);
+    }
+  }
 }
 
 // fuzz_tracedat's finding (a mutated sched_switch format, "size`4"): libtraceevent 1.7.1 prints
