@@ -65,10 +65,11 @@ bool is_tracedat_data(std::string_view head) { return head.starts_with(std::stri
 // WireRecord, then the event's name ("system:name"), comm, text, the callchain's addresses and
 // its symbols' lengths, then the symbols.
 namespace {
-// kUnreadableEnds: unreadable, and the child ends (kacct_td_open()'s `abandoned`). kDamagedRecord
-// ends a pass as kEnd does: the record `where` names is damaged (kacct_td_next()'s -2).
+// kUnreadableEnds: unreadable, and the child ends (kacct_td_open()'s `abandoned`). kStackOutside
+// and kPastEnd end a pass as kEnd does: the record `where` names is damaged (kacct_td_next()'s -2
+// and -3).
 constexpr std::uint32_t kOpened = 1, kRecord = 2, kEnd = 3, kOutOfMemory = 4, kUnreadableFile = 5, kClosed = 6,
-                        kUnreadableEnds = 7, kDamagedRecord = 8;
+                        kUnreadableEnds = 7, kStackOutside = 8, kPastEnd = 9;
 constexpr std::uint32_t kHasName = 1, kHasComm = 2, kHasInfo = 4, kFast = 8;
 struct WireRecord {
   std::int32_t cpu, pid;
@@ -162,11 +163,11 @@ char command(int sock, int* fd) {
     kacct_td_library_print(td, cmd == kLibraryPass);
     if (!fresh) kacct_td_rewind(td);
     fresh = false;
-    bool damaged = false;
+    std::uint32_t end = kEnd;
     for (::kacct_td_event e{};;) {
       const int rc = kacct_td_next(td, &e);
-      if (rc == -2) {
-        damaged = true;
+      if (rc == -2 || rc == -3) {
+        end = rc == -2 ? kStackOutside : kPastEnd;
         break;
       }
       if (rc < 0) {
@@ -206,7 +207,7 @@ char command(int sock, int* fd) {
       for (int i = 0; i < e.nframes; ++i) put(e.frames[i], std::strlen(e.frames[i]));
       if (out.size() >= (std::size_t{1} << 16)) flush();
     }
-    head(damaged ? kDamagedRecord : kEnd, 0);
+    head(end, 0);
     flush();
   }
 }
@@ -611,10 +612,16 @@ bool Input::next(trace::perf::Record& r) {
     return false;
   }
   if (kind == kOutOfMemory) throw std::bad_alloc();
-  if (kind == kDamagedRecord) {  // the child waits for the next pass, as after kEnd
+  if (kind == kStackOutside || kind == kPastEnd) {  // the child waits for the next pass, as after kEnd
     state_ = State::Ended;
-    throw Failure(fmt::format("a kernel_stack record's caller[] (where its format puts it) lies outside the record, "
-                              "{}, after {} records: damaged trace.dat (no partial trace is used)",
+    const std::string what =
+        kind == kStackOutside
+            ? std::string("a kernel_stack record's caller[] (where its format puts it) lies outside the record")
+            : fmt::format(
+                  "a record lies past the end of the file ({} bytes: libtracecmd read it from beyond the "
+                  "file's data)",
+                  file_bytes_);
+    throw Failure(fmt::format("{}, {}, after {} records: damaged trace.dat (no partial trace is used)", what,
                               where_text(*where_), n_),
                   true);
   }

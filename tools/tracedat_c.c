@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <trace-cmd.h>
 #include <unistd.h>
 
@@ -53,6 +54,7 @@ struct kacct_td {
   int cap;
   int slow;                  /* kacct_td_library_print(): every event through tep_print_event() */
   unsigned long long fast_n; /* events printed by the fast path */
+  unsigned long long bytes;  /* the file's length; 0: compressed (offsets are not the file's) */
   struct id_info** ids;      /* by event id (common_type: 16 bits), made at an id's first record */
   int nids;                  /* the largest id seen + 1 */
   struct {
@@ -352,6 +354,29 @@ static struct tep_event* event_of(struct kacct_td* t, struct tep_record* rec, in
   return ev;
 }
 
+/* The file's length, 0 if its CPU data is compressed (a v7 file whose header names an algorithm
+ * other than "none": record offsets are then the uncompressed data's) or it cannot be read. */
+static unsigned long long file_bytes(const char* path) {
+  struct stat st;
+  unsigned char h[64] = {0};
+  FILE* f = fopen(path, "rb");
+  if (!f) return 0;
+  const size_t n = fread(h, 1, sizeof h - 1, f);
+  const int ok = fstat(fileno(f), &st) == 0;
+  fclose(f);
+  if (!ok || n < 20) return 0;
+  /* magic (10 bytes), version "7\0", endian, long size, page size (4), compression name */
+  if (h[10] == '7' && h[11] == 0 && strcmp((const char*)h + 18, "none") != 0) return 0;
+  return (unsigned long long)st.st_size;
+}
+
+/* libtracecmd 3.1.6 hands out records from pages a damaged header places past the end of the
+ * file: it reads them beyond its clamped mmap of the CPU's data, so what they hold depends on the
+ * process's memory (two opens of the same file gave 327 and 334 records; fuzz_tracedat). */
+static int past_end(const struct kacct_td* t, const struct tep_record* rec) {
+  return t->bytes && (rec->offset >= t->bytes || rec->size < 0 || rec->offset + (unsigned)rec->size > t->bytes);
+}
+
 static const char* comm_of(struct kacct_td* t, int pid) {
   const unsigned k = (unsigned)pid & 1023u;
   if (!t->comms[k].comm || t->comms[k].pid != pid) {
@@ -387,6 +412,7 @@ struct kacct_td* kacct_td_open(const char* path, struct kacct_td_where* where, i
     free(t);
     return NULL;
   }
+  t->bytes = file_bytes(path);
   t->tep = tracecmd_get_tep(t->h);
   t->ncpus = tep_get_cpus(t->tep);
   trace_seq_init(&t->seq);
@@ -418,6 +444,7 @@ int kacct_td_next(struct kacct_td* t, struct kacct_td_event* e) {
   struct tep_record* rec = t->next[best];
   t->where->cpu = best;
   t->where->offset = rec->offset;
+  if (past_end(t, rec)) return -3;
   int stack = 0;
   struct tep_event* ev = event_of(t, rec, &stack);
   e->cpu = best;
@@ -456,6 +483,7 @@ int kacct_td_next(struct kacct_td* t, struct kacct_td_event* e) {
   OUT(t);
   rec = t->next[best];
   if (rec) t->where->offset = rec->offset;
+  if (e->info && rec && past_end(t, rec)) return -3;
   if (e->info && rec && (ev = event_of(t, rec, &stack)) && stack) {
     const int n = stack_frames(t, ev, rec);
     if (n < 0) return n;

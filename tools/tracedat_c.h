@@ -48,7 +48,8 @@ struct kacct_td;
 struct kacct_td* kacct_td_open(const char* path, struct kacct_td_where* where, int* abandoned);
 void kacct_td_rewind(struct kacct_td*);
 /* The next event in time order (valid until the next call): 1; 0 at the end; -1: out of memory;
- * -2: a damaged record (a kernel_stack whose caller[] lies outside it; `where` names it). */
+ * -2: a damaged record (a kernel_stack whose caller[] lies outside it; `where` names it); -3: a
+ * record past the end of an uncompressed file (libtracecmd read it from beyond its data). */
 int kacct_td_next(struct kacct_td*, struct kacct_td_event*);
 void kacct_td_close(struct kacct_td*);
 /* on: every event's text from libtraceevent's tep_print_event() (the tests' reference for the

@@ -286,6 +286,42 @@ TEST(TraceDat, StackRecordShorterThanItsCallersIsAnError) {
   }
 }
 
+// fuzz_tracedat's finding (session 22): a damaged header places a CPU's pages past the end of
+// the file, and libtracecmd 3.1.6 reads their records from beyond its map of the file, so what
+// they hold depended on the process's memory (two opens of record-past-end.dat in one process:
+// 327 and 334 records; page-use-after-free.dat's outcome varied with the heap). The reader refuses
+// the first record that reaches past the end, on every pass, in the same place.
+TEST(TraceDat, RecordPastTheEndIsAnError) {
+  const struct {
+    const char* file;
+    const char* where;
+  } cases[] = {{"record-past-end.dat",
+                "(20509 bytes: libtracecmd read it from beyond the file's data), at CPU 0's "
+                "record at file offset 12388, after 1 records"},
+               {"page-use-after-free.dat",
+                "(20480 bytes: libtracecmd read it from beyond the file's data), at CPU "
+                "1's record at file offset 18304, after 30 records"}};
+  for (const auto& c : cases)
+    for (int open = 0; open < 2; ++open) {
+      auto in = kacct::tracedat::Input::open(std::string(KACCT_TRACEDAT_CORPUS) + "/" + c.file);
+      ASSERT_TRUE(in) << in.error().message;
+      for (int pass = 0; pass < 2; ++pass) {
+        if (pass) in.value()->rewind();
+        Record r;
+        std::size_t n = 0;
+        try {
+          while (in.value()->next(r)) ++n;
+          ADD_FAILURE() << c.file << " pass " << pass << " ended without an error after " << n << " records";
+        } catch (const kacct::tracedat::Failure& f) {
+          EXPECT_TRUE(f.file_at_fault);
+          EXPECT_NE(std::string(f.what()).find(std::string("a record lies past the end of the file ") + c.where),
+                    std::string::npos)
+              << f.what();
+        }
+      }
+    }
+}
+
 // fuzz_tracedat's finding (a mutated sched_switch format, "size`4"): libtraceevent 1.7.1 prints
 // an event whose format failed to parse with its fields raw, and once a record's prev_comm is
 // unprintable it prints that field as ARRAY[..] for every later record, also on the next pass:
