@@ -371,8 +371,9 @@ static unsigned long long file_bytes(const char* path) {
 }
 
 /* libtracecmd 3.1.6 hands out records from pages a damaged header places past the end of the
- * file: it reads them beyond its clamped mmap of the CPU's data, so what they hold depends on the
- * process's memory (two opens of the same file gave 327 and 334 records; fuzz_tracedat). */
+ * file, and what they hold depends on the process's memory (two opens of the same file gave 327
+ * and 334 records; fuzz_tracedat). Likely read beyond its mmap of the CPU's data, which
+ * allocate_page_map() clamps to the size the header claims but does not check offsets against. */
 static int past_end(const struct kacct_td* t, const struct tep_record* rec) {
   return t->bytes && (rec->offset >= t->bytes || rec->size < 0 || rec->offset + (unsigned)rec->size > t->bytes);
 }
