@@ -260,66 +260,54 @@ TEST(TraceDat, LibraryCrashIsAnError) {
   EXPECT_NE(all.error().message.find("SIGFPE"), std::string::npos) << all.error().message;
 }
 
+// Every pass over the corpus file (opened `opens` times, two passes each) ends in a Failure of
+// the file whose message holds `message`.
+namespace {
+void expect_refused_every_pass(const char* file, const std::string& message, int opens) {
+  for (int open = 0; open < opens; ++open) {
+    auto in = kacct::tracedat::Input::open(std::string(KACCT_TRACEDAT_CORPUS) + "/" + file);
+    ASSERT_TRUE(in) << in.error().message;
+    for (int pass = 0; pass < 2; ++pass) {
+      if (pass) in.value()->rewind();
+      Record r;
+      std::size_t n = 0;
+      try {
+        while (in.value()->next(r)) ++n;
+        ADD_FAILURE() << file << " pass " << pass << " ended without an error after " << n << " records";
+      } catch (const kacct::tracedat::Failure& f) {
+        EXPECT_TRUE(f.file_at_fault);
+        EXPECT_NE(std::string(f.what()).find(message), std::string::npos) << f.what();
+      }
+    }
+  }
+}
+}  // namespace
+
 // fuzz_tracedat's finding (session 21): a kernel_stack record shorter than its format's caller[]
 // offset (16; libtraceevent hands out the field's address unchecked). The reader computed the
 // frames' length in int from the record's `size` (an overflow UBSan reported); it now refuses the
 // record, says where, and its child serves the next pass, which refuses it again.
 TEST(TraceDat, StackRecordShorterThanItsCallersIsAnError) {
-  const std::string dat = std::string(KACCT_TRACEDAT_CORPUS) + "/stack-caller-past-record.dat";
-  auto in = kacct::tracedat::Input::open(dat);
-  ASSERT_TRUE(in) << in.error().message;
-  for (int pass = 0; pass < 2; ++pass) {
-    if (pass) in.value()->rewind();
-    Record r;
-    std::size_t n = 0;
-    try {
-      while (in.value()->next(r)) ++n;
-      ADD_FAILURE() << "pass " << pass << " ended without an error after " << n << " records";
-    } catch (const kacct::tracedat::Failure& f) {
-      EXPECT_TRUE(f.file_at_fault);
-      EXPECT_NE(std::string(f.what()).find("a kernel_stack record's caller[] (where its format puts it) lies outside "
-                                           "the record, at CPU 0's record at file offset 12400, after 1 records"),
-                std::string::npos)
-          << f.what();
-      EXPECT_EQ(n, 1u);
-    }
-  }
+  expect_refused_every_pass("stack-caller-past-record.dat",
+                            "a kernel_stack record's caller[] (where its format puts it) lies outside the record, at "
+                            "CPU 0's record at file offset 12400, after 1 records",
+                            1);
 }
 
 // fuzz_tracedat's finding (session 22): a damaged header places a CPU's pages past the end of
-// the file, and libtracecmd 3.1.6 reads their records from beyond its map of the file, so what
-// they hold depended on the process's memory (two opens of record-past-end.dat in one process:
-// 327 and 334 records; page-use-after-free.dat's outcome varied with the heap). The reader refuses
-// the first record that reaches past the end, on every pass, in the same place.
+// the file, and libtracecmd 3.1.6 hands out their records with contents that depend on the
+// process's memory (two opens of record-past-end.dat in one process: 327 and 334 records;
+// page-use-after-free.dat's outcome varied with the heap). The reader refuses the first record
+// that reaches past the end, on every pass of every open, in the same place.
 TEST(TraceDat, RecordPastTheEndIsAnError) {
-  const struct {
-    const char* file;
-    const char* where;
-  } cases[] = {{"record-past-end.dat",
-                "(20509 bytes: libtracecmd read it from beyond the file's data), at CPU 0's "
-                "record at file offset 12388, after 1 records"},
-               {"page-use-after-free.dat",
-                "(20480 bytes: libtracecmd read it from beyond the file's data), at CPU "
-                "1's record at file offset 18304, after 30 records"}};
-  for (const auto& c : cases)
-    for (int open = 0; open < 2; ++open) {
-      auto in = kacct::tracedat::Input::open(std::string(KACCT_TRACEDAT_CORPUS) + "/" + c.file);
-      ASSERT_TRUE(in) << in.error().message;
-      for (int pass = 0; pass < 2; ++pass) {
-        if (pass) in.value()->rewind();
-        Record r;
-        std::size_t n = 0;
-        try {
-          while (in.value()->next(r)) ++n;
-          ADD_FAILURE() << c.file << " pass " << pass << " ended without an error after " << n << " records";
-        } catch (const kacct::tracedat::Failure& f) {
-          EXPECT_TRUE(f.file_at_fault);
-          EXPECT_NE(std::string(f.what()).find(std::string("a record lies past the end of the file ") + c.where),
-                    std::string::npos)
-              << f.what();
-        }
-      }
-    }
+  expect_refused_every_pass("record-past-end.dat",
+                            "a record lies past the end of the file (20509 bytes: libtracecmd read it from beyond the "
+                            "file's data), at CPU 0's record at file offset 12388, after 1 records",
+                            2);
+  expect_refused_every_pass("page-use-after-free.dat",
+                            "a record lies past the end of the file (20480 bytes: libtracecmd read it from beyond the "
+                            "file's data), at CPU 1's record at file offset 18304, after 30 records",
+                            2);
 }
 
 // fuzz_tracedat's finding (a mutated sched_switch format, "size`4"): libtraceevent 1.7.1 prints
