@@ -389,6 +389,47 @@ static const char* comm_of(struct kacct_td* t, int pid) {
   return t->comms[k].comm;
 }
 
+/* libtracecmd 3.1.6 says on stderr, and only there, when it cannot mmap a CPU's data (a size
+ * from a damaged header) and falls back to reading pages: that fallback gave other records on
+ * the first pass than on the passes after a rewind (14, then 4: fuzz_tracedat, session 22). The
+ * open's stderr goes to a temporary file (the library's messages are not kacct's) and is
+ * searched for that message. Returns the saved stderr, -1 if not captured. */
+static int stderr_capture(FILE** tf) {
+  fflush(stderr);
+  *tf = tmpfile();
+  const int saved = *tf ? dup(2) : -1;
+  if (saved < 0 || dup2(fileno(*tf), 2) < 0) {
+    if (saved >= 0) close(saved);
+    if (*tf) fclose(*tf);
+    *tf = NULL;
+    return -1;
+  }
+  return saved;
+}
+
+/* Restores stderr; 1 if what was written holds `needle`. */
+static int stderr_release(FILE* tf, int saved, const char* needle) {
+  if (saved < 0) return 0;
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  const size_t nl = strlen(needle);
+  char buf[4096];
+  size_t have = 0;
+  int found = 0;
+  rewind(tf);
+  for (size_t n; !found && (n = fread(buf + have, 1, sizeof buf - have, tf)) > 0;) {
+    have += n;
+    for (size_t k = 0; !found && k + nl <= have; ++k) found = memcmp(buf + k, needle, nl) == 0;
+    if (have >= nl) { /* the tail that may start the needle stays */
+      memmove(buf, buf + have - (nl - 1), nl - 1);
+      have = nl - 1;
+    }
+  }
+  fclose(tf);
+  return found;
+}
+
 struct kacct_td* kacct_td_open(const char* path, struct kacct_td_where* where, int* abandoned) {
   const int flags = TRACECMD_FL_LOAD_NO_PLUGINS | TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS;
   *abandoned = 0;
@@ -403,8 +444,12 @@ struct kacct_td* kacct_td_open(const char* path, struct kacct_td_where* where, i
    * fails; that close is unsafe (read_cpu_data() gave up with the per-CPU state zeroed: it
    * close()s fd 0 and walks a list head never set up, SIGSEGV; for the fuzzer's 2^31 CPUs,
    * 1 s of loop), so the handle is left, as `trace-cmd report` leaves it: it exits. */
+  FILE* tf = NULL;
+  const int saved = stderr_capture(&tf);
   t->h = tracecmd_open_head(path, flags);
-  if (t->h && tracecmd_init_data(t->h) < 0) {
+  const int init = t->h ? tracecmd_init_data(t->h) : 0;
+  const int read_pages = stderr_release(tf, saved, "Can not mmap file, will read instead");
+  if (t->h && (init < 0 || read_pages)) { /* read_pages: refused, left as a failed one is */
     *abandoned = 1;
     t->h = NULL;
   }

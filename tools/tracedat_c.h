@@ -42,7 +42,9 @@ struct kacct_td;
 /* The file at path (kept open by libtracecmd). NULL: unreadable. `where` (may be NULL) is kept
  * current from the open on. Damaged files can crash libtracecmd 3.1.6 / libtraceevent 1.7.1
  * inside any of these calls: tools/tracedat.cpp calls them in a child process only.
- * *abandoned (NULL: NULL returned) set: the headers were read but tracecmd_init_data() failed;
+ * *abandoned (NULL: NULL returned) set: the headers were read but tracecmd_init_data() failed,
+ * or libtracecmd could not mmap a CPU's data and fell back to reading pages (refused: its
+ * passes differ; tools/tracedat_c.c, stderr_capture());
  * the handle is left unclosed (libtracecmd 3.1.6 crashes closing it), so the process should end
  * rather than read another file. */
 struct kacct_td* kacct_td_open(const char* path, struct kacct_td_where* where, int* abandoned);
