@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <tuple>
 
@@ -311,6 +313,77 @@ TEST(TraceDat, RecordPastTheEndIsAnError) {
                             "a record lies past the end of the file (20480 bytes: libtracecmd read it from beyond the "
                             "file's data), at CPU 1's record at file offset 18304, after 30 records",
                             2);
+}
+
+// A version 6 file's CPU count with no room after it for the 16-byte per-CPU list (a profile of
+// fuzz_tracedat's campaign, session 23): libtracecmd 3.1.6 reads the count before the options,
+// and when the rest fails its tracecmd_close() visits every claimed CPU (2^31 - 1: 0.9 s). kacct
+// refuses such a file before the library opens it; a count with room, and a latency file (no
+// per-CPU list), get the library's verdict. The count's offset is found here from the "options"
+// string after it, not by the walk.
+namespace {
+std::string file_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+std::string put32(std::string d, std::size_t at, std::uint32_t v, bool big = false) {
+  for (int i = 0; i < 4; ++i) d[at + i] = char(v >> (8 * (big ? 3 - i : i)));
+  return d;
+}
+// The error of opening `data`, "" when it opens.
+std::string open_error(const std::string& data) {
+  auto in = kacct::tracedat::Input::open_data(data, "t.dat");
+  return in ? "" : in.error().message;
+}
+std::string claim(std::uint64_t cpus, std::size_t at, std::size_t after) {
+  return "the file claims " + std::to_string(cpus) + " CPUs (the count at offset " + std::to_string(at) +
+         "), but a version 6 trace.dat lists 16 bytes for each CPU's data after it and only " + std::to_string(after) +
+         " bytes follow: damaged trace.dat";
+}
+// A v6 header with empty sections, `cpus`, "flyrecord" and `tail` bytes, in either byte order.
+std::string minimal(bool big, std::uint32_t cpus, std::size_t tail, std::size_t* at) {
+  std::string d("\x17\x08\x44tracing6", 11);
+  d += '\0';
+  d += char(big ? 1 : 0);
+  d += char(8);
+  d += std::string(4, '\0');  // page size (unread by the walk)
+  d += std::string("header_page", 12) + std::string(8, '\0');
+  d += std::string("header_event", 13) + std::string(8, '\0');
+  d += std::string(4 + 4 + 4 + 4 + 8, '\0');  // ftrace formats, systems, kallsyms, printk, cmdlines
+  *at = d.size();
+  d = put32(d + std::string(4, '\0'), *at, cpus, big);
+  return d + std::string("flyrecord", 10) + std::string(tail, '\0');
+}
+}  // namespace
+
+TEST(TraceDat, CpuCountPastTheEndIsRefused) {
+  const std::string dat = std::string(KACCT_TRACEDAT_CORPUS) + "/syscalls-ticks.dat";
+  const std::string good = file_text(dat);
+  const auto opt = good.find(std::string("options  ", 10));
+  ASSERT_NE(opt, std::string::npos);
+  const std::size_t at = opt - 4, after = good.size() - opt;
+  ASSERT_EQ(open_error(good), "");
+  ASSERT_EQ(good.substr(opt + 12, 10), std::string("flyrecord", 10));  // no options
+  EXPECT_EQ(open_error(put32(good, at, 0x7fffffff)), claim(0x7fffffff, at, after));
+  EXPECT_EQ(open_error(put32(good, at, 0xffffffff)), claim(0xffffffff, at, after));
+  EXPECT_EQ(open_error(put32(good, at, std::uint32_t(after / 16 + 1))), claim(after / 16 + 1, at, after));
+  EXPECT_EQ(open_error(put32(good, at, std::uint32_t(after / 16))).find("claims"), std::string::npos);
+  // the fuzzer's form: a damaged type after the options (the library failed there, then closed)
+  std::string bad_type = put32(good, at, 0x7fffffff);
+  bad_type.replace(opt + 12, 9, "xxxxxxxxx");
+  EXPECT_EQ(open_error(bad_type), claim(0x7fffffff, at, after));
+  // (a count just past the room: a latency file's 2^31 - 1 CPUs costs libtracecmd seconds under ASan)
+  std::string latency = put32(good, at, std::uint32_t(after / 16 + 1));
+  latency.replace(opt + 12, 10, std::string("latency  ", 10));
+  EXPECT_EQ(open_error(latency).find("claims"), std::string::npos) << open_error(latency);
+  for (bool big : {false, true}) {
+    std::size_t m_at = 0;
+    const std::string nine = minimal(big, 9, 100, &m_at), two = minimal(big, 2, 100, &m_at),
+                      room = minimal(big, 9, 16 * 9 - 10, &m_at);  // 144 bytes after the count: room
+    EXPECT_EQ(open_error(nine), claim(9, m_at, 110)) << big;
+    EXPECT_EQ(open_error(two).find("claims"), std::string::npos) << big << open_error(two);
+    EXPECT_EQ(open_error(room).find("claims"), std::string::npos) << big << open_error(room);
+  }
 }
 
 // fuzz_tracedat's finding (a mutated sched_switch format, "size`4"): libtraceevent 1.7.1 prints
