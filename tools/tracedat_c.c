@@ -443,7 +443,8 @@ struct kacct_td* kacct_td_open(const char* path, struct kacct_td_where* where, i
   /* tracecmd_open() in libtracecmd 3.1.6 is these two and tracecmd_close() when the second
    * fails; that close is unsafe (read_cpu_data() gave up with the per-CPU state zeroed: it
    * close()s fd 0 and walks a list head never set up, SIGSEGV; for the fuzzer's 2^31 CPUs,
-   * 1 s of loop), so the handle is left, as `trace-cmd report` leaves it: it exits. */
+   * 1 s of loop), so the handle is left, as `trace-cmd report` leaves it (it exits; kacct's
+   * reader goes on to the next file, up to 64 such handles). */
   FILE* tf = NULL;
   const int saved = stderr_capture(&tf);
   t->h = tracecmd_open_head(path, flags);

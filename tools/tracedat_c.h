@@ -45,8 +45,8 @@ struct kacct_td;
  * *abandoned (NULL: NULL returned) set: the headers were read but tracecmd_init_data() failed,
  * or libtracecmd could not mmap a CPU's data and fell back to reading pages (refused: its
  * passes differ; tools/tracedat_c.c, stderr_capture());
- * the handle is left unclosed (libtracecmd 3.1.6 crashes closing it), so the process should end
- * rather than read another file. */
+ * the handle is left unclosed (libtracecmd 3.1.6 crashes closing it): its memory and descriptor
+ * stay with the process (tools/tracedat.cpp's child ends after 64 of them). */
 struct kacct_td* kacct_td_open(const char* path, struct kacct_td_where* where, int* abandoned);
 void kacct_td_rewind(struct kacct_td*);
 /* The next event in time order (valid until the next call): 1; 0 at the end; -1: out of memory;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "model/trace/perf.hpp"
@@ -241,6 +242,52 @@ TEST(TraceDat, FailedDataIsNotClosed) {
       ::kacct_td_close(td);
     }
   }
+}
+
+// The reader's child keeps the handles kacct_td_open() abandons and goes on to the next file (a
+// new child for each was a third of fuzz_tracedat's time), up to 64 of them; the 65th ends it.
+// The children of this process (the idle reader) are read from /proc; the records of a readable
+// file are the same from the kept child and from a new one.
+namespace {
+std::set<int> children() {
+  std::set<int> pids;
+  for (const auto& t : fs::directory_iterator("/proc/self/task")) {
+    std::ifstream f(t.path() / "children");
+    for (int pid; f >> pid;) pids.insert(pid);
+  }
+  return pids;
+}
+std::size_t records_of(const std::string& dat) {
+  auto in = kacct::tracedat::Input::open(dat);
+  EXPECT_TRUE(in) << in.error().message;
+  std::size_t n = 0;
+  if (in)
+    for (Record r; in.value()->next(r);) ++n;
+  return n;
+}
+}  // namespace
+
+TEST(TraceDat, AbandonedHandlesKeepTheReader) {
+  const std::string good = std::string(KACCT_TRACEDAT_CORPUS) + "/syscalls-ticks.dat",
+                    bad = std::string(KACCT_TRACEDAT_CORPUS) + "/cpu-data-past-end.dat";
+  const std::size_t n = records_of(good);
+  ASSERT_GT(n, 4u);
+  const std::set<int> reader = children();
+  ASSERT_EQ(reader.size(), 1u);  // the idle child
+  for (int i = 1; i <= 64; ++i) {
+    auto in = kacct::tracedat::Input::open(bad);
+    ASSERT_FALSE(in) << i;
+    EXPECT_NE(in.error().message.find("libtracecmd cannot read it"), std::string::npos) << in.error().message;
+    ASSERT_EQ(children(), reader) << "abandoned handle " << i;
+  }
+  EXPECT_EQ(records_of(good), n);
+  EXPECT_EQ(children(), reader);
+  EXPECT_FALSE(kacct::tracedat::Input::open(bad));  // the 65th: the child ends
+  EXPECT_TRUE(children().empty());
+  EXPECT_EQ(records_of(good), n);  // from a new child
+  const std::set<int> next = children();
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_NE(next, reader);
 }
 
 // libtraceevent 1.7.1 divides by zero printing a record of this damaged format: the reader's
