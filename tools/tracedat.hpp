@@ -40,7 +40,8 @@ struct Failure : std::runtime_error {
 // file once and streams the records of each pass through a socket (bounded: the socket's buffer
 // and one record); this process never calls them. A child that dies is an error naming where it
 // was (Failure), never a shorter trace. A finished Input leaves its child, file closed, to the
-// next one (one fork per process, not per file, while nothing crashes).
+// next one (one fork per process, not per file, while nothing crashes and the child holds at most
+// 64 handles libtracecmd could not finish opening: tools/tracedat.cpp, kAbandonedKept).
 class Input {
  public:
   // A file, or a trace.dat in memory (e.g. decompressed from xz; libtracecmd reads it from an
