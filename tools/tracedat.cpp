@@ -451,9 +451,11 @@ class HeaderWalk {
 // it fails, tracecmd_close() visits every CPU the count claims (2^31 - 1: 0.9 s for a 20 kB
 // file; 9% of fuzz_tracedat's campaign samples). A flyrecord file lists 16 bytes (the data's
 // offset and size) for each CPU after its options: a count the rest of the file has no room for is
-// refused here, before the library opens the file. A latency file (no per-CPU list) is not, nor
-// one this walk cannot follow (another version, a section past the end: libtracecmd's verdict).
-std::optional<std::string> cpus_past_the_end(int fd, std::uint64_t size) {
+// refused here, before the library opens the file. So is a latency file (one text buffer, no
+// per-CPU records: kacct has nothing to read in it, and its count is never checked, so the
+// library's close loop came back through it). Not refused: a header this walk cannot follow
+// (another version, a section past the end: libtracecmd's verdict).
+std::optional<std::string> refused_header(int fd, std::uint64_t size) {
   HeaderWalk w(fd, size);
   std::string version;
   if (!w.literal(std::string_view(kMagic, sizeof kMagic - 1)) || !w.string(version)) return std::nullopt;
@@ -482,8 +484,7 @@ std::optional<std::string> cpus_past_the_end(int fd, std::uint64_t size) {
       !w.number(cpus))
     return std::nullopt;
   const std::uint64_t at = w.pos() - 4, after = w.left();
-  if (std::uint64_t{cpus} * 16 <= after) return std::nullopt;
-  // latency: the 10-byte type after the options (each a 2-byte id, 4-byte size, data; id 0 ends)
+  // the 10-byte type after the options (each a 2-byte id, 4-byte size, data; id 0 ends)
   char type[10];
   bool read = w.bytes(type, sizeof type);
   if (read && std::memcmp(type, "options", 7) == 0) {
@@ -493,7 +494,11 @@ std::optional<std::string> cpus_past_the_end(int fd, std::uint64_t size) {
     }
     read = read && w.bytes(type, sizeof type);
   }
-  if (read && std::memcmp(type, "latency", 7) == 0) return std::nullopt;
+  if (read && std::memcmp(type, "latency", 7) == 0)
+    return std::string(
+        "a latency trace.dat (trace-cmd's record of a latency tracer: one text buffer, no per-CPU "
+        "records), which kacct does not read");
+  if (std::uint64_t{cpus} * 16 <= after) return std::nullopt;
   return fmt::format(
       "the file claims {} CPUs (the count at offset {}), but a version 6 trace.dat lists 16 bytes for each CPU's "
       "data after it and only {} bytes follow: damaged trace.dat",
@@ -660,7 +665,7 @@ trace::Result<std::unique_ptr<Input>> Input::open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return error(kUnreadable);
   std::unique_ptr<Input> in(new Input(fd, std::move(t.value())));
-  if (auto why = cpus_past_the_end(in->fd_, in->file_bytes_)) return error(std::move(*why));
+  if (auto why = refused_header(in->fd_, in->file_bytes_)) return error(std::move(*why));
   if (!in->spawn()) return error(kUnreadable);
   return in;
 }
@@ -685,7 +690,7 @@ trace::Result<std::unique_ptr<Input>> Input::open_data(std::string_view data, co
     done += std::size_t(n);
   }
   std::unique_ptr<Input> in(new Input(fd, std::move(t.value())));
-  if (auto why = cpus_past_the_end(in->fd_, in->file_bytes_)) return error(std::move(*why));
+  if (auto why = refused_header(in->fd_, in->file_bytes_)) return error(std::move(*why));
   if (!in->spawn()) return error(kUnreadable);
   return in;
 }
