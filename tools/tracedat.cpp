@@ -66,10 +66,9 @@ bool is_tracedat_data(std::string_view head) { return head.starts_with(std::stri
 // WireRecord, then the event's name ("system:name"), comm, text, the callchain's addresses and
 // its symbols' lengths, then the symbols.
 namespace {
-// kUnreadableEnds: unreadable, and the child ends (the kAbandonedKept + 1st handle kacct_td_open()
-// abandoned). kStackOutside
-// and kPastEnd end a pass as kEnd does: the record `where` names is damaged (kacct_td_next()'s -2
-// and -3).
+// kUnreadableEnds: unreadable, and the child ends (the handle kacct_td_open() abandoned is one more
+// than kAbandonedKept). kStackOutside and kPastEnd end a pass as kEnd does: the record `where`
+// names is damaged (kacct_td_next()'s -2 and -3).
 constexpr std::uint32_t kOpened = 1, kRecord = 2, kEnd = 3, kOutOfMemory = 4, kUnreadableFile = 5, kClosed = 6,
                         kUnreadableEnds = 7, kStackOutside = 8, kPastEnd = 9;
 constexpr std::uint32_t kHasName = 1, kHasComm = 2, kHasInfo = 4, kFast = 8;
