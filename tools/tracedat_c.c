@@ -191,10 +191,21 @@ static void fast_make(struct tep_event* ev, struct fast_fmt* f) {
     ++s;
     if (*s == '0') p.zero = 1, ++s;
     while (*s >= '0' && *s <= '9') p.width = p.width * 10 + (*s++ - '0');
+    /* One of the length modifiers glibc's printf takes (hh, h, l, ll, L, z), else the conversion
+     * check below leaves the format to libtraceevent: it passes any run of h, l, L, z on to
+     * printf, and glibc prints "%hld" as an unknown "%l" then "d" (fuzz_tracedat, session 24:
+     * regression hl-length-modifier.dat). */
+    static const struct {
+      const char* m;
+      int ls;
+    } mods[] = {{"hh", -2}, {"h", -1}, {"ll", 2}, {"l", 1}, {"L", 2}, {"z", 1}};
     int ls = 0;
-    for (; *s == 'h' || *s == 'l' || *s == 'L' || *s == 'z'; ++s)
-      ls = *s == 'h' ? ls - 1 : *s == 'l' ? ls + 1 : *s == 'L' ? 2 : 1;
-    if (!a || p.width > 64 || ls < -2 || ls > 2) return;
+    for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]); ++i)
+      if (!strncmp(s, mods[i].m, strlen(mods[i].m))) {
+        ls = mods[i].ls, s += strlen(mods[i].m);
+        break;
+      }
+    if (!a || p.width > 64) return;
     if (*s == 'd' || *s == 'i' || *s == 'u' || *s == 'x') {
       p.kind = FP_NUM;
       p.conv = *s == 'i' ? 'd' : *s;

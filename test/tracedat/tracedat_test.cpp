@@ -213,6 +213,61 @@ TEST(TraceDat, FastTextAsLibraryPrints) {
   }
 }
 
+// The fast path takes only glibc's length modifiers; libtraceevent hands any run of h, l, L, z
+// to printf, and glibc prints "%hld" as an unknown "%l" followed by "d" (fuzz_tracedat, session
+// 24: the fast path printed the number). The finding's input, then fork-switch-exit.dat with
+// sched_stat_runtime's "%Lu [ns]" rewritten in place (same length): each variant's fast text
+// equals the library's, and only the valid modifiers stay on the fast path.
+TEST(TraceDat, FastTextTakesOnlyGlibcLengthModifiers) {
+  auto same_as_library = [](const std::string& data, const std::string& name, const std::string& event) {
+    auto in = kacct::tracedat::Input::open_data(data, name);
+    EXPECT_TRUE(in) << in.error().message;
+    if (!in) return std::make_tuple(std::size_t{0}, std::size_t{0}, std::string{});
+    std::vector<Record> fast;
+    std::vector<bool> was_fast;
+    for (Record r; in.value()->next(r);) fast.push_back(r), was_fast.push_back(in.value()->fast());
+    in.value()->rewind();
+    in.value()->library_print(true);
+    std::size_t i = 0, seen = 0, n_fast = 0;
+    std::string text;
+    for (Record r; in.value()->next(r); ++i) {
+      EXPECT_LT(i, fast.size()) << name;
+      if (i >= fast.size()) break;
+      EXPECT_EQ(fast[i].fields, r.fields) << name << " record " << i << " " << r.event;
+      if (r.event != event) continue;
+      ++seen, n_fast += was_fast[i];
+      text = r.fields;
+    }
+    EXPECT_EQ(i, fast.size()) << name;
+    return std::make_tuple(seen, n_fast, text);
+  };
+  const std::string hl = std::string(KACCT_TRACEDAT_CORPUS) + "/hl-length-modifier.dat";
+  const auto [forks, forks_fast, fork_text] =
+      same_as_library(kacct::cli::read_input_maybe_xz(hl), hl, "sched:sched_process_fork");
+  EXPECT_GT(forks, 0u);
+  EXPECT_EQ(forks_fast, 0u);
+  EXPECT_EQ(fork_text, "comm=worker pii=cd d%ld_comm=child child_pid=102");
+
+  const std::string dat = std::string(KACCT_TRACEDAT_CORPUS) + "/fork-switch-exit.dat";
+  const std::string data = kacct::cli::read_input_maybe_xz(dat);
+  const std::string from = "runtime=%Lu [ns]";
+  const auto at = data.find(from);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(data.find(from, at + 1), std::string::npos);
+  const std::vector<std::pair<std::string, bool>> variants = {
+      {"%Lu [ns]", true},  {"%llu[ns]", true},  {"%lu [ns]", true},  {"%hhu[ns]", true},
+      {"%hu [ns]", true},  {"%zu [ns]", true},  {"%hlu[ns]", false}, {"%lhu[ns]", false},
+      {"%Llu[ns]", false}, {"%zlu[ns]", false}, {"%lzu[ns]", false}, {"%lllu[ns", false},
+      {"%Lhu[ns]", false}, {"%hhhu[ns", false}, {"%ju [ns]", false}, {"%Zu [ns]", false}};
+  for (const auto& [to, fast] : variants) {
+    std::string v = data;
+    v.replace(at + 8, 8, to);
+    const auto [n, n_fast, text] = same_as_library(v, dat + " with " + to, "sched:sched_stat_runtime");
+    EXPECT_GT(n, 0u) << to;
+    EXPECT_EQ(n_fast, fast ? n : 0) << to;
+  }
+}
+
 // libtracecmd 3.1.6 reads a v6 file's CPU table into zeroed per-CPU state and stops at a CPU
 // whose data lies past the end; tracecmd_close() on that handle (what tracecmd_open() does)
 // close()s fd 0 and walks CPU 0's list head, never set up: SIGSEGV, here in the test's own
